@@ -1,0 +1,64 @@
+"""What every fetcher shares: the conditional-request cache contract and safe text helpers."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Protocol
+
+USER_AGENT = "crawler/0.1 (+https://github.com/; release and license audit)"
+
+
+@dataclass(frozen=True)
+class CachedResponse:
+    """A previous 200 answer, kept so that a 304 can reuse it byte for byte."""
+
+    url: str
+    etag: str | None
+    last_modified: str | None
+    body: bytes
+    content_type: str | None = None
+
+
+class ResponseCache(Protocol):
+    """Where validators and bodies live between audits (the store implements it)."""
+
+    def get_response(self, key: str) -> CachedResponse | None: ...
+
+    def put_response(self, key: str, response: CachedResponse) -> None: ...
+
+
+class MemoryCache:
+    """A ResponseCache in a dict: for one-off commands (``crawler page``) and tests."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, CachedResponse] = {}
+
+    def get_response(self, key: str) -> CachedResponse | None:
+        return self._items.get(key)
+
+    def put_response(self, key: str, response: CachedResponse) -> None:
+        self._items[key] = response
+
+
+def cache_key(method: str, url: str, accept: str, identity: str) -> str:
+    """GitHub's ETags vary with URL, Accept and the caller: so does the key.
+
+    ``identity`` is a non-reversible fingerprint of the token (see ``token_identity``),
+    never the token itself.
+    """
+    return hashlib.sha256(f"{method}\n{url}\n{accept}\n{identity}".encode()).hexdigest()
+
+
+def token_identity(token: str | None) -> str:
+    if not token:
+        return "anonymous"
+    return "token:" + hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """Remove every secret from a message before it is logged, stored or raised."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text

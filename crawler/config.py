@@ -140,7 +140,9 @@ class GitHubSettings(_Model):
     tags_per_repo: int = Field(default=10, ge=1, le=100)
     budget_reserve: int = Field(default=2, ge=0)
     max_retries: int = Field(default=3, ge=0, le=10)
-    max_retry_wait: float = Field(default=60.0, ge=0)
+    max_retry_wait: float = Field(default=60.0, ge=0)  # total waiting per request, seconds
+    retry_base_delay: float = Field(default=1.0, ge=0)
+    inventory: Literal["auto", "always", "never"] = "auto"  # license-file tree scan
 
 
 class Settings(_Model):

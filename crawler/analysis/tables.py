@@ -1,0 +1,415 @@
+"""Tables, pins and text blocks pulled out of vendor pages and READMEs. Pure: no I/O.
+
+HTML is parsed with BeautifulSoup (lxml). Markdown is rendered to HTML first (markdown-it-py,
+CommonMark + pipe tables + raw HTML), so GitHub pipe tables and HTML tables embedded in a README
+take the same path.
+
+Cell normalisation (``normalise_cell``), applied to every header and data cell:
+
+* a link renders as ``text <href>``; when its text is empty or equals the href, as ``<href>``;
+  the href is kept as written (not resolved), so moving the page does not change every cell;
+* an image renders as its ``alt`` text (GitHub renders emoji as ``<img alt=":x:">``);
+* check marks and emoji: ✅ ✔ ✓ ☑ :white_check_mark: → ``yes``; ❌ ✗ ✘ ✖ ❎ :x: → ``no``;
+  🚧 ⚠ 🔜 ⏳ :construction: :warning: → ``in progress`` (variation selectors dropped first);
+* footnote markers are removed: ``<sup>`` holding a short marker, ``[1]``, ``[^note]``,
+  superscript digits, and trailing ``*``/``†``/``‡``;
+* control and format characters (zero-width, bidi overrides, soft hyphen) are stripped,
+  whitespace (including ``<br>`` and block boundaries) collapses to one space;
+* a cell is capped at ``MAX_CELL_CHARS`` characters (truncated with ``…``).
+
+Rows are sorted by their identity columns (then by the whole row), so the snapshot does not
+depend on row order; cells are kept in header order, and the diff compares them by column name.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from bs4 import BeautifulSoup, Tag
+from bs4.element import (
+    NavigableString,
+    PageElement,
+    PreformattedString,
+    Script,
+    Stylesheet,
+    TemplateString,
+)
+from markdown_it import MarkdownIt
+from soupsieve import SelectorSyntaxError
+
+from crawler.config import PageSpec
+from crawler.model import ExtractedTable, PageSnapshot
+
+MAX_CELL_CHARS = 500
+MAX_ROWS = 2000
+MAX_COLUMNS = 100
+MAX_SPAN = 100
+MAX_TEXT_CHARS = 200_000
+
+_HEADING_RE = re.compile(r"^h[1-6]$")
+# fmt: off
+_BLOCK = frozenset({
+    "address", "article", "aside", "blockquote", "dd", "details", "div", "dl", "dt", "figcaption",
+    "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "li", "main", "nav",
+    "ol", "p", "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr",
+    "ul",
+})
+_SKIP = frozenset({"script", "style", "template", "head", "noscript"})
+_NON_TEXT = (PreformattedString, Script, Stylesheet, TemplateString)
+_MARKS: dict[str, tuple[str, ...]] = {
+    "yes": (":white_check_mark:", ":heavy_check_mark:", ":ballot_box_with_check:",
+            "✅", "✔", "✓", "☑", "🗸"),
+    "no": (":negative_squared_cross_mark:", ":heavy_multiplication_x:", ":x:",
+           "❌", "❎", "✗", "✘", "✖"),
+    "in progress": (":construction:", ":warning:", ":soon:", ":hourglass_flowing_sand:",
+                    "🚧", "⚠", "🔜", "⏳"),
+}
+# fmt: on
+_MARK_RE = re.compile("|".join(re.escape(m) for ms in _MARKS.values() for m in ms))
+_MARK_WORD = {m: word for word, ms in _MARKS.items() for m in ms}
+_FOOTNOTE_RE = re.compile(r"\[\^[\w-]{1,20}\]|\[\d{1,3}\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+_TRAILING_MARK_RE = re.compile(r"(?<=\S)\s*[*†‡]+$")
+_SUP_MARKER_RE = re.compile(r"^[\[(]?\^?(?:\d{1,3}|[a-z]|[*†‡]{1,3})[\])]?$")
+_HEADING_JUNK = "¶#🔗§ "
+
+
+class ExtractionError(Exception):
+    """The page no longer has the shape the spec expects (or is not parseable)."""
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """One table found on a page, for ``crawler page`` to show a maintainer what to pick."""
+
+    index: int
+    heading: str | None
+    columns: tuple[str, ...]
+    row_count: int
+    selector: str | None  # a selector that finds it, when the table has an id or class
+
+
+def _strip_controls(text: str) -> str:
+    out: list[str] = []
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if cat == "Cc":
+            out.append(" ")
+        elif cat != "Cf" and ch not in "\ufe0e\ufe0f":
+            out.append(ch)
+    return "".join(out)
+
+
+def normalise_text(text: str, limit: int | None = None) -> str:
+    """Control characters stripped, whitespace collapsed; optionally capped at ``limit``."""
+    text = " ".join(_strip_controls(text).split())
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
+
+
+def normalise_cell(text: str) -> str:
+    """The canonical form of one cell's rendered text (see the module docstring)."""
+    text = _strip_controls(text)
+    text = _MARK_RE.sub(lambda m: f" {_MARK_WORD[m.group(0)]} ", text)
+    text = " ".join(_FOOTNOTE_RE.sub(" ", text).split())
+    text = _TRAILING_MARK_RE.sub("", text)
+    return normalise_text(text, MAX_CELL_CHARS)
+
+
+def _render(root: Tag, *, links: bool) -> str:
+    """Text of ``root`` with links as ``text <href>`` and images as alt text. Iterative."""
+    parts: list[str] = []
+    stack: list[PageElement | None] = list(reversed(root.contents))
+    while stack:
+        node = stack.pop()
+        if node is None:
+            parts.append(" ")
+        elif isinstance(node, NavigableString):
+            if not isinstance(node, _NON_TEXT):
+                parts.append(str(node))
+        elif isinstance(node, Tag):
+            name = node.name
+            if name in _SKIP:
+                continue
+            if name in ("br", "hr"):
+                parts.append(" ")
+            elif name == "img":
+                parts.append(f" {_attr(node, 'alt')} ")
+            elif name in ("sup", "sub") and _SUP_MARKER_RE.match(normalise_text(node.get_text())):
+                continue
+            elif name == "a" and links and _attr(node, "href"):
+                href = normalise_text(_attr(node, "href"))
+                text = normalise_text(_render(node, links=False))
+                parts.append(f"<{href}>" if text in ("", href) else f"{text} <{href}>")
+            elif name in _BLOCK:
+                stack.append(None)
+                stack.extend(reversed(node.contents))
+                stack.append(None)
+            else:
+                stack.extend(reversed(node.contents))
+    return "".join(parts)
+
+
+def _attr(tag: Tag, name: str) -> str:
+    value = tag.get(name)
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else " ".join(value)
+
+
+def is_markdown(location: str | None, content_type: str | None) -> bool:
+    """Markdown when the path ends .md/.markdown or the server says text/markdown|text/plain."""
+    if content_type:
+        mime = content_type.split(";", 1)[0].strip().lower()
+        if mime in ("text/markdown", "text/x-markdown", "text/plain"):
+            return True
+    path = urlsplit(location or "").path.lower()
+    return path.endswith((".md", ".markdown"))
+
+
+def parse_document(body: str, *, markdown: bool) -> BeautifulSoup:
+    """Parse HTML (or Markdown rendered to HTML) into a soup; hostile input raises cleanly."""
+    body = body.replace("\x00", "\ufffd")
+    try:
+        if markdown:
+            body = MarkdownIt("commonmark", {"html": True}).enable("table").render(body)
+        return BeautifulSoup(body, "lxml")
+    except RecursionError:
+        raise ExtractionError("document is too deeply nested to parse") from None
+
+
+def _heading_text(tag: Tag) -> str:
+    return normalise_cell(_render(tag, links=False)).strip(_HEADING_JUNK)
+
+
+def _find_heading(soup: BeautifulSoup, heading: str) -> Tag:
+    target = normalise_cell(heading).casefold()
+    headings = [h for h in soup.find_all(_HEADING_RE) if isinstance(h, Tag)]
+    texts = [_heading_text(h).casefold() for h in headings]
+    for wanted in (lambda t: t == target, lambda t: target in t):
+        for tag, text in zip(headings, texts, strict=True):
+            if wanted(text):
+                return tag
+    raise ExtractionError(f"page layout changed: heading {heading!r} not found")
+
+
+def _find_table(soup: BeautifulSoup, selector: str | None, heading: str | None) -> Tag:
+    if selector is not None:
+        try:
+            match = soup.select_one(selector)
+        except (SelectorSyntaxError, ValueError, NotImplementedError) as exc:
+            raise ExtractionError(f"invalid CSS selector `{selector}`: {exc}") from None
+        if match is None:
+            raise ExtractionError(f"page layout changed: selector `{selector}` matched nothing")
+        table = match if match.name == "table" else match.find("table")
+        if not isinstance(table, Tag):
+            raise ExtractionError(
+                f"page layout changed: selector `{selector}` matched <{match.name}> "
+                "with no table at or inside it"
+            )
+        return table
+    if heading is None:
+        raise ExtractionError("a table needs a selector or a heading")
+    start = _find_heading(soup, heading)
+    level = int(start.name[1])
+    for node in start.next_elements:
+        if not isinstance(node, Tag):
+            continue
+        if _HEADING_RE.match(node.name) and int(node.name[1]) <= level:
+            break
+        if node.name == "table":
+            return node
+    raise ExtractionError(
+        f"page layout changed: no table under heading {heading!r} before the next heading"
+    )
+
+
+def _span(tag: Tag, name: str, cap: int) -> int:
+    try:
+        value = int(_attr(tag, name).strip() or "1")
+    except ValueError:
+        return 1
+    return min(max(value, 1), cap)
+
+
+def _table_rows(table: Tag) -> list[Tag]:
+    """The table's own rows (never those of a table nested in a cell)."""
+    rows: list[Tag] = []
+    for child in table.children:
+        if not isinstance(child, Tag):
+            continue
+        if child.name == "tr":
+            rows.append(child)
+        elif child.name in ("thead", "tbody", "tfoot"):
+            rows.extend(c for c in child.children if isinstance(c, Tag) and c.name == "tr")
+        if len(rows) > MAX_ROWS + 1:
+            raise ExtractionError(f"table has more than {MAX_ROWS} rows: refusing to diff it")
+    return rows
+
+
+def _grid(rows: list[Tag]) -> list[list[str]]:
+    """Normalised cells, row by row, with colspan/rowspan expanded (values repeated)."""
+    grid: list[list[str]] = []
+    pending: dict[int, tuple[str, int]] = {}  # column -> (value, rows still to cover)
+
+    def take(out: list[str], col: int) -> None:
+        value, left = pending.pop(col)
+        out.append(value)
+        if left > 1:
+            pending[col] = (value, left - 1)
+
+    for index, tr in enumerate(rows):
+        out: list[str] = []
+        for cell in tr.children:
+            if not isinstance(cell, Tag) or cell.name not in ("td", "th"):
+                continue
+            while len(out) in pending:
+                take(out, len(out))
+            value = normalise_cell(_render(cell, links=index > 0))
+            rowspan = _span(cell, "rowspan", MAX_ROWS)
+            for _ in range(_span(cell, "colspan", MAX_SPAN)):
+                if len(out) >= MAX_COLUMNS:
+                    break
+                if rowspan > 1:
+                    pending[len(out)] = (value, rowspan - 1)
+                out.append(value)
+        for col in sorted(c for c in pending if c >= len(out)):
+            out.extend([""] * (col - len(out)))
+            take(out, col)
+        grid.append(out[:MAX_COLUMNS])
+    return grid
+
+
+def _columns(header: list[str], width: int) -> tuple[str, ...]:
+    names: list[str] = []
+    seen: dict[str, int] = {}
+    for i in range(width):
+        name = (header[i] if i < len(header) else "") or f"column {i + 1}"
+        seen[name.casefold()] = seen.get(name.casefold(), 0) + 1
+        names.append(name if seen[name.casefold()] == 1 else f"{name} ({seen[name.casefold()]})")
+    return tuple(names)
+
+
+def table_data(table: Tag) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """(column names, data rows in document order) of one <table>."""
+    grid = _grid(_table_rows(table))
+    if not grid:
+        return (), []
+    header, body = grid[0], grid[1:]
+    columns = _columns(header, max([len(header), *(len(r) for r in body)]))
+    rows = []
+    for cells in body:
+        padded = tuple(cells + [""] * (len(columns) - len(cells)))
+        if any(padded) and list(padded[: len(header)]) != header:
+            rows.append(padded)
+    return columns, rows
+
+
+def _key_indexes(columns: tuple[str, ...], key: tuple[str, ...]) -> list[int]:
+    folded = [c.casefold() for c in columns]
+    indexes = []
+    for name in key:
+        wanted = normalise_cell(name).casefold()
+        if wanted not in folded:
+            raise ExtractionError(
+                f"page layout changed: identity column {name!r} not in table columns "
+                f"{list(columns)}"
+            )
+        indexes.append(folded.index(wanted))
+    return indexes
+
+
+def extract_table(
+    soup: BeautifulSoup,
+    *,
+    name: str,
+    selector: str | None = None,
+    heading: str | None = None,
+    key: tuple[str, ...] = (),
+) -> ExtractedTable:
+    """One table, rows sorted by ``key`` (document order when ``key`` is empty)."""
+    columns, rows = table_data(_find_table(soup, selector, heading))
+    if not columns:
+        raise ExtractionError(f"page layout changed: table {name!r} has no rows")
+    indexes = _key_indexes(columns, key)
+    if indexes:
+        rows.sort(key=lambda row: (tuple(row[i] for i in indexes), row))
+    return ExtractedTable(
+        name=name,
+        key_columns=tuple(columns[i] for i in indexes),
+        columns=columns,
+        rows=tuple(rows),
+    )
+
+
+def page_text(soup: BeautifulSoup | Tag) -> str:
+    return normalise_text(soup.get_text(" "), MAX_TEXT_CHARS)
+
+
+def extract_pins(soup: BeautifulSoup, pins: dict[str, str]) -> tuple[tuple[str, str | None], ...]:
+    text = page_text(soup)
+    values: list[tuple[str, str | None]] = []
+    for pin, pattern in sorted(pins.items()):
+        match = re.search(pattern, text)
+        value = match.group(1) if match and match.re.groups else None
+        values.append((pin, None if value is None else normalise_text(value)))
+    return tuple(values)
+
+
+def extract_page(spec: PageSpec, body: str, content_type: str | None, url: str) -> PageSnapshot:
+    """Everything ``spec`` watches on one page; ExtractionError when the layout moved."""
+    markdown = is_markdown(spec.path, None) or is_markdown(url, content_type)
+    try:
+        soup = parse_document(body, markdown=markdown)
+        tables = tuple(
+            extract_table(soup, name=t.name, selector=t.selector, heading=t.heading, key=t.key)
+            for t in spec.tables
+        )
+        pins = extract_pins(soup, spec.pins)
+        text = None
+        if spec.text is not None:
+            try:
+                block = soup.select_one(spec.text)
+            except (SelectorSyntaxError, ValueError, NotImplementedError) as exc:
+                raise ExtractionError(f"invalid CSS selector `{spec.text}`: {exc}") from None
+            if block is None:
+                raise ExtractionError(
+                    f"page layout changed: text selector `{spec.text}` matched nothing"
+                )
+            text = page_text(block)
+    except RecursionError:
+        raise ExtractionError("document is too deeply nested to extract from") from None
+    return PageSnapshot(name=spec.name, url=url, tables=tables, pins=pins, text=text)
+
+
+def _selector_hint(table: Tag) -> str | None:
+    ident = _attr(table, "id").strip()
+    if ident and re.fullmatch(r"[A-Za-z][\w-]*", ident):
+        return f"table#{ident}"
+    classes = [c for c in _attr(table, "class").split() if re.fullmatch(r"[A-Za-z][\w-]*", c)]
+    return "table." + ".".join(classes) if classes else None
+
+
+def describe_tables(soup: BeautifulSoup) -> list[TableInfo]:
+    """Every table on the page, in document order, with the heading it sits under."""
+    infos = []
+    for index, table in enumerate(t for t in soup.find_all("table") if isinstance(t, Tag)):
+        above = table.find_previous(_HEADING_RE)
+        try:
+            columns, rows = table_data(table)
+            count = len(rows)
+        except ExtractionError:
+            columns, count = (), -1
+        infos.append(
+            TableInfo(
+                index=index,
+                heading=_heading_text(above) if isinstance(above, Tag) else None,
+                columns=columns,
+                row_count=count,
+                selector=_selector_hint(table),
+            )
+        )
+    return infos

@@ -1,0 +1,244 @@
+"""Command line: parse arguments, call one function, print. Exit 0 ok, 1 fetch errors, 2 usage."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from crawler.config import Config, ConfigError, load_config
+from crawler.store import DEFAULT_DB_URL, Store
+
+DEFAULT_CONFIG = "sources.yaml"
+DEFAULT_REPORTS = "reports"
+
+config_option = click.option(
+    "--config", "config_path", default=DEFAULT_CONFIG, show_default=True,
+    type=click.Path(dir_okay=False), help="The sources.yaml listing the tracked projects.",
+)
+db_option = click.option(
+    "--db", "db_url", default=None,
+    help=f"SQLAlchemy database URL [default: $CRAWLER_DB_URL or {DEFAULT_DB_URL}].",
+)
+
+
+def _db_url(db_url: str | None) -> str:
+    return db_url or os.environ.get("CRAWLER_DB_URL") or DEFAULT_DB_URL
+
+
+def _load(config_path: str) -> Config:
+    try:
+        return load_config(config_path)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _open_store(db_url: str | None) -> Store:
+    try:
+        return Store(_db_url(db_url))
+    except Exception as exc:  # a bad URL or an unreachable server: say so, with no traceback
+        raise click.UsageError(f"cannot open database {_db_url(db_url)!r}: {exc}") from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-v", "--verbose", count=True, help="More logging (-v info, -vv debug).")
+def cli(verbose: int) -> None:
+    """Audit upstream releases, tags, licenses and vendor pages; report what changed."""
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+
+
+@cli.command()
+@config_option
+@db_option
+@click.option("--reports", "reports_dir", default=DEFAULT_REPORTS, show_default=True,
+              type=click.Path(file_okay=False), help="Where report folders are written.")
+@click.option("--only", multiple=True, metavar="NAME", help="Audit only these projects.")
+def audit(config_path: str, db_url: str | None, reports_dir: str, only: tuple[str, ...]) -> None:
+    """Fetch every project, store the snapshot, diff against the last good audit, report."""
+    from crawler.audit import GitHubAccess, run_audit
+
+    config = _load(config_path)
+    access = GitHubAccess.from_env(config)
+    if not access.token:
+        click.echo(
+            "warning: no GITHUB_TOKEN or GH_TOKEN: GitHub allows 60 unauthenticated requests "
+            "an hour; the audit uses REST with conditional requests and defers what does not fit",
+            err=True,
+        )
+    store = _open_store(db_url)
+    try:
+        outcome = run_audit(config, store, Path(reports_dir), access=access, only=only or None)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    finally:
+        store.close()
+    summary = outcome.report["summary"]
+    click.echo(
+        f"audit #{outcome.audit_id} {outcome.status}: {summary['changes']} changes, "
+        f"{summary['flags']} flags, {summary['errors']} errors, {summary['deferred']} deferred"
+    )
+    click.echo(f"report: {outcome.report_dir / 'report.md'}")
+    sys.exit(outcome.exit_code)
+
+
+@cli.command()
+@click.argument("name")
+@config_option
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def history(name: str, config_path: str, db_url: str | None, as_json: bool) -> None:
+    """The dated versions and licenses seen for one project."""
+    from crawler.diff import license_label
+    from crawler.versions import current_version
+
+    config = _load(config_path)
+    try:
+        spec = config.project(name)
+    except KeyError:
+        raise click.UsageError(f"unknown project {name!r} in {config_path}") from None
+    store = _open_store(db_url)
+    try:
+        entries = store.history(name)
+    finally:
+        store.close()
+    rows: list[dict[str, Any]] = []
+    for entry in entries:
+        row: dict[str, Any] = {"audit": entry.audit_id, "date": entry.audit_started_at.isoformat(),
+                               "status": entry.status, "note": entry.note}
+        if entry.snapshot is not None:
+            version = current_version(spec, entry.snapshot, license_label(entry.snapshot))
+            row.update(version=version.version, source=version.version_source,
+                       published_at=version.published_at, license=version.license)
+        rows.append(row)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo(f"no history for {name} yet: run `crawler audit`")
+    for row in rows:
+        if row["status"] == "ok":
+            click.echo(f"{row['date'][:19]}  audit #{row['audit']}  {row['version']} "
+                       f"({row['source']}, {row['published_at']})  license: {row['license']}")
+        else:
+            click.echo(f"{row['date'][:19]}  audit #{row['audit']}  {row['status']}: "
+                       f"{row['note'] or ''}")
+
+
+@cli.command()
+@click.argument("audit_id", type=int, required=False)
+@config_option
+@db_option
+@click.option("--reports", "reports_dir", default=DEFAULT_REPORTS, show_default=True,
+              type=click.Path(file_okay=False))
+@click.option("--stdout", is_flag=True, help="Print the Markdown instead of writing files.")
+def report(audit_id: int | None, config_path: str, db_url: str | None, reports_dir: str,
+           stdout: bool) -> None:
+    """Re-render the report of an audit (default: the latest) from the database."""
+    from crawler.audit import rebuild_report, write_report
+    from crawler.report.markdown import render_markdown
+
+    config = _load(config_path)
+    store = _open_store(db_url)
+    try:
+        rendered = rebuild_report(store, config, audit_id)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    finally:
+        store.close()
+    if stdout:
+        click.echo(render_markdown(rendered), nl=False)
+    else:
+        click.echo(f"report: {write_report(rendered, Path(reports_dir)) / 'report.md'}")
+
+
+@cli.command()
+@click.argument("audit_a", type=int)
+@click.argument("audit_b", type=int)
+@config_option
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")
+def diff(audit_a: int, audit_b: int, config_path: str, db_url: str | None, as_json: bool) -> None:
+    """What changed between two stored audits."""
+    from crawler.audit import findings_between
+    from crawler.report.markdown import escape
+
+    config = _load(config_path)
+    store = _open_store(db_url)
+    try:
+        before, after = store.audit(audit_a), store.audit(audit_b)
+        if before is None or after is None:
+            raise click.UsageError(f"no audit {audit_a if before is None else audit_b}")
+        findings = findings_between(store, config, before, after)[0]
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps([{"project": c.project, "kind": c.kind.value, "summary": c.summary,
+                                "before": c.before, "after": c.after,
+                                "evidence_url": c.evidence_url} for c in findings.changes],
+                              indent=2, default=str))
+        return
+    click.echo(f"{len(findings.changes)} changes from audit #{audit_a} to #{audit_b}")
+    for change in findings.changes:
+        click.echo(f"- {escape(change.project)} {change.kind.value}: {escape(change.summary, 300)}")
+
+
+@cli.command("license")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def license_command(files: tuple[str, ...], as_json: bool) -> None:
+    """Analyse local license files: SPDX ids, verdict, holders, extra text."""
+    from crawler.analysis.licenses import analyze_file, render_text
+
+    analyses = {path: analyze_file(path) for path in files}
+    if as_json:
+        click.echo(json.dumps({p: a.to_dict() for p, a in analyses.items()}, indent=2))
+        return
+    for path, analysis in analyses.items():
+        click.echo(render_text(analysis, path))
+
+
+@cli.command()
+@click.argument("source")
+@click.option("--table", "table_selector", default=None, help="CSS selector of the table.")
+@click.option("--heading", default=None, help="Heading text the table follows.")
+@click.option("--key", multiple=True, help="Identity column(s) of a row.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--allow-private", is_flag=True, help="Allow loopback/private addresses.")
+def page(source: str, table_selector: str | None, heading: str | None, key: tuple[str, ...],
+         as_json: bool, allow_private: bool) -> None:
+    """Show what would be extracted from a page (URL or file), to write a selector."""
+    from crawler.config import Settings
+    from crawler.upstream.pages import preview_page
+
+    settings = Settings(allow_private_addresses=allow_private)
+    try:
+        result = preview_page(source, table_selector=table_selector, heading=heading, key=key,
+                              settings=settings, as_json=as_json)
+    except Exception as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(json.dumps(result, indent=2, ensure_ascii=False) if as_json else result)
+
+
+@cli.command()
+@click.option("--output", default="demo-output", show_default=True,
+              type=click.Path(file_okay=False), help="Where the demo database and reports go.")
+def demo(output: str) -> None:
+    """Offline demo: two recorded upstream states served on loopback, audited twice."""
+    from crawler.demo import run_demo
+
+    report_path = run_demo(Path(output))
+    click.echo(f"demo report: {report_path}")
+
+
+def main() -> None:
+    cli(prog_name="crawler")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""In-process fakes of upstream services (GitHub), for tests, the offline demo and benchmarks."""

@@ -1,0 +1,1153 @@
+"""A GitHub-shaped HTTP server for tests, the offline demo and benchmarks.
+
+``FakeGitHub`` serves the REST v3 endpoints the crawler reads and ``POST /graphql`` (see
+``crawler.fakes.github_graphql``) from a plain in-memory ``GitHubState`` that can be swapped
+between audits with ``set_state``. It mimics what clients depend on: rate-limit headers and
+budgets (anonymous and authenticated apart, free authenticated 304s), caller-specific ETags,
+``Link`` pagination, 301s for renamed repositories, 404/409 bodies, git blob SHAs, an unsorted
+release list, and deterministic fault injection (``FaultPlan``).
+
+State objects may be mutated in place between requests; call ``set_state`` after adding,
+removing or renaming repositories is not required (the name index heals itself) but is cheap.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import email.utils
+import hashlib
+import json
+import math
+import random
+import re
+import socket
+import struct
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import cached_property
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Literal, cast, get_args
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
+
+# --------------------------------------------------------------------------------------- state
+
+
+@dataclass
+class FakeRelease:
+    tag: str
+    name: str | None
+    published_at: str | None  # ISO-8601 'Z'; None for drafts
+    created_at: str
+    prerelease: bool = False
+    draft: bool = False
+    make_latest: bool | None = None  # True: explicitly latest; False: never latest
+
+
+@dataclass
+class FakeTag:
+    name: str
+    sha: str  # the commit the tag points to
+    date: str  # that commit's date
+    annotated: bool = False  # GraphQL refs then target a Tag object wrapping the commit
+
+
+@dataclass
+class FakeRepo:
+    owner: str
+    name: str
+    id: int
+    default_branch: str = "main"
+    archived: bool = False
+    license_key: str | None = None  # GitHub's verdict; all three None: "no license detected"
+    spdx_id: str | None = None
+    license_name: str | None = None
+    license_path: str | None = "LICENSE"
+    license_text: str | None = None  # None: no license file at all
+    releases: list[FakeRelease] = field(default_factory=list)
+    tags: list[FakeTag] = field(default_factory=list)
+    head_sha: str | None = None  # None: empty repository
+    head_date: str | None = None
+    tree: list[tuple[str, str]] = field(default_factory=list)  # (path, blob sha) without text
+    files: dict[str, str] = field(default_factory=dict)  # path -> text (contents API)
+    moved_to: str | None = None  # "owner/name": the old name answers 301
+    description: str | None = None
+
+    @property
+    def full_name(self) -> str:
+        return self.moved_to or f"{self.owner}/{self.name}"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["tree"] = [list(entry) for entry in self.tree]
+        return data
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> FakeRepo:
+        data = dict(data)
+        data["releases"] = [FakeRelease(**r) for r in data.get("releases", [])]
+        data["tags"] = [FakeTag(**t) for t in data.get("tags", [])]
+        data["tree"] = [
+            (e["path"], e["sha"]) if isinstance(e, dict) else (e[0], e[1])
+            for e in data.get("tree", [])
+        ]
+        data["files"] = dict(data.get("files", {}))
+        return FakeRepo(**data)
+
+
+@dataclass
+class GitHubState:
+    repos: list[FakeRepo] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"repos": [r.to_dict() for r in self.repos]}
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> GitHubState:
+        return GitHubState(repos=[FakeRepo.from_dict(r) for r in data.get("repos", [])])
+
+    def repo(self, full_name: str) -> FakeRepo:
+        for repo in self.repos:
+            if full_name.lower() in (repo.full_name.lower(), f"{repo.owner}/{repo.name}".lower()):
+                return repo
+        raise KeyError(full_name)
+
+
+# ---------------------------------------------------------------------------------- git facts
+
+
+def git_blob_sha(data: str | bytes) -> str:
+    """The SHA git (and GitHub) gives a file with this content."""
+    raw = data.encode() if isinstance(data, str) else data
+    return hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
+
+
+def _oid_bytes(sha: str) -> bytes:
+    try:
+        return bytes.fromhex(sha) if len(sha) == 40 else hashlib.sha1(sha.encode()).digest()
+    except ValueError:
+        return hashlib.sha1(sha.encode()).digest()
+
+
+def _epoch(ts: str) -> float:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def node_id(kind: str, key: object) -> str:
+    return base64.b64encode(f"{kind}:{key}".encode()).decode().rstrip("=")
+
+
+def _b64_lines(data: bytes) -> str:
+    """Base64 the way GitHub's contents API sends it: a newline every 60 characters."""
+    text = base64.b64encode(data).decode()
+    return "".join(text[i : i + 60] + "\n" for i in range(0, len(text), 60))
+
+
+def latest_release(releases: list[FakeRelease]) -> FakeRelease | None:
+    """GitHub's "latest": an explicit make_latest, else the newest full release by created_at."""
+    full = [r for r in releases if not r.draft and not r.prerelease]
+    explicit = [r for r in full if r.make_latest]
+    candidates = explicit or [r for r in full if r.make_latest is not False]
+    return max(candidates, key=lambda r: _epoch(r.created_at), default=None)
+
+
+class RepoView:
+    """What the git host derives from a FakeRepo: blob and tree SHAs, refs, the latest release."""
+
+    def __init__(self, repo: FakeRepo, base_url: str) -> None:
+        self.repo = repo
+        self.full_name = repo.full_name
+        self.api = f"{base_url}/repos/{self.full_name}"
+        self.html = f"https://github.com/{self.full_name}"
+        self.raw = f"{base_url}/raw/{self.full_name}"
+
+    @property
+    def empty(self) -> bool:
+        return self.repo.head_sha is None
+
+    @cached_property
+    def files(self) -> dict[str, tuple[str, bytes | None]]:
+        """path -> (blob sha, content or None when the state gives only a SHA)."""
+        repo = self.repo
+        if self.empty:
+            return {}
+        out: dict[str, tuple[str, bytes | None]] = {p.strip("/"): (s, None) for p, s in repo.tree}
+        texts = dict(repo.files)
+        if repo.license_path and repo.license_text is not None:
+            texts[repo.license_path] = repo.license_text
+        for path, text in texts.items():
+            data = text.encode()
+            out[path.strip("/")] = (git_blob_sha(data), data)
+        return out
+
+    @property
+    def dirs(self) -> dict[str, dict[str, tuple[str, str]]]:
+        """directory ("" for the root) -> {name: ("blob" | "tree", sha)}."""
+        return self._trees[0]
+
+    def tree_sha(self, directory: str) -> str:
+        return self._trees[1][directory]
+
+    def tree_dir_by_sha(self, sha: str) -> str | None:
+        return next((d for d, s in self._trees[1].items() if s == sha), None)
+
+    @cached_property
+    def _trees(self) -> tuple[dict[str, dict[str, tuple[str, str]]], dict[str, str]]:
+        """Directory listings and git tree SHAs, computed from the leaves up."""
+        kids: dict[str, dict[str, tuple[str, str]]] = {"": {}} if not self.empty else {}
+        for path, (sha, _) in self.files.items():
+            parts = path.split("/")
+            for depth in range(len(parts)):
+                parent = "/".join(parts[:depth])
+                entry = ("blob", sha) if depth == len(parts) - 1 else ("tree", "")
+                kids.setdefault(parent, {})[parts[depth]] = entry
+        shas: dict[str, str] = {}
+        for directory in sorted(kids, key=lambda d: -d.count("/") - (d != "")):
+            entries = kids[directory]
+            body = b""
+            for name in sorted(entries, key=lambda n: n + "/" if entries[n][0] == "tree" else n):
+                kind, sha = entries[name]
+                mode = b"100644" if kind == "blob" else b"40000"
+                body += mode + b" " + name.encode() + b"\0" + _oid_bytes(sha)
+            shas[directory] = hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()
+            if directory:
+                parent, _, name = directory.rpartition("/")
+                kids[parent][name] = ("tree", shas[directory])
+        return kids, shas
+
+    def blob_by_sha(self, sha: str) -> tuple[str, bytes | None] | None:
+        for path, (blob_sha, data) in self.files.items():
+            if blob_sha == sha:
+                return path, data
+        return None
+
+    def commits(self) -> list[tuple[str, str]]:
+        """Every commit the state knows (head and tagged ones), newest first."""
+        repo = self.repo
+        if repo.head_sha is None:
+            return []
+        seen = {repo.head_sha: repo.head_date or "1970-01-01T00:00:00Z"}
+        for tag in repo.tags:
+            seen.setdefault(tag.sha, tag.date)
+        head_first = sorted(seen.items(), key=lambda c: c[0] != repo.head_sha)
+        return sorted(head_first, key=lambda c: -_epoch(c[1]))
+
+    def resolve_commit(self, ref: str) -> tuple[str, str] | None:
+        repo = self.repo
+        commits = self.commits()
+        if not commits:
+            return None
+        branch = repo.default_branch
+        if ref in ("HEAD", branch, f"refs/heads/{branch}", f"heads/{branch}"):
+            return commits[0] if commits[0][0] == repo.head_sha else self._by_sha(repo.head_sha)
+        name = ref.removeprefix("refs/tags/").removeprefix("tags/")
+        for tag in repo.tags:
+            if tag.name == name:
+                return tag.sha, tag.date
+        return self._by_sha(ref) if len(ref) >= 4 else None
+
+    def _by_sha(self, prefix: str | None) -> tuple[str, str] | None:
+        matches = [c for c in self.commits() if prefix and c[0].startswith(prefix.lower())]
+        return matches[0] if len(matches) == 1 else None
+
+    def license_verdict(self) -> dict[str, str | None] | None:
+        """GitHub's license object (REST shape), "other" when a file exists but is unknown."""
+        repo = self.repo
+        if repo.license_key or repo.spdx_id:
+            key = (repo.license_key or repo.spdx_id or "other").lower()
+            spdx = repo.spdx_id or "NOASSERTION"
+            name = repo.license_name or key
+        elif repo.license_text is not None and repo.license_path:
+            key, spdx, name = "other", "NOASSERTION", "Other"
+        else:
+            return None
+        url = None if key == "other" else f"https://api.github.com/licenses/{key}"
+        return {"key": key, "name": name, "spdx_id": spdx, "url": url, "node_id": node_id("L", key)}
+
+    def pushed_at(self) -> str:
+        repo = self.repo
+        stamps = [repo.head_date, *(t.date for t in repo.tags)]
+        stamps += [d for r in repo.releases for d in (r.created_at, r.published_at)]
+        known = [s for s in stamps if s]
+        return max(known, key=_epoch) if known else "2020-01-01T00:00:00Z"
+
+
+# -------------------------------------------------------------------------------------- faults
+
+FaultKind = Literal[
+    "status_500",
+    "status_502",
+    "reset",
+    "truncate",
+    "html_200",
+    "secondary_limit",
+    "rate_429",
+    "delay",
+]
+FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
+
+
+@dataclass
+class FaultRule:
+    """A one-shot fault: fires on the first ``times`` requests whose path matches ``path``."""
+
+    kind: FaultKind
+    path: str = ""  # regex, searched in the request path including the query string
+    times: int = 1
+    method: str | None = None
+    retry_after: int | None = None  # secondary_limit / rate_429 (default: the plan's)
+    delay: float | None = None  # delay (default: the plan's)
+    fired: int = 0
+
+
+@dataclass
+class FaultPlan:
+    """Deterministic per-request faults: one-shot rules first, then seeded random rates."""
+
+    rates: dict[str, float] = field(default_factory=dict)  # fault kind -> probability
+    rules: list[FaultRule] = field(default_factory=list)
+    seed: int = 0
+    retry_after: int = 1
+    delay: float = 0.2
+    _rng: random.Random = field(init=False, repr=False)
+    _lock: threading.Lock = field(init=False, repr=False, default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        unknown = {*self.rates, *(r.kind for r in self.rules)} - set(FAULT_KINDS)
+        if unknown:
+            raise ValueError(f"unknown fault kinds: {sorted(unknown)}")
+        self._rng = random.Random(self.seed)
+
+    def pick(self, method: str, path: str) -> FaultRule | None:
+        with self._lock:
+            draw = self._rng.random()  # drawn for every request so rates stay reproducible
+            for rule in self.rules:
+                wanted = rule.method is None or rule.method.upper() == method
+                if wanted and rule.fired < rule.times and re.search(rule.path, path):
+                    rule.fired += 1
+                    return rule
+            edge = 0.0
+            for kind in FAULT_KINDS:
+                edge += self.rates.get(kind, 0.0)
+                if draw < edge:
+                    return FaultRule(kind=kind, fired=1)
+        return None
+
+
+# ------------------------------------------------------------------------------ records/budget
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    method: str
+    path: str  # including the query string
+    status: int  # 0 when the connection was reset without an answer
+    authenticated: bool
+    conditional: bool  # carried If-None-Match or If-Modified-Since
+    graphql_cost: int = 0
+    fault: str | None = None
+
+
+@dataclass(frozen=True)
+class PointsUsed:
+    core_authenticated: int
+    core_anonymous: int
+    graphql: int
+
+
+@dataclass
+class _Bucket:
+    limit: int
+    remaining: int
+    reset: int
+
+    def refresh(self) -> None:
+        now = int(time.time())
+        if now >= self.reset:
+            self.remaining, self.reset = self.limit, now + 3600
+
+    def doc(self) -> dict[str, int]:
+        used = self.limit - self.remaining
+        return {"limit": self.limit, "used": used, "remaining": self.remaining, "reset": self.reset}
+
+
+@dataclass
+class _Resp:
+    status: int
+    body: Any = None  # JSON value, or bytes sent as they are
+    headers: dict[str, str] = field(default_factory=dict)
+    last_modified: str | None = None  # ISO timestamp
+    content_type: str = "application/json; charset=utf-8"
+
+
+_DOCS = "https://docs.github.com/rest"
+
+
+def _error(status: int, message: str, doc: str = _DOCS) -> _Resp:
+    return _Resp(status, {"message": message, "documentation_url": doc, "status": str(status)})
+
+
+def _not_found(doc: str = _DOCS) -> _Resp:
+    return _error(404, "Not Found", doc)
+
+
+_EMPTY = "Git Repository is empty."
+_REPO_DOC = "https://docs.github.com/rest/repos/repos#get-a-repository"
+_SECONDARY = (
+    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
+    "If you reach out to GitHub Support for help, please include the request ID."
+)
+_UNICORN = (
+    b"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Unicorn! &middot; GitHub</title>"
+    b"</head><body><h1>No server is currently available to service your request.</h1>"
+    b"<p>Sorry about that. Please try refreshing and contact us if the problem persists.</p>"
+    b"</body></html>\n"
+)
+
+
+# ------------------------------------------------------------------------------------ REST API
+
+
+def _release_json(view: RepoView, rel: FakeRelease) -> dict[str, Any]:
+    rid = int(hashlib.sha1(f"{view.repo.id}/{rel.tag}".encode()).hexdigest()[:7], 16)
+    tag = quote(rel.tag, safe="")
+    return {
+        "url": f"{view.api}/releases/{rid}",
+        "html_url": f"{view.html}/releases/tag/{tag}",
+        "id": rid,
+        "node_id": node_id("RE", rid),
+        "author": {"login": view.repo.owner, "id": view.repo.id, "type": "User"},
+        "tag_name": rel.tag,
+        "target_commitish": view.repo.default_branch,
+        "name": rel.name,
+        "draft": rel.draft,
+        "prerelease": rel.prerelease,
+        "created_at": rel.created_at,
+        "published_at": rel.published_at,
+        "assets": [],
+        "tarball_url": f"{view.api}/tarball/{tag}",
+        "zipball_url": f"{view.api}/zipball/{tag}",
+        "body": "",
+    }
+
+
+def _commit_json(view: RepoView, sha: str, date: str) -> dict[str, Any]:
+    who = {"name": "Fake Developer", "email": "dev@example.invalid", "date": date}
+    return {
+        "sha": sha,
+        "node_id": node_id("C", sha),
+        "commit": {"message": f"Commit {sha[:7]}", "author": who, "committer": dict(who)},
+        "url": f"{view.api}/commits/{sha}",
+        "html_url": f"{view.html}/commit/{sha}",
+        "parents": [],
+    }
+
+
+def _file_json(view: RepoView, path: str, sha: str, data: bytes | None) -> dict[str, Any]:
+    branch = view.repo.default_branch
+    content = data or b""
+    return {
+        "name": path.rpartition("/")[2],
+        "path": path,
+        "sha": sha,
+        "size": len(content),
+        "url": f"{view.api}/contents/{quote(path)}?ref={branch}",
+        "html_url": f"{view.html}/blob/{branch}/{quote(path)}",
+        "git_url": f"{view.api}/git/blobs/{sha}",
+        "download_url": f"{view.raw}/{branch}/{quote(path)}",
+        "type": "file",
+        "content": _b64_lines(content),
+        "encoding": "base64",
+    }
+
+
+def _repo_json(view: RepoView) -> dict[str, Any]:
+    repo = view.repo
+    owner, _, name = view.full_name.partition("/")
+    pushed = view.pushed_at()
+    return {
+        "id": repo.id,
+        "node_id": node_id("R", repo.id),
+        "name": name,
+        "full_name": view.full_name,
+        "private": False,
+        "owner": {"login": owner, "id": repo.id * 7 + 1, "type": "Organization"},
+        "html_url": view.html,
+        "description": repo.description,
+        "fork": False,
+        "url": view.api,
+        "created_at": "2019-01-01T00:00:00Z",
+        "updated_at": pushed,
+        "pushed_at": pushed,
+        "default_branch": repo.default_branch,
+        "archived": repo.archived,
+        "disabled": False,
+        "visibility": "public",
+        "license": view.license_verdict(),
+        "topics": [],
+    }
+
+
+def _paginate(items: list[Any], query: list[tuple[str, str]], link_base: str) -> _Resp:
+    params = dict(query)
+    try:
+        per_page = min(max(int(params.get("per_page", "30")), 1), 100)
+    except ValueError:
+        per_page = 30
+    try:
+        page = max(int(params.get("page", "1")), 1)
+    except ValueError:
+        page = 1
+    last = max(math.ceil(len(items) / per_page), 1)
+    resp = _Resp(200, items[(page - 1) * per_page : page * per_page])
+    others = [(k, v) for k, v in query if k != "page"]
+
+    def link(number: int, rel: str) -> str:
+        return f'<{link_base}?{urlencode([*others, ("page", str(number))])}>; rel="{rel}"'
+
+    links = []
+    if page > 1:
+        links.append(link(min(page - 1, last), "prev"))
+    if page < last:
+        links += [link(page + 1, "next"), link(last, "last")]
+    if page > 1:
+        links.append(link(1, "first"))
+    if links:
+        resp.headers["Link"] = ", ".join(links)
+    return resp
+
+
+def _rest(view: RepoView, sub: str, query: list[tuple[str, str]], link_base: str) -> _Resp:
+    """Answer ``/repos/{o}/{r}{sub}`` for one repository."""
+    repo = view.repo
+    params = dict(query)
+    if sub in ("", "/"):
+        return _Resp(200, _repo_json(view), last_modified=view.pushed_at())
+    if sub == "/releases":
+        order = sorted(repo.releases, key=lambda r: hashlib.sha1(r.tag.encode()).hexdigest())
+        return _paginate([_release_json(view, r) for r in order], query, link_base)
+    if sub == "/releases/latest":
+        latest = latest_release(repo.releases)
+        return _Resp(200, _release_json(view, latest)) if latest else _not_found()
+    if sub.startswith("/releases/tags/"):
+        tag = unquote(sub.removeprefix("/releases/tags/"))
+        found = [r for r in repo.releases if r.tag == tag and not r.draft]
+        return _Resp(200, _release_json(view, found[0])) if found else _not_found()
+    if sub == "/tags":
+        items = [
+            {
+                "name": t.name,
+                "zipball_url": f"{view.api}/zipball/refs/tags/{quote(t.name)}",
+                "tarball_url": f"{view.api}/tarball/refs/tags/{quote(t.name)}",
+                "commit": {"sha": t.sha, "url": f"{view.api}/commits/{t.sha}"},
+                "node_id": node_id("REF", f"{repo.id}/{t.name}"),
+            }
+            for t in sorted(repo.tags, key=lambda t: -_epoch(t.date))
+        ]
+        return _paginate(items, query, link_base)
+    if sub == "/commits" or sub.startswith("/commits/"):
+        if view.empty:
+            return _error(409, _EMPTY)
+        ref = unquote(sub.removeprefix("/commits").lstrip("/")) or params.get("sha", "HEAD")
+        start = view.resolve_commit(ref)
+        if start is None:
+            return _error(422, f"No commit found for SHA: {ref}")
+        if sub.startswith("/commits/"):
+            return _Resp(200, _commit_json(view, *start), last_modified=start[1])
+        history = [c for c in view.commits() if _epoch(c[1]) <= _epoch(start[1])]
+        resp = _paginate([_commit_json(view, *c) for c in history], query, link_base)
+        resp.last_modified = start[1]
+        return resp
+    if sub.startswith("/branches/"):
+        branch = unquote(sub.removeprefix("/branches/"))
+        if view.empty or branch != repo.default_branch or repo.head_sha is None:
+            return _error(404, "Branch not found")
+        date = repo.head_date or "1970-01-01T00:00:00Z"
+        commit = _commit_json(view, repo.head_sha, date)
+        payload = {"name": branch, "commit": commit, "protected": False}
+        return _Resp(200, payload, last_modified=date)
+    if sub == "/license":
+        path = repo.license_path
+        verdict = view.license_verdict()
+        if path is None or path not in view.files or verdict is None:
+            return _not_found()
+        sha, data = view.files[path]
+        return _Resp(200, {**_file_json(view, path, sha, data), "license": verdict})
+    if sub.startswith("/git/trees/"):
+        if view.empty:
+            return _error(409, _EMPTY)
+        ref = unquote(sub.removeprefix("/git/trees/"))
+        directory = view.tree_dir_by_sha(ref)
+        if directory is None and view.resolve_commit(ref) is not None:
+            directory = ""
+        if directory is None:
+            return _not_found()
+        return _Resp(200, _tree_json(view, directory, params.get("recursive") not in (None, "0")))
+    if sub.startswith("/git/blobs/"):
+        blob_sha = sub.removeprefix("/git/blobs/")
+        blob = view.blob_by_sha(blob_sha)
+        if blob is None:
+            return _not_found()
+        content = blob[1] or b""
+        return _Resp(200, {"sha": blob_sha, "size": len(content), "node_id": node_id("B", blob_sha),
+                           "url": f"{view.api}/git/blobs/{blob_sha}",
+                           "content": _b64_lines(content), "encoding": "base64"})
+    if sub == "/contents" or sub.startswith("/contents/"):
+        if view.empty:
+            return _error(404, "This repository is empty.")
+        at = params.get("ref")
+        if at is not None and view.resolve_commit(at) is None:
+            return _error(404, f"No commit found for the ref {at}")
+        path = unquote(sub.removeprefix("/contents")).strip("/")
+        if path in view.files:
+            sha, data = view.files[path]
+            return _Resp(200, _file_json(view, path, sha, data))
+        if path in view.dirs:
+            listing = []
+            for name, (kind, sha) in sorted(view.dirs[path].items()):
+                full = f"{path}/{name}" if path else name
+                entry = _file_json(view, full, sha, view.files.get(full, ("", None))[1])
+                entry.pop("content"), entry.pop("encoding")
+                listing.append({**entry, "type": "file" if kind == "blob" else "dir"})
+            return _Resp(200, listing)
+        return _not_found()
+    return _not_found()
+
+
+def _tree_json(view: RepoView, directory: str, recursive: bool) -> dict[str, Any]:
+    entries: list[dict[str, Any]] = []
+
+    def walk(current: str, prefix: str) -> None:
+        for name, (kind, sha) in sorted(view.dirs[current].items()):
+            path = prefix + name
+            if kind == "blob":
+                data = view.files[f"{current}/{name}" if current else name][1]
+                size = len(data) if data is not None else int(sha[:3], 16) + 100
+                entries.append({"path": path, "mode": "100644", "type": "blob", "sha": sha,
+                                "size": size, "url": f"{view.api}/git/blobs/{sha}"})
+            else:
+                entries.append({"path": path, "mode": "040000", "type": "tree", "sha": sha,
+                                "url": f"{view.api}/git/trees/{sha}"})
+                if recursive:
+                    walk(f"{current}/{name}" if current else name, path + "/")
+
+    walk(directory, "")
+    sha = view.tree_sha(directory)
+    return {"sha": sha, "url": f"{view.api}/git/trees/{sha}", "tree": entries, "truncated": False}
+
+
+# -------------------------------------------------------------------------------------- server
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "GitHub.com"
+    sys_version = ""
+    timeout = 60
+
+    def setup(self) -> None:
+        super().setup()
+        self._fake().track(self.connection, True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self._fake().track(self.connection, False)
+
+    def _fake(self) -> FakeGitHub:
+        return cast(_Server, self.server).fake
+
+    def do_GET(self) -> None:
+        self._fake().dispatch(self, "GET")
+
+    def do_POST(self) -> None:
+        self._fake().dispatch(self, "POST")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: FakeGitHub
+
+
+def _abort(handler: BaseHTTPRequestHandler) -> None:
+    """Close the socket with an RST and no answer: the client sees a connection reset."""
+    handler.close_connection = True
+    conn = handler.connection
+    try:
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        handler.rfile.close()
+        conn.close()
+    except OSError:
+        pass
+
+
+class FakeGitHub:
+    """The server. ``with FakeGitHub(state) as gh:`` starts it on 127.0.0.1 and stops it."""
+
+    def __init__(
+        self,
+        state: GitHubState,
+        *,
+        token: str | None = None,
+        unauth_limit: int = 60,
+        auth_limit: int = 5000,
+        graphql_limit: int = 5000,
+        latency: float = 0.0,
+        faults: FaultPlan | None = None,
+        max_graphql_aliases: int | None = None,
+    ) -> None:
+        self.token = token
+        self.latency = latency
+        self.faults = faults
+        self.max_graphql_aliases = max_graphql_aliases
+        self.requests: list[RequestRecord] = []
+        self._lock = threading.RLock()
+        reset = int(time.time()) + 3600
+        self._buckets = {
+            "anonymous": _Bucket(unauth_limit, unauth_limit, reset),
+            "authenticated": _Bucket(auth_limit, auth_limit, reset),
+            "graphql": _Bucket(graphql_limit, graphql_limit, reset),
+        }
+        self._used = {"anonymous": 0, "authenticated": 0, "graphql": 0}
+        self._conns: set[socket.socket] = set()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self.base_url = ""
+        self.set_state(state)
+
+    # ---- lifecycle
+
+    def start(self) -> FakeGitHub:
+        if self._server is None:
+            server = _Server(("127.0.0.1", 0), _Handler)
+            server.fake = self
+            self._server = server
+            self.base_url = f"http://127.0.0.1:{server.server_address[1]}"
+            self._thread = threading.Thread(
+                target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        with self._lock:
+            conns = list(self._conns)
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeGitHub:
+        return self.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    @property
+    def graphql_url(self) -> str:
+        return self.base_url + "/graphql"
+
+    # ---- state, log, budgets
+
+    def set_state(self, state: GitHubState) -> None:
+        with self._lock:
+            self.state = state
+            self._reindex()
+
+    def _reindex(self) -> None:
+        self._names: dict[str, FakeRepo] = {}
+        self._ids = {repo.id: repo for repo in self.state.repos}
+        for repo in self.state.repos:
+            self._names[f"{repo.owner}/{repo.name}".lower()] = repo
+        for repo in self.state.repos:  # a current name wins over another repo's old name
+            self._names[repo.full_name.lower()] = repo
+
+    def find(self, full_name: str) -> FakeRepo | None:
+        """The repository answering to this (current or old) name, case-insensitively."""
+        key = full_name.lower()
+        with self._lock:
+            repo = self._names.get(key)
+            known = {repo.full_name.lower(), f"{repo.owner}/{repo.name}".lower()} if repo else ()
+            if repo is None or key not in known or repo not in self.state.repos:
+                self._reindex()
+                repo = self._names.get(key)
+            return repo
+
+    def view(self, repo: FakeRepo) -> RepoView:
+        return RepoView(repo, self.base_url)
+
+    def reset_log(self) -> None:
+        with self._lock:
+            self.requests.clear()
+
+    @property
+    def points_used(self) -> PointsUsed:
+        with self._lock:
+            used = self._used
+            return PointsUsed(used["authenticated"], used["anonymous"], used["graphql"])
+
+    def set_rate_limit(
+        self,
+        remaining: int,
+        *,
+        authenticated: bool = True,
+        resource: Literal["core", "graphql"] = "core",
+        reset_in: int | None = None,
+    ) -> None:
+        """Simulate a (nearly) exhausted budget."""
+        name = "graphql" if resource == "graphql" else (
+            "authenticated" if authenticated else "anonymous"
+        )
+        with self._lock:
+            bucket = self._buckets[name]
+            bucket.refresh()
+            bucket.remaining = max(0, min(remaining, bucket.limit))
+            if reset_in is not None:
+                bucket.reset = int(time.time()) + reset_in
+
+    def rate_limit_doc(self, authenticated: bool) -> dict[str, Any]:
+        with self._lock:
+            for bucket in self._buckets.values():
+                bucket.refresh()
+            core = self._buckets["authenticated" if authenticated else "anonymous"].doc()
+            graphql = self._buckets["graphql"].doc() if authenticated else {
+                "limit": 0, "used": 0, "remaining": 0, "reset": core["reset"]}
+        return {"resources": {"core": core, "graphql": graphql}, "rate": core}
+
+    def charge_graphql(self, cost: int, dry_run: bool) -> dict[str, Any] | None:
+        """Take ``cost`` points, or None when the budget cannot pay it. Returns RateLimit."""
+        with self._lock:
+            bucket = self._buckets["graphql"]
+            bucket.refresh()
+            if not dry_run:
+                if bucket.remaining < cost:
+                    return None
+                bucket.remaining -= cost
+                self._used["graphql"] += cost
+            return {"cost": cost, "limit": bucket.limit, "remaining": bucket.remaining,
+                    "used": bucket.limit - bucket.remaining, "resetAt": _iso(bucket.reset)}
+
+    def track(self, conn: socket.socket, alive: bool) -> None:
+        with self._lock:
+            (self._conns.add if alive else self._conns.discard)(conn)
+
+    # ---- requests
+
+    def dispatch(self, handler: BaseHTTPRequestHandler, method: str) -> None:
+        target = handler.path
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = handler.rfile.read(length) if length else b""
+        auth = handler.headers.get("Authorization", "")
+        scheme, _, given = auth.strip().partition(" ")
+        token = given.strip() if scheme.lower() in ("token", "bearer") else None
+        authenticated = bool(auth)
+        conditional = bool(
+            handler.headers.get("If-None-Match") or handler.headers.get("If-Modified-Since")
+        )
+        fault = self.faults.pick(method, target) if self.faults else None
+
+        def log(status: int, cost: int = 0) -> None:
+            rec = RequestRecord(method, target, status, authenticated, conditional, cost,
+                                fault.kind if fault else None)
+            with self._lock:
+                self.requests.append(rec)
+
+        if self.latency:
+            time.sleep(self.latency)
+        if fault is not None and fault.kind == "delay":
+            plan_delay = self.faults.delay if self.faults else 0.0
+            time.sleep(fault.delay if fault.delay is not None else plan_delay)
+        if fault is not None and fault.kind == "reset":
+            log(0)
+            _abort(handler)
+            return
+        path = urlsplit(target).path
+        cost = 0
+        if authenticated and (token is None or (self.token is not None and token != self.token)):
+            resp = _error(401, "Bad credentials")
+            authenticated = False
+        elif fault is not None and fault.kind not in ("delay", "truncate"):
+            resp = self._fault_response(fault, path)
+        elif path in ("/graphql", "/api/graphql"):
+            resp, cost = self._graphql(method, body, authenticated)
+        elif path.startswith("/raw/"):
+            resp = self._raw(path)
+        else:
+            resp = self._rest_with_budget(handler, method, target, token if authenticated else None)
+        self._send(handler, resp, truncate=fault is not None and fault.kind == "truncate")
+        log(resp.status, cost)
+
+    def _fault_response(self, fault: FaultRule, path: str) -> _Resp:
+        retry = str(fault.retry_after or (self.faults.retry_after if self.faults else 1))
+        doc = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
+        if fault.kind == "status_500":
+            return _Resp(500, {"message": "Server Error"})
+        if fault.kind == "status_502":
+            if path in ("/graphql", "/api/graphql"):
+                from crawler.fakes.github_graphql import TIMEOUT_BODY
+
+                return _Resp(502, TIMEOUT_BODY)
+            return _Resp(502, {"message": "Server Error"})
+        if fault.kind == "html_200":
+            return _Resp(200, _UNICORN, content_type="text/html; charset=utf-8")
+        status = 403 if fault.kind == "secondary_limit" else 429
+        resp = _error(status, _SECONDARY, doc)
+        resp.headers["retry-after"] = retry
+        return resp
+
+    def _raw(self, path: str) -> _Resp:
+        parts = unquote(path).split("/", 5)  # "", "raw", owner, name, ref, file path
+        repo = self.find(f"{parts[2]}/{parts[3]}") if len(parts) == 6 else None
+        view = self.view(repo) if repo else None
+        if view is None or view.resolve_commit(parts[4]) is None or parts[5] not in view.files:
+            return _Resp(404, b"404: Not Found", content_type="text/plain; charset=utf-8")
+        return _Resp(200, view.files[parts[5]][1] or b"", content_type="text/plain; charset=utf-8")
+
+    def _graphql(self, method: str, body: bytes, authenticated: bool) -> tuple[_Resp, int]:
+        from crawler.fakes import github_graphql
+
+        if method != "POST":
+            return _not_found(), 0
+        if not authenticated:
+            doc = "https://docs.github.com/graphql/guides/forming-calls-with-graphql"
+            return _error(401, "This endpoint requires you to be authenticated.", doc), 0
+        status, payload, cost = github_graphql.handle(self, body)
+        resp = _Resp(status, payload)
+        with self._lock:
+            bucket = self._buckets["graphql"]
+            resp.headers.update(self._rate_headers(bucket, "graphql"))
+        return resp, cost
+
+    def _rest_with_budget(
+        self, handler: BaseHTTPRequestHandler, method: str, target: str, token: str | None
+    ) -> _Resp:
+        split = urlsplit(target)
+        query = parse_qsl(split.query, keep_blank_values=True)
+        path = split.path
+        name = "authenticated" if token else "anonymous"
+        if path == "/rate_limit":
+            resp = _Resp(200, self.rate_limit_doc(token is not None))
+        elif method != "GET":
+            resp = _not_found()
+        else:
+            resp = self._route(path, split.query, query)
+        body = resp.body if isinstance(resp.body, bytes) else _json(resp.body)
+        resp.body = body
+        if resp.status == 200:
+            identity = hashlib.sha256(token.encode()).hexdigest() if token else "anonymous"
+            etag = 'W/"' + hashlib.sha256(body + identity.encode()).hexdigest() + '"'
+            resp.headers["ETag"] = etag
+            if resp.last_modified:
+                stamp = _epoch(resp.last_modified)
+                resp.headers["Last-Modified"] = email.utils.formatdate(stamp, usegmt=True)
+            if _not_modified(handler, etag, resp.last_modified):
+                resp = _Resp(304, None, {"ETag": etag, **{
+                    k: v for k, v in resp.headers.items() if k == "Last-Modified"}})
+        with self._lock:
+            bucket = self._buckets[name]
+            bucket.refresh()
+            if path != "/rate_limit" and not (resp.status == 304 and token):
+                if bucket.remaining <= 0:
+                    who = "user ID 1" if token else "127.0.0.1"
+                    resp = _error(403, f"API rate limit exceeded for {who}.", _DOCS)
+                    resp.body = _json(resp.body)
+                else:
+                    bucket.remaining -= 1
+                    self._used[name] += 1
+            resp.headers.update(self._rate_headers(bucket, "core"))
+        return resp
+
+    def _route(self, path: str, raw_query: str, query: list[tuple[str, str]]) -> _Resp:
+        match = re.fullmatch(r"/repos/([^/]+)/([^/]+)(/.*)?", path)
+        by_id = re.fullmatch(r"/repositories/(\d+)(/.*)?", path)
+        if match:
+            owner, name, sub = unquote(match[1]), unquote(match[2]), match[3] or ""
+            repo = self.find(f"{owner}/{name}")
+            if repo is None:
+                return _not_found(_REPO_DOC)
+            if repo.full_name.lower() != f"{owner}/{name}".lower():
+                location = f"{self.base_url}/repositories/{repo.id}{sub}"
+                location += f"?{raw_query}" if raw_query else ""
+                return _Resp(301, {"message": "Moved Permanently", "url": location,
+                                   "documentation_url": _DOCS}, {"Location": location})
+            link_base = f"{self.base_url}/repos/{repo.full_name}{sub}"
+        elif by_id:
+            with self._lock:
+                found = self._ids.get(int(by_id[1]))
+            if found is None:
+                return _not_found(_REPO_DOC)
+            repo, sub = found, by_id[2] or ""
+            link_base = f"{self.base_url}{path}"
+        else:
+            return _not_found()
+        return _rest(self.view(repo), sub, query, link_base)
+
+    @staticmethod
+    def _rate_headers(bucket: _Bucket, resource: str) -> dict[str, str]:
+        return {
+            "x-ratelimit-limit": str(bucket.limit),
+            "x-ratelimit-remaining": str(bucket.remaining),
+            "x-ratelimit-reset": str(bucket.reset),
+            "x-ratelimit-used": str(bucket.limit - bucket.remaining),
+            "x-ratelimit-resource": resource,
+        }
+
+    @staticmethod
+    def _send(handler: BaseHTTPRequestHandler, resp: _Resp, *, truncate: bool) -> None:
+        body = resp.body if isinstance(resp.body, bytes) or resp.body is None else _json(resp.body)
+        handler.send_response(resp.status)
+        for key, value in resp.headers.items():
+            handler.send_header(key, value)
+        if resp.status != 304:
+            handler.send_header("Content-Type", resp.content_type)
+            handler.send_header("Content-Length", str(len(body or b"")))
+        if truncate:
+            handler.send_header("Connection", "close")
+            handler.close_connection = True
+        handler.end_headers()
+        if body and resp.status != 304:
+            handler.wfile.write(body[: len(body) // 2] if truncate else body)
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _not_modified(handler: BaseHTTPRequestHandler, etag: str, last_modified: str | None) -> bool:
+    inm = handler.headers.get("If-None-Match")
+    if inm:
+        strong = etag.removeprefix("W/")
+        given = {t.strip().removeprefix("W/") for t in inm.split(",")}
+        return "*" in given or strong in given
+    ims = handler.headers.get("If-Modified-Since")
+    if ims and last_modified:
+        try:
+            since = email.utils.parsedate_to_datetime(ims).timestamp()
+        except (TypeError, ValueError):
+            return False
+        return int(_epoch(last_modified)) <= int(since)
+    return False
+
+
+# ------------------------------------------------------------------------------ synthetic data
+
+MIT_TEXT = """MIT License
+
+Copyright (c) {year} {holder}
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+"""
+
+APACHE_NOTICE = """Copyright {year} {holder}
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+"""
+
+_EXTRA_CLAUSE = """
+Additional terms: the model weights distributed with this software may only be used
+for non-commercial research unless a separate agreement is signed with {holder}.
+"""
+
+
+def synthetic_state(n: int, seed: int = 0) -> GitHubState:
+    """``n`` plausible repositories for benchmarks, in five rotating shapes.
+
+    0: releases with an -rc prerelease (MIT); 1: tags only (Apache-2.0); 2: no tags, commits
+    only (MIT); 3: NOASSERTION license (MIT text plus an extra clause); 4: archived with
+    releases (Apache-2.0). Every seventh repository has no license file.
+    """
+    rng = random.Random(seed)
+    base = datetime(2024, 1, 1, tzinfo=UTC)
+
+    def stamp(days: float) -> str:
+        return (base + timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def sha(*key: object) -> str:
+        return hashlib.sha1(repr((seed, *key)).encode()).hexdigest()
+
+    repos = []
+    for i in range(n):
+        shape, holder = i % 5, f"Org {i % 37} Authors"
+        repo = FakeRepo(owner=f"org{i % 37}", name=f"project-{i:04d}", id=100_000 + i)
+        repo.description = f"Synthetic project {i}"
+        text = (APACHE_NOTICE if shape in (1, 4) else MIT_TEXT).format(year=2024, holder=holder)
+        if shape == 3:
+            repo.license_key, repo.spdx_id, repo.license_name = "other", "NOASSERTION", "Other"
+            repo.license_text = text + _EXTRA_CLAUSE.format(holder=holder)
+        elif shape in (1, 4):
+            repo.license_key, repo.spdx_id = "apache-2.0", "Apache-2.0"
+            repo.license_name, repo.license_text = "Apache License 2.0", text
+        else:
+            repo.license_key, repo.spdx_id, repo.license_name = "mit", "MIT", "MIT License"
+            repo.license_text = text
+        if i % 7 == 6:
+            repo.license_key = repo.spdx_id = repo.license_name = repo.license_text = None
+            repo.license_path = None
+        day = rng.uniform(0, 300)
+        count = rng.randint(1, 6)
+        for k in range(count if shape != 2 else 0):
+            day += rng.uniform(5, 40)
+            version = f"v1.{k}.0"
+            repo.tags.append(FakeTag(version, sha(i, version), stamp(day)))
+            if shape in (0, 3, 4):
+                when = stamp(day + 0.01)
+                repo.releases.append(FakeRelease(version, f"Release {version}", when, when))
+        if shape == 0:
+            day += rng.uniform(1, 10)
+            rc = f"v1.{count}.0-rc1"
+            repo.tags.append(FakeTag(rc, sha(i, rc), stamp(day)))
+            when = stamp(day + 0.01)
+            repo.releases.append(FakeRelease(rc, rc, when, when, prerelease=True))
+        day += rng.uniform(0, 20)
+        repo.head_sha, repo.head_date = sha(i, "head"), stamp(day)
+        repo.archived = shape == 4
+        repo.files = {"README.md": f"# project-{i:04d}\n\nSynthetic project for benchmarks.\n"}
+        repo.tree = [("src/main.py", sha(i, "main.py")), ("docs/index.md", sha(i, "docs"))]
+        repos.append(repo)
+    return GitHubState(repos)
+

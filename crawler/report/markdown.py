@@ -1,0 +1,189 @@
+"""The morning report for a human reviewer, rendered from the JSON report. Pure.
+
+Every upstream string (release names, tags, license text, page cells) is untrusted: it is
+capped, stripped of control characters and escaped so it cannot break a table or inject
+markup or links.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import quote
+
+MAX_CELL = 200
+MAX_QUOTE = 1200
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
+
+NEW_RELEASE_KINDS = ("new_release", "new_prerelease", "new_tag", "new_commit", "release_removed")
+LICENSE_KINDS = ("license_changed", "license_text_changed", "license_files_changed")
+
+
+def escape(value: Any, limit: int = MAX_CELL) -> str:
+    """Plain text safe inside Markdown, a table cell and HTML: one line, capped, escaped."""
+    if value is None:
+        return "—"
+    text = _CONTROL.sub(" ", str(value)).replace("\r", " ").replace("\n", " ")
+    text = re.sub(r"\s+", " ", text).strip()
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return _MD_SPECIAL.sub(r"\\\1", text) if text else "—"
+
+
+def link(text: Any, url: str | None) -> str:
+    """A link only to http(s) URLs, with the target percent-encoded; else plain text."""
+    label = escape(text)
+    if not url or not re.match(r"^https?://", url, re.IGNORECASE):
+        return label
+    safe = quote(url[:2048], safe=":/?#=&%~@!$'*+,;")
+    return f"[{label}](<{safe}>)"
+
+
+def _quote_block(text: str) -> list[str]:
+    lines = [escape(line, MAX_QUOTE) if line.strip() else "" for line in text.splitlines()[:20]]
+    return ["> " + line if line else ">" for line in lines] or ["> —"]
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return out
+
+
+def _section(title: str, body: list[str], empty: str) -> list[str]:
+    return [f"## {title}", "", *(body or [empty]), ""]
+
+
+def _release_lines(changes: list[dict[str, Any]]) -> list[str]:
+    rows = [
+        [
+            escape(c["project"]),
+            escape(c["kind"].replace("_", " ")),
+            f"{escape(c['before'])} → {escape(c['after'])}",
+            escape((c.get("details") or {}).get("published_at") or c["summary"]),
+            link("evidence", c["evidence_url"]),
+        ]
+        for c in changes
+    ]
+    return _table(["Project", "Kind", "Previous → new", "Date / detail", "Link"], rows) if rows else []
+
+
+def _license_lines(report: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    by_project = {p["name"]: p for p in report["projects"]}
+    for flag in report["flags"]:
+        if flag["kind"] != "license_noassertion":
+            continue
+        project = by_project.get(flag["project"], {})
+        new = " (new since the baseline)" if flag["new"] else " (standing)"
+        lines.append(f"### {escape(flag['project'])}: NOASSERTION{new}")
+        lines.append("")
+        lines += _table(
+            ["GitHub says", "Our reading", "Evidence"],
+            [[escape(project.get("github_license")), escape(project.get("detected_license")),
+              link("license file", flag["evidence_url"])]],
+        )
+        lines += ["", escape(flag["detail"], 600), ""]
+        analysis = (flag.get("details") or {}).get("analysis") or {}
+        for span in analysis.get("extra_text", [])[:5]:
+            lines.append(f"Extra text, lines {span['start_line']}–{span['end_line']}:")
+            lines += [*_quote_block(span["text"]), ""]
+    for change in report["changes"]:
+        if change["kind"] not in LICENSE_KINDS:
+            continue
+        lines.append(
+            f"- **{escape(change['project'])}** {escape(change['kind'])}: "
+            f"{escape(change['summary'], 400)} ({link('evidence', change['evidence_url'])})"
+        )
+        diff = (change.get("details") or {}).get("word_diff")
+        if diff:
+            rendered = " ".join(
+                f"~~{escape(words, 300)}~~" if op == "delete"
+                else f"**{escape(words, 300)}**" if op == "insert" else escape(words, 300)
+                for op, words in diff[:40]
+            )
+            lines.append(f"  - word diff: {rendered}")
+    return lines
+
+
+def _page_lines(changes: list[dict[str, Any]]) -> list[str]:
+    lines: list[str] = []
+    for change in changes:
+        lines.append(
+            f"- **{escape(change['project'])}** {escape(change['kind'])}: "
+            f"{escape(change['summary'], 400)} ({link('page', change['evidence_url'])})"
+        )
+        details = change.get("details") or {}
+        cells = details.get("cells_changed") or []
+        if cells:
+            lines.append("")
+            lines += _table(
+                ["Row", "Column", "Before", "After"],
+                [[escape(", ".join(f"{v}" for v in (c.get("key") or {}).values())),
+                  escape(c.get("column")), escape(c.get("before")), escape(c.get("after"))]
+                 for c in cells[:50]],
+            )
+            lines.append("")
+        for label in ("rows_added", "rows_removed", "columns_added", "columns_removed"):
+            items = details.get(label) or []
+            if items:
+                shown = "; ".join(escape(item, 120) for item in items[:20])
+                lines.append(f"  - {label.replace('_', ' ')}: {shown}")
+    return lines
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    audit, summary = report["audit"], report["summary"]
+    changes = report["changes"]
+    baseline = audit["baseline_audit_id"]
+    since = f"since audit #{baseline}" if baseline else "(first audit: no baseline)"
+    lines = [
+        f"# Upstream audit #{audit['id']} — {escape(audit['started_at'])}",
+        "",
+        f"**{audit['status']}**: {summary['projects']} projects, {summary['checked']} checked, "
+        f"{summary['changes']} changes {since}, {summary['flags']} flags, "
+        f"{summary['errors']} errors, {summary['deferred']} deferred, "
+        f"{summary['untracked']} not trackable.",
+        "",
+    ]
+    releases = [c for c in changes if c["kind"] in NEW_RELEASE_KINDS]
+    lines += _section("New releases", _release_lines(releases), "No new releases.")
+    lines += _section("License findings", _license_lines(report), "No license findings.")
+    pages = [c for c in changes if c["kind"] in ("table_changed", "pin_changed", "page_changed")]
+    lines += _section("Support tables and pins", _page_lines(pages), "No page changes.")
+    other = [c for c in changes if c not in releases and c not in pages
+             and c["kind"] not in LICENSE_KINDS]
+    other_lines = [
+        f"- **{escape(c['project'])}** {escape(c['kind'])}: {escape(c['summary'], 400)}"
+        + (f" ({link('evidence', c['evidence_url'])})" if c["evidence_url"] else "")
+        for c in other
+    ]
+    other_lines += [
+        f"- **{escape(f['project'])}** {escape(f['kind'])}{' (new)' if f['new'] else ''}: "
+        f"{escape(f['detail'], 400)}"
+        for f in report["flags"] if f["kind"] != "license_noassertion"
+    ]
+    lines += _section("Other changes and flags", other_lines, "No other changes.")
+    error_lines = [
+        f"- **{escape(e['project'])}** ({escape(e['source'])}): {escape(e['error'], 400)} — "
+        f"{link(e['url'], e['url'])}; last good state kept"
+        for e in report["errors"]
+    ]
+    error_lines += [
+        f"- **{escape(p['name'])}** {escape(p['status'])}: {escape(p.get('note'), 300)}"
+        for p in report["projects"] if p["status"] in ("deferred", "untracked")
+    ]
+    lines += _section("Errors", error_lines, "No errors.")
+    rows = [
+        [escape(p["name"]), link(p["version"] or "—", p["url"]),
+         escape(p["version_source"]) + (" (pre-release)" if p.get("prerelease") else ""),
+         escape((p["published_at"] or "")[:10] or None), escape(p["license"])]
+        for p in report["projects"]
+    ]
+    lines += _section(
+        "Release and license snapshot",
+        _table(["Project", "Latest checked", "Source", "Date", "License"], rows),
+        "No projects.",
+    )
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,91 @@
+"""SQLAlchemy table definitions. Schema changes go through an Alembic revision in migrations/."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class ProjectSetRow(Base):
+    """The list of project names an audit covered, stored once per distinct list."""
+
+    __tablename__ = "project_sets"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    names: Mapped[str] = mapped_column(Text)  # JSON list
+
+
+class AuditRow(Base):
+    __tablename__ = "audits"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    status: Mapped[str] = mapped_column(String(16))  # running | complete | partial | failed
+    config_path: Mapped[str] = mapped_column(Text)
+    project_set_id: Mapped[int] = mapped_column(ForeignKey("project_sets.id"))
+    baseline_audit_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    stats: Mapped[str] = mapped_column(Text, default="{}")  # JSON: requests, points, errors, ...
+
+
+class SnapshotRow(Base):
+    """A distinct observed state of one project; stored once, however often it is seen."""
+
+    __tablename__ = "snapshots"
+    __table_args__ = (UniqueConstraint("project", "digest"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project: Mapped[str] = mapped_column(String(200))
+    digest: Mapped[str] = mapped_column(String(64))
+    data: Mapped[str] = mapped_column(Text)  # ProjectSnapshot.to_dict() as JSON
+    first_audit_id: Mapped[int] = mapped_column(ForeignKey("audits.id"))
+
+
+class ObservationRow(Base):
+    """What an audit saw of a project: written only when it differs from the last good state,
+    or when the project could not be checked (error, deferred, untracked)."""
+
+    __tablename__ = "observations"
+    __table_args__ = (Index("ix_observations_project_audit", "project", "audit_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    audit_id: Mapped[int] = mapped_column(ForeignKey("audits.id"), index=True)
+    project: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(16))  # ok | error | deferred | untracked
+    snapshot_id: Mapped[int | None] = mapped_column(ForeignKey("snapshots.id"), nullable=True)
+    note: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class FetchErrorRow(Base):
+    __tablename__ = "fetch_errors"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    audit_id: Mapped[int] = mapped_column(ForeignKey("audits.id"), index=True)
+    project: Mapped[str] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(String(200))
+    url: Mapped[str] = mapped_column(Text)
+    message: Mapped[str] = mapped_column(Text)
+
+
+class HttpCacheRow(Base):
+    """Validators and body of the last 200 answer per request identity (conditional requests)."""
+
+    __tablename__ = "http_cache"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    url: Mapped[str] = mapped_column(Text)
+    etag: Mapped[str | None] = mapped_column(Text, nullable=True)
+    last_modified: Mapped[str | None] = mapped_column(Text, nullable=True)
+    content_type: Mapped[str | None] = mapped_column(Text, nullable=True)
+    body: Mapped[bytes] = mapped_column(LargeBinary)  # zlib-compressed
+    stored_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -1,0 +1,308 @@
+"""Fetch what the catalog needs of each GitHub project, spending as little budget as possible.
+
+With a token: one GraphQL query per batch of repositories (releases, tags, head, license
+verdict, license blob id), then REST only for what changed (license text when its blob id
+moved, the tree when the head moved). Without a token: REST with conditional requests.
+A failure becomes an error for that project only; a spent budget defers the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from crawler.config import GitHubSettings, ProjectSpec
+from crawler.model import FetchError, ProjectResult, ProjectSnapshot, Source
+from crawler.upstream import github_parse as parse
+from crawler.upstream.github_api import BudgetExhausted, GitHubApi, GitHubError
+from crawler.versions import usable_releases, usable_tags
+
+log = logging.getLogger(__name__)
+Clock = Callable[[], str]
+REST_REQUESTS_PER_PROJECT = 4  # repo, releases or tags, license, maybe head: for budgeting
+
+
+def _q(value: str) -> str:
+    """A GraphQL string literal (JSON string syntax is valid GraphQL string syntax)."""
+    return json.dumps(value)
+
+
+def graphql_batch_query(
+    specs: Sequence[ProjectSpec], license_paths: Sequence[str], settings: GitHubSettings
+) -> str:
+    """One query, one alias per repository. Validated against GitHub's schema in the tests."""
+    parts = ["query CrawlerBatch {", "  rateLimit { cost remaining limit resetAt used }"]
+    for index, (spec, path) in enumerate(zip(specs, license_paths, strict=True)):
+        assert spec.repo is not None
+        owner, name = spec.repo.split("/", 1)
+        parts.append(
+            f"  r{index}: repository(owner: {_q(owner)}, name: {_q(name)}) {{ ...RepoFacts "
+            f"licenseBlob: object(expression: {_q('HEAD:' + path)}) {{ ... on Blob {{ oid }} }} }}"
+        )
+    parts.append("}")
+    parts.append(
+        "fragment RepoFacts on Repository {\n"
+        "  databaseId nameWithOwner url isArchived isEmpty\n"
+        "  licenseInfo { key spdxId name }\n"
+        "  defaultBranchRef { name target { ... on Commit { oid committedDate url } } }\n"
+        f"  releases(first: {settings.releases_per_repo}, "
+        "orderBy: {field: CREATED_AT, direction: DESC}) {\n"
+        "    totalCount\n"
+        "    nodes { tagName name publishedAt createdAt isPrerelease isDraft isLatest url }\n"
+        "  }\n"
+        f'  refs(refPrefix: "refs/tags/", first: {settings.tags_per_repo}, '
+        "orderBy: {field: TAG_COMMIT_DATE, direction: DESC}) {\n"
+        "    totalCount\n"
+        "    nodes { name target { oid ... on Commit { committedDate } "
+        "... on Tag { target { oid ... on Commit { committedDate } } } } }\n"
+        "  }\n"
+        "}"
+    )
+    return "\n".join(parts)
+
+
+def _is_timeout(status: int, doc: dict[str, Any] | None) -> bool:
+    if status in (502, 504):
+        return True
+    for error in (doc or {}).get("errors") or []:
+        text = f"{error.get('type', '')} {error.get('message', '')}".lower()
+        if "timeout" in text or "resource_limits" in text or "something went wrong" in text:
+            return True
+    return False
+
+
+class GitHubFetcher:
+    def __init__(
+        self, api: GitHubApi, settings: GitHubSettings, clock: Clock, use_graphql: bool = True
+    ) -> None:
+        self.api = api
+        self.settings = settings
+        self.clock = clock
+        self.use_graphql = use_graphql and api.authenticated
+
+    # -- entry point ---------------------------------------------------------------------------
+
+    def fetch_all(
+        self, specs: Sequence[ProjectSpec], prior: dict[str, ProjectSnapshot]
+    ) -> dict[str, ProjectResult]:
+        self.api.refresh_budget()
+        results: dict[str, ProjectResult] = {}
+        if self.use_graphql:
+            self._fetch_graphql(list(specs), prior, results)
+        pending = [s for s in specs if s.name not in results]
+        for index, spec in enumerate(pending):
+            try:
+                results[spec.name] = self._fetch_rest(spec, prior.get(spec.name), len(pending) - index)
+            except BudgetExhausted as exc:
+                for rest in pending[index:]:
+                    results[rest.name] = self._deferred(rest, str(exc))
+                break
+        return results
+
+    def _deferred(self, spec: ProjectSpec, why: str) -> ProjectResult:
+        return ProjectResult(spec.name, "deferred", note=f"not checked this audit: {why}")
+
+    def _error(self, spec: ProjectSpec, source: str, exc: Exception, url: str) -> ProjectResult:
+        error = FetchError(spec.name, source, getattr(exc, "url", "") or url, str(exc))
+        return ProjectResult(spec.name, "error", errors=(error,))
+
+    # -- REST ----------------------------------------------------------------------------------
+
+    def _fetch_rest(
+        self, spec: ProjectSpec, prior: ProjectSnapshot | None, projects_left: int
+    ) -> ProjectResult:
+        assert spec.repo is not None
+        now = self.clock()
+        sources: list[tuple[str, Source]] = []
+        url = self.api.absolute(f"/repos/{spec.repo}")
+        try:
+            response = self.api.get_json(f"/repos/{spec.repo}", allow=(404,))
+            if response.status == 404:
+                raise GitHubError(
+                    f"repository {spec.repo} not found (deleted, private, or renamed without "
+                    "a redirect): fix 'repo' in sources.yaml",
+                    response.url,
+                    404,
+                )
+            repo, gh_license = parse.repo_from_rest(response.data)
+            sources.append(("repo", Source(response.url, now)))
+            base = f"/repos/{repo.full_name}"
+            snapshot = ProjectSnapshot(project=spec.name, repo=repo, github_license=gh_license)
+
+            if spec.track in ("auto", "releases"):
+                url = self.api.absolute(f"{base}/releases?per_page={self.settings.releases_per_repo}")
+                response = self.api.get_json(url, expect=list)
+                snapshot = replace(snapshot, releases=parse.releases_from_rest(response.data))
+                sources.append(("releases", Source(response.url, now)))
+            has_release = bool(usable_releases(spec, snapshot.releases or ()))
+            if spec.track == "tags" or (spec.track == "auto" and not has_release):
+                # REST lists tags by name, not date: one full page (same cost) to sort by version.
+                url = self.api.absolute(f"{base}/tags?per_page=100")
+                response = self.api.get_json(url, expect=list)
+                snapshot = replace(snapshot, tags=parse.tags_from_rest(response.data))
+                sources.append(("tags", Source(response.url, now)))
+            has_tag = bool(usable_tags(spec, snapshot.tags or ()))
+            if spec.track == "commits" or (spec.track == "auto" and not has_release and not has_tag):
+                url = self.api.absolute(f"{base}/commits?per_page=1")
+                response = self.api.get_json(url, expect=list, allow=(409,))
+                if response.status == 200 and response.data:
+                    snapshot = replace(snapshot, head=parse.commit_from_rest(response.data))
+                sources.append(("head", Source(response.url, now)))
+
+            url = self.api.absolute(f"{base}/license")
+            response = self.api.get_json(url, allow=(404,))
+            if response.status == 200:
+                license_file, verdict = parse.license_file_from_rest(response.data)
+                snapshot = replace(snapshot, license_file=license_file)
+                if snapshot.github_license == parse.github_license(None):
+                    snapshot = replace(snapshot, github_license=verdict)
+            sources.append(("license", Source(response.url, now)))
+
+            snapshot = self._rest_inventory(snapshot, prior, projects_left, sources, now)
+        except BudgetExhausted:
+            raise
+        except (GitHubError, parse.ShapeError) as exc:
+            return self._error(spec, "github", exc, url)
+        return ProjectResult(spec.name, "ok", snapshot=replace(snapshot, sources=tuple(sources)))
+
+    def _rest_inventory(
+        self,
+        snapshot: ProjectSnapshot,
+        prior: ProjectSnapshot | None,
+        projects_left: int,
+        sources: list[tuple[str, Source]],
+        now: str,
+    ) -> ProjectSnapshot:
+        """Scan the tree for license-ish files when the budget has room for it."""
+        assert snapshot.repo is not None
+        carried = prior.license_inventory if prior else None
+        mode = self.settings.inventory
+        spare = self.api.spare_requests()
+        affordable = spare is None or spare > REST_REQUESTS_PER_PROJECT * projects_left
+        if mode == "never" or (mode == "auto" and not affordable) or not snapshot.repo.default_branch:
+            return replace(snapshot, license_inventory=carried)
+        base = f"/repos/{snapshot.repo.full_name}"
+        response = self.api.get_json(
+            self.api.absolute(f"{base}/git/trees/{snapshot.repo.default_branch}?recursive=1"),
+            allow=(404, 409),
+        )
+        if response.status != 200:
+            return replace(snapshot, license_inventory=carried)
+        sources.append(("license_inventory", Source(response.url, now)))
+        return replace(snapshot, license_inventory=parse.inventory_from_tree(response.data))
+
+    # -- GraphQL -------------------------------------------------------------------------------
+
+    def _fetch_graphql(
+        self,
+        specs: list[ProjectSpec],
+        prior: dict[str, ProjectSnapshot],
+        results: dict[str, ProjectResult],
+    ) -> None:
+        queue = [s for s in specs if s.repo is not None]
+        batch_size = self.settings.graphql_batch
+        while queue:
+            batch, queue = queue[:batch_size], queue[batch_size:]
+            paths = [self._license_path(prior.get(s.name)) for s in batch]
+            try:
+                status, doc, message = self.api.post_graphql(
+                    graphql_batch_query(batch, paths, self.settings)
+                )
+            except BudgetExhausted as exc:
+                for spec in [*batch, *queue]:
+                    results[spec.name] = self._deferred(spec, str(exc))
+                return
+            except GitHubError as exc:
+                for spec in batch:
+                    results[spec.name] = self._error(spec, "github-graphql", exc, self.api.graphql_url)
+                continue
+            if _is_timeout(status, doc) and len(batch) > 1:
+                batch_size = max(1, len(batch) // 2)  # shrink, like Renovate, and retry
+                log.info("GraphQL batch of %d timed out; retrying with %d", len(batch), batch_size)
+                queue = batch + queue
+                continue
+            self._read_batch(batch, status, doc, message, prior, results)
+
+    @staticmethod
+    def _license_path(prior: ProjectSnapshot | None) -> str:
+        if prior is not None and prior.license_file is not None:
+            return prior.license_file.path
+        return "LICENSE"
+
+    def _read_batch(
+        self,
+        batch: list[ProjectSpec],
+        status: int,
+        doc: dict[str, Any] | None,
+        message: str,
+        prior: dict[str, ProjectSnapshot],
+        results: dict[str, ProjectResult],
+    ) -> None:
+        data = (doc or {}).get("data") or {}
+        errors_by_alias: dict[str, str] = {}
+        for error in (doc or {}).get("errors") or []:
+            path = error.get("path") or []
+            if path:
+                errors_by_alias[str(path[0])] = str(error.get("message", ""))[:300]
+        url = self.api.graphql_url
+        for index, spec in enumerate(batch):
+            alias = f"r{index}"
+            node = data.get(alias) if isinstance(data, dict) else None
+            if not isinstance(node, dict):
+                why = errors_by_alias.get(alias) or f"no data for {spec.repo} ({message})"
+                results[spec.name] = self._error(spec, "github-graphql", GitHubError(why, url), url)
+                continue
+            try:
+                results[spec.name] = self._from_graphql(spec, node, prior.get(spec.name))
+            except BudgetExhausted as exc:
+                results[spec.name] = self._deferred(spec, str(exc))
+            except (GitHubError, parse.ShapeError, KeyError, TypeError, ValueError) as exc:
+                results[spec.name] = self._error(spec, "github", exc, url)
+
+    def _from_graphql(
+        self, spec: ProjectSpec, node: dict[str, Any], prior: ProjectSnapshot | None
+    ) -> ProjectResult:
+        now = self.clock()
+        repo, gh_license = parse.repo_from_graphql(node)
+        sources: list[tuple[str, Source]] = [("repo", Source(self.api.graphql_url, now))]
+        snapshot = ProjectSnapshot(
+            project=spec.name,
+            repo=repo,
+            releases=parse.releases_from_graphql(node),
+            tags=parse.tags_from_graphql(node),
+            head=parse.head_from_graphql(node),
+            github_license=gh_license,
+        )
+        blob = node.get("licenseBlob") or {}
+        blob_oid = blob.get("oid") if isinstance(blob, dict) else None
+        prior_file = prior.license_file if prior else None
+        if prior_file is not None and blob_oid == prior_file.blob_sha:
+            snapshot = replace(snapshot, license_file=prior_file)
+        elif prior_file is None and prior is not None and gh_license.key is None and not blob_oid:
+            pass  # still no license file; nothing to fetch
+        else:
+            response = self.api.get_json(f"/repos/{repo.full_name}/license", allow=(404,))
+            if response.status == 200:
+                license_file, _ = parse.license_file_from_rest(response.data)
+                snapshot = replace(snapshot, license_file=license_file)
+            sources.append(("license", Source(response.url, now)))
+
+        head = snapshot.head
+        prior_inventory = prior.license_inventory if prior else None
+        if self.settings.inventory == "never" or head is None:
+            snapshot = replace(snapshot, license_inventory=prior_inventory)
+        elif prior and prior.head and prior.head.sha == head.sha and prior_inventory is not None:
+            snapshot = replace(snapshot, license_inventory=prior_inventory)
+        else:
+            response = self.api.get_json(
+                f"/repos/{repo.full_name}/git/trees/{head.sha}?recursive=1", allow=(404, 409)
+            )
+            if response.status == 200:
+                snapshot = replace(
+                    snapshot, license_inventory=parse.inventory_from_tree(response.data)
+                )
+                sources.append(("license_inventory", Source(response.url, now)))
+        return ProjectResult(spec.name, "ok", snapshot=replace(snapshot, sources=tuple(sources)))

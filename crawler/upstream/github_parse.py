@@ -1,0 +1,198 @@
+"""GitHub JSON (REST and GraphQL) → plain snapshot facts. Pure; raises ShapeError on bad input.
+
+Upstream strings are attacker-controlled: they are capped here and escaped by the renderers.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from crawler.analysis.licenses import is_license_file
+from crawler.model import (
+    Commit,
+    GitHubLicense,
+    InventoryEntry,
+    LicenseFile,
+    Release,
+    RepoInfo,
+    Tag,
+)
+
+MAX_NAME = 300
+MAX_LICENSE_TEXT = 256 * 1024
+MAX_INVENTORY = 2000
+
+
+class ShapeError(ValueError):
+    """The JSON did not have the shape GitHub documents."""
+
+
+def cap(value: Any, limit: int = MAX_NAME) -> str | None:
+    if value is None:
+        return None
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _req(obj: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(obj, dict) or key not in obj:
+            raise ShapeError(f"missing field {'.'.join(keys)!r} in GitHub answer")
+        obj = obj[key]
+    return obj
+
+
+def _opt(obj: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def github_license(data: Any) -> GitHubLicense:
+    if not isinstance(data, dict):
+        return GitHubLicense(None, None, None)
+    return GitHubLicense(
+        key=cap(data.get("key")),
+        spdx_id=cap(data.get("spdx_id", data.get("spdxId"))),
+        name=cap(data.get("name")),
+    )
+
+
+def repo_from_rest(data: dict[str, Any]) -> tuple[RepoInfo, GitHubLicense]:
+    repo = RepoInfo(
+        id=int(_req(data, "id")),
+        full_name=str(_req(data, "full_name")),
+        default_branch=str(data.get("default_branch") or ""),
+        archived=bool(data.get("archived", False)),
+        url=str(data.get("html_url") or f"https://github.com/{data['full_name']}"),
+    )
+    return repo, github_license(data.get("license"))
+
+
+def releases_from_rest(data: list[Any]) -> tuple[Release, ...]:
+    releases = []
+    for item in data:
+        if not isinstance(item, dict):
+            raise ShapeError("release entry is not an object")
+        tag = cap(_req(item, "tag_name"))
+        assert tag is not None
+        releases.append(
+            Release(
+                tag=tag,
+                name=cap(item.get("name")),
+                published_at=item.get("published_at"),
+                prerelease=bool(item.get("prerelease", False)),
+                draft=bool(item.get("draft", False)),
+                url=str(item.get("html_url") or ""),
+            )
+        )
+    return tuple(releases)
+
+
+def tags_from_rest(data: list[Any]) -> tuple[Tag, ...]:
+    tags = []
+    for item in data:
+        name = cap(_req(item, "name"))
+        assert name is not None
+        tags.append(Tag(name=name, sha=str(_req(item, "commit", "sha"))))
+    return tuple(tags)
+
+
+def commit_from_rest(data: Any) -> Commit:
+    item = data[0] if isinstance(data, list) and data else data
+    if not isinstance(item, dict):
+        raise ShapeError("commit list is empty")
+    return Commit(
+        sha=str(_req(item, "sha")),
+        date=_opt(item, "commit", "committer", "date") or _opt(item, "commit", "author", "date"),
+        url=str(item.get("html_url") or ""),
+    )
+
+
+def license_file_from_rest(data: dict[str, Any]) -> tuple[LicenseFile, GitHubLicense]:
+    content = data.get("content") or ""
+    try:
+        raw = base64.b64decode(content, validate=False)[:MAX_LICENSE_TEXT]
+    except (binascii.Error, ValueError):
+        raise ShapeError("license content is not valid base64") from None
+    text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    license_file = LicenseFile(
+        path=str(_req(data, "path")),
+        blob_sha=str(_req(data, "sha")),
+        url=str(data.get("html_url") or ""),
+        text=text,
+    )
+    return license_file, github_license(data.get("license"))
+
+
+def inventory_from_tree(data: dict[str, Any]) -> tuple[InventoryEntry, ...]:
+    entries = _req(data, "tree")
+    if not isinstance(entries, list):
+        raise ShapeError("tree is not a list")
+    found = [
+        InventoryEntry(path=str(e["path"]), blob_sha=str(e.get("sha", "")))
+        for e in entries
+        if isinstance(e, dict) and e.get("type") == "blob" and is_license_file(str(e.get("path")))
+    ]
+    return tuple(sorted(found, key=lambda e: e.path)[:MAX_INVENTORY])
+
+
+# -- GraphQL ---------------------------------------------------------------------------------
+
+
+def repo_from_graphql(node: dict[str, Any]) -> tuple[RepoInfo, GitHubLicense]:
+    branch = node.get("defaultBranchRef") or {}
+    repo = RepoInfo(
+        id=int(_req(node, "databaseId")),
+        full_name=str(_req(node, "nameWithOwner")),
+        default_branch=str(branch.get("name") or ""),
+        archived=bool(node.get("isArchived", False)),
+        url=str(node.get("url") or ""),
+    )
+    return repo, github_license(node.get("licenseInfo"))
+
+
+def releases_from_graphql(node: dict[str, Any]) -> tuple[Release, ...]:
+    nodes = _opt(node, "releases", "nodes") or []
+    releases = []
+    for item in nodes:
+        if not isinstance(item, dict):
+            continue
+        tag = cap(_req(item, "tagName"))
+        assert tag is not None
+        releases.append(
+            Release(
+                tag=tag,
+                name=cap(item.get("name")),
+                published_at=item.get("publishedAt"),
+                prerelease=bool(item.get("isPrerelease", False)),
+                draft=bool(item.get("isDraft", False)),
+                url=str(item.get("url") or ""),
+                is_latest=bool(item.get("isLatest", False)),
+            )
+        )
+    return tuple(releases)
+
+
+def tags_from_graphql(node: dict[str, Any]) -> tuple[Tag, ...]:
+    tags = []
+    for item in _opt(node, "refs", "nodes") or []:
+        target = item.get("target") or {}
+        peeled = target.get("target") if isinstance(target.get("target"), dict) else target
+        name = cap(_req(item, "name"))
+        assert name is not None
+        tags.append(
+            Tag(name=name, sha=str(peeled.get("oid", "")), date=peeled.get("committedDate"))
+        )
+    return tuple(tags)
+
+
+def head_from_graphql(node: dict[str, Any]) -> Commit | None:
+    target = _opt(node, "defaultBranchRef", "target")
+    if not isinstance(target, dict) or "oid" not in target:
+        return None
+    return Commit(sha=str(target["oid"]), date=target.get("committedDate"), url=str(target.get("url") or ""))

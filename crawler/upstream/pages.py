@@ -1,0 +1,435 @@
+"""Fetching vendor documentation pages: SSRF-guarded, size-capped, charset-aware, conditional.
+
+* only http/https; every hop's host is resolved and refused when any address is private,
+  loopback, link-local, multicast, reserved, unspecified or otherwise not global, unless
+  ``settings.allow_private_addresses`` or ``CRAWLER_ALLOW_PRIVATE_ADDRESSES=1``
+  (the check runs before connecting; a DNS answer that changes in between is not caught);
+* redirects followed by hand (at most ``MAX_REDIRECTS``), re-checking each hop;
+* the body is streamed and refused once it passes ``settings.page_size_limit`` (decoded bytes,
+  so a gzip bomb stops too), or up front when Content-Length says so;
+* conditional requests from the ResponseCache (If-None-Match / If-Modified-Since); a 304 reuses
+  the cached body; a 2xx answer carrying a validator is stored;
+* charset: BOM, else the Content-Type charset, else ``<meta charset>``/http-equiv, else UTF-8,
+  else windows-1252; legacy labels map to their WHATWG supersets (gb2312 → gb18030, ...).
+
+Every error is a PageFetchError whose message has credentials in the URL redacted.
+"""
+
+from __future__ import annotations
+
+import codecs
+import ipaddress
+import os
+import re
+import socket
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qsl, urljoin, urlsplit
+
+import httpx
+
+from crawler.analysis.tables import (
+    describe_tables,
+    extract_pins,
+    extract_table,
+    is_markdown,
+    parse_document,
+)
+from crawler.config import Settings
+from crawler.upstream.http import (
+    USER_AGENT,
+    CachedResponse,
+    MemoryCache,
+    ResponseCache,
+    cache_key,
+    redact,
+)
+
+ACCEPT = "text/html, application/xhtml+xml, text/markdown;q=0.9, text/plain;q=0.8, */*;q=0.1"
+MAX_REDIRECTS = 5
+MAX_WORKERS = 16
+ALLOW_ENV = "CRAWLER_ALLOW_PRIVATE_ADDRESSES"
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_SECRET_PARAM = re.compile(r"token|key|secret|sig|pass|auth|credential|session", re.IGNORECASE)
+_META_CHARSET = re.compile(rb"<meta[^>]{0,512}?charset\s*=\s*[\"']?\s*([A-Za-z0-9._:-]+)", re.I)
+_HEADER_CHARSET = re.compile(r"charset\s*=\s*[\"']?([^\"';\s]+)", re.IGNORECASE)
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
+         (codecs.BOM_UTF16_BE, "utf-16-be"))  # fmt: skip
+_ALIASES = {
+    "gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "iso-8859-1": "cp1252",
+    "latin1": "cp1252", "latin-1": "cp1252", "ascii": "cp1252", "us-ascii": "cp1252",
+    "shift_jis": "cp932", "shift-jis": "cp932", "sjis": "cp932", "x-sjis": "cp932",
+    "windows-31j": "cp932", "euc-kr": "cp949", "big5": "big5hkscs",
+}  # fmt: skip
+
+
+class PageFetchError(Exception):
+    """A page could not be fetched; ``status`` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True)
+class FetchedPage:
+    url: str  # as requested (the configured URL: evidence and cache key)
+    body: str  # decoded text
+    content_type: str | None  # media type only, e.g. "text/html"
+    status: int  # 304 when the cached body was reused
+    from_cache: bool
+    final_url: str = ""  # after redirects
+    charset: str = "utf-8"  # the codec the body was decoded with
+
+
+def private_addresses_allowed(settings: Settings) -> bool:
+    env = os.environ.get(ALLOW_ENV, "").strip().lower()
+    return settings.allow_private_addresses or env in ("1", "true", "yes")
+
+
+def display_url(url: str) -> str:
+    """The URL without user:password@ (safe to show)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
+
+
+def _secrets(url: str) -> list[str]:
+    parts = urlsplit(url)
+    found = [parts.password or "", parts.username or ""]
+    found += [v for k, v in parse_qsl(parts.query) if _SECRET_PARAM.search(k) and len(v) > 3]
+    return [s for s in found if s]
+
+
+def _forbidden_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    for kind in ("loopback", "private", "link_local", "multicast", "reserved", "unspecified"):
+        if getattr(ip, f"is_{kind}"):
+            return kind.replace("_", "-")
+    return None if ip.is_global else "non-global"
+
+
+def check_url(url: str, *, allow_private: bool) -> None:
+    """Refuse non-http(s) URLs and hosts that resolve to private/internal addresses."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https"):
+        raise PageFetchError(f"refusing {display_url(url)}: only http:// and https:// are fetched")
+    host = parts.hostname
+    try:
+        port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    except ValueError:
+        raise PageFetchError(f"refusing {display_url(url)}: invalid port") from None
+    if not host:
+        raise PageFetchError(f"refusing {display_url(url)}: no host")
+    if allow_private:
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise PageFetchError(f"cannot resolve host {host!r} of {display_url(url)}: {exc}") from None
+    for info in infos:
+        ip = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        kind = _forbidden_kind(ip)
+        if kind is not None:
+            raise PageFetchError(
+                f"refusing to fetch {display_url(url)}: host {host!r} resolves to {ip}, a {kind} "
+                "address (server-side request forgery guard); to allow it set "
+                f"'allow_private_addresses: true' under 'settings:' in sources.yaml "
+                f"or {ALLOW_ENV}=1"
+            )
+
+
+def _codec(label: str | bytes | None) -> str | None:
+    if not label:
+        return None
+    name = (label.decode("ascii", "replace") if isinstance(label, bytes) else label).strip()
+    name = _ALIASES.get(name.lower().strip("\"'"), name)
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def decode_body(body: bytes, content_type: str | None) -> tuple[str, str]:
+    """(text, codec): BOM, header charset, <meta> charset, UTF-8, then windows-1252."""
+    for bom, bom_codec in _BOMS:
+        if body.startswith(bom):
+            return body[len(bom) :].decode(bom_codec, "replace"), bom_codec
+    header = _HEADER_CHARSET.search(content_type or "")
+    codec = _codec(header.group(1) if header else None)
+    if codec is None:
+        meta = _META_CHARSET.search(body[:4096])
+        codec = _codec(meta.group(1) if meta else None)
+        if codec is not None and codec.startswith("utf-16"):
+            codec = "utf-8"  # an ASCII-compatible page cannot really be UTF-16
+    if codec is not None:
+        return body.decode(codec, "replace"), codec
+    try:
+        return body.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return body.decode("cp1252", "replace"), "cp1252"
+
+
+def _media_type(content_type: str | None) -> str | None:
+    return content_type.split(";", 1)[0].strip().lower() or None if content_type else None
+
+
+def _host_key(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{(parts.hostname or '').lower()}:{parts.port or parts.scheme}"
+
+
+class PageFetcher:
+    """Fetch pages politely and safely. Thread-safe; ``fetch_many`` runs them in parallel."""
+
+    def __init__(
+        self, settings: Settings, cache: ResponseCache, *, client: httpx.Client | None = None
+    ) -> None:
+        self._settings = settings
+        self._cache = cache
+        self._allow_private = private_addresses_allowed(settings)
+        self._own_client = client is None
+        self._client = client or httpx.Client(
+            timeout=settings.timeout, headers={"User-Agent": USER_AGENT}, follow_redirects=False
+        )
+        self._slots: dict[str, threading.BoundedSemaphore] = {}
+        self._slots_lock = threading.Lock()
+
+    def close(self) -> None:
+        if self._own_client:
+            self._client.close()
+
+    def __enter__(self) -> PageFetcher:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @contextmanager
+    def _host_slot(self, url: str) -> Iterator[None]:
+        with self._slots_lock:
+            slot = self._slots.setdefault(
+                _host_key(url), threading.BoundedSemaphore(self._settings.per_host_concurrency)
+            )
+        with slot:
+            yield
+
+    def fetch(self, url: str) -> FetchedPage:
+        """GET one page (conditional when cached); PageFetchError on any failure."""
+        secrets = _secrets(url)
+        try:
+            with self._host_slot(url):
+                return self._fetch(url, secrets)
+        except PageFetchError as exc:
+            raise PageFetchError(redact(exc.message, *secrets), status=exc.status) from None
+        except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
+            if isinstance(exc, httpx.TimeoutException):
+                message = f"timed out after {self._settings.timeout}s fetching {display_url(url)}"
+            else:
+                message = f"fetching {display_url(url)} failed: {type(exc).__name__}: {exc}"
+            raise PageFetchError(redact(message, *secrets)) from None
+
+    def fetch_many(self, urls: Iterable[str]) -> dict[str, FetchedPage | PageFetchError]:
+        """Fetch in parallel, at most ``settings.per_host_concurrency`` at a time per host."""
+        unique = list(dict.fromkeys(urls))
+        if not unique:
+            return {}
+        by_host: dict[str, list[str]] = {}
+        for url in unique:
+            by_host.setdefault(_host_key(url), []).append(url)
+        # round-robin over hosts so one slow host's queue does not hold every worker
+        queues = list(by_host.values())
+        order = [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
+        workers = min(len(unique), MAX_WORKERS, len(queues) * self._settings.per_host_concurrency)
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="page-fetch") as pool:
+            futures = {url: pool.submit(self._fetch_or_error, url) for url in order}
+            return {url: futures[url].result() for url in unique}
+
+    def _fetch_or_error(self, url: str) -> FetchedPage | PageFetchError:
+        try:
+            return self.fetch(url)
+        except PageFetchError as exc:
+            return exc
+
+    def _fetch(self, url: str, secrets: list[str]) -> FetchedPage:
+        key = cache_key("GET", url, ACCEPT, "anonymous")
+        cached = self._cache.get_response(key)
+        headers = {"Accept": ACCEPT}
+        if cached is not None and cached.etag:
+            headers["If-None-Match"] = cached.etag
+        if cached is not None and cached.last_modified:
+            headers["If-Modified-Since"] = cached.last_modified
+        current = url
+        for _ in range(MAX_REDIRECTS + 1):
+            check_url(current, allow_private=self._allow_private)
+            request = self._client.build_request("GET", current, headers=headers)
+            response = self._client.send(request, stream=True, follow_redirects=False)
+            try:
+                location = response.headers.get("location")
+                if response.status_code in _REDIRECTS and location:
+                    current = urljoin(current, location.strip())
+                    secrets.extend(_secrets(current))
+                    continue
+                return self._finish(url, current, response, cached, key)
+            finally:
+                response.close()
+        raise PageFetchError(f"more than {MAX_REDIRECTS} redirects fetching {display_url(url)}")
+
+    def _finish(
+        self,
+        url: str,
+        final: str,
+        response: httpx.Response,
+        cached: CachedResponse | None,
+        key: str,
+    ) -> FetchedPage:
+        status = response.status_code
+        if status == 304 and cached is not None:
+            body, content_type = cached.body, cached.content_type
+        elif 200 <= status < 300:
+            body = self._read_capped(response, final)
+            content_type = response.headers.get("content-type")
+            etag, modified = response.headers.get("etag"), response.headers.get("last-modified")
+            if etag or modified:
+                entry = CachedResponse(url, etag, modified, body, content_type)
+                self._cache.put_response(key, entry)
+        else:
+            raise PageFetchError(f"HTTP {status} from {display_url(final)}", status=status)
+        text, codec = decode_body(body, content_type)
+        return FetchedPage(
+            url=url,
+            body=text,
+            content_type=_media_type(content_type),
+            status=status,
+            from_cache=status == 304,
+            final_url=final,
+            charset=codec,
+        )
+
+    def _read_capped(self, response: httpx.Response, url: str) -> bytes:
+        limit = self._settings.page_size_limit
+        hint = "raise settings.page_size_limit in sources.yaml if the page is legitimate"
+        length = response.headers.get("content-length", "").strip()
+        if length.isdigit() and int(length) > limit:
+            raise PageFetchError(
+                f"{display_url(url)} is {int(length)} bytes, over the page size limit "
+                f"of {limit} bytes: {hint}"
+            )
+        chunks: list[bytes] = []
+        total = 0
+        for chunk in response.iter_bytes():
+            total += len(chunk)
+            if total > limit:
+                raise PageFetchError(
+                    f"{display_url(url)} is larger than the page size limit of {limit} bytes "
+                    f"(stopped reading): {hint}"
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+def _load(source: str, settings: Settings) -> tuple[str, str | None, str]:
+    """(text, content type, location) of a URL (fetched) or a local file."""
+    if re.match(r"^https?://", source, re.IGNORECASE):
+        with PageFetcher(settings, MemoryCache()) as fetcher:
+            page = fetcher.fetch(source)
+        return page.body, page.content_type, page.final_url or page.url
+    try:
+        data = Path(source).read_bytes()
+    except OSError as exc:
+        raise PageFetchError(f"cannot read {source}: {exc.strerror or exc}") from None
+    return decode_body(data, None)[0], None, source
+
+
+def preview_page_json(
+    source: str,
+    *,
+    table_selector: str | None,
+    heading: str | None,
+    key: tuple[str, ...],
+    settings: Settings,
+    pins: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """What ``crawler page --json`` prints: every table found, or the one selected."""
+    body, content_type, location = _load(source, settings)
+    markdown = is_markdown(location, content_type)
+    soup = parse_document(body, markdown=markdown)
+    data: dict[str, Any] = {"source": source, "markdown": markdown}
+    if table_selector is None and heading is None:
+        data["tables"] = [asdict(info) for info in describe_tables(soup)]
+    else:
+        table = extract_table(
+            soup, name="preview", selector=table_selector, heading=heading, key=key
+        )
+        data["table"] = {
+            "selector": table_selector,
+            "heading": heading,
+            "columns": list(table.columns),
+            "key_columns": list(table.key_columns),
+            "rows": [dict(zip(table.columns, row, strict=True)) for row in table.rows],
+        }
+    if pins:
+        data["pins"] = dict(extract_pins(soup, dict(pins)))
+    return data
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def preview_page(
+    source: str,
+    *,
+    table_selector: str | None,
+    heading: str | None,
+    key: tuple[str, ...],
+    settings: Settings,
+    pins: Mapping[str, str] | None = None,
+) -> str:
+    """Human-readable ``crawler page`` output (ExtractionError/PageFetchError propagate)."""
+    data = preview_page_json(
+        source, table_selector=table_selector, heading=heading, key=key, settings=settings,
+        pins=pins,
+    )  # fmt: skip
+    lines: list[str] = []
+    if "tables" in data:
+        tables = data["tables"]
+        lines.append(f"{len(tables)} table(s) in {source}:" if tables else f"No table in {source}.")
+        for info in tables:
+            under = f'under "{info["heading"]}"' if info["heading"] else "before any heading"
+            rows = "too many rows" if info["row_count"] < 0 else f"{info['row_count']} row(s)"
+            lines.append(f"  [{info['index']}] {under}, {rows}: {' | '.join(info['columns'])}")
+            if info["selector"]:
+                lines.append(f"      selector: {info['selector']}")
+        if tables:
+            lines.append("Choose one with --heading TEXT or --table SELECTOR, and --key COLUMN.")
+    else:
+        table = data["table"]
+        where = f"selector `{table_selector}`" if table_selector else f"heading {heading!r}"
+        keyed = f", keyed by {', '.join(table['key_columns'])}" if table["key_columns"] else ""
+        lines.append(f"Table at {where} in {source}: {len(table['rows'])} row(s){keyed}")
+        columns: list[str] = table["columns"]
+        cells = [columns] + [[row[c] for c in columns] for row in table["rows"]]
+        widths = [min(40, max(len(r[i]) for r in cells)) for i in range(len(columns))]
+        for n, row in enumerate(cells):
+            padded = (_clip(v, w).ljust(w) for v, w in zip(row, widths, strict=True))
+            lines.append(" | ".join(padded).rstrip())
+            if n == 0:
+                lines.append("-+-".join("-" * w for w in widths))
+    for name, value in (data.get("pins") or {}).items():
+        lines.append(f"pin {name}: {value if value is not None else '(not found)'}")
+    return "\n".join(lines)

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import pytest
+
+from crawler.config import ProjectSpec
+from crawler.model import Commit, ProjectSnapshot, Release, Tag
+from crawler.versions import current_version, looks_like_prerelease, usable_releases
+
+
+@pytest.mark.parametrize(
+    ("tag", "expected"),
+    [
+        ("v0.33.0rc3", True),
+        ("1.0.0-beta.1", True),
+        ("v2.0.0.dev4", True),
+        ("v1.4.0-rc3", True),
+        ("nightly-2026-11-01", True),
+        ("v0.27.0.post1", False),
+        ("v0.9.0", False),
+        ("26.09", False),
+        ("b7123", False),  # llama.cpp build tags are releases, not betas
+    ],
+)
+def test_prerelease_detection(tag: str, expected: bool) -> None:
+    assert looks_like_prerelease(tag) is expected
+
+
+def _release(tag: str, date: str, *, pre: bool = False, draft: bool = False) -> Release:
+    return Release(tag, tag, date, pre, draft, f"https://github.com/o/r/releases/tag/{tag}")
+
+
+RELEASES = (
+    _release("v0.32.1", "2026-10-20T00:00:00Z"),
+    _release("v0.33.0rc3", "2026-11-02T00:00:00Z"),  # GitHub flag not set: the name says rc
+    _release("v0.34.0", "2026-11-03T00:00:00Z", draft=True),
+)
+
+
+def test_release_candidate_is_labelled_not_passed_off_as_a_release() -> None:
+    spec = ProjectSpec(name="vLLM", repo="o/r")
+    snapshot = ProjectSnapshot(project="vLLM", releases=RELEASES)
+    version = current_version(spec, snapshot, "Apache-2.0")
+    assert (version.version, version.version_source, version.prerelease) == (
+        "v0.33.0rc3", "release", True,
+    )
+    spec_stable = ProjectSpec(name="vLLM", repo="o/r", prereleases="exclude")
+    stable = current_version(spec_stable, snapshot, "Apache-2.0")
+    assert (stable.version, stable.prerelease, stable.published_at) == (
+        "v0.32.1", False, "2026-10-20T00:00:00Z",
+    )
+
+
+def test_drafts_and_tag_pattern_are_filtered() -> None:
+    spec = ProjectSpec(name="x", repo="o/r", tag_pattern=r"^v0\.32")
+    assert [r.tag for r in usable_releases(spec, RELEASES)] == ["v0.32.1"]
+
+
+def test_falls_back_to_tag_then_commit_never_inventing_a_version() -> None:
+    spec = ProjectSpec(name="TritonBench", repo="o/r")
+    tags = (Tag("v0.1.0", "a" * 40, "2025-01-01T00:00:00Z"), Tag("v0.2.0", "b" * 40, "2025-06-01T00:00:00Z"))
+    by_tag = current_version(spec, ProjectSnapshot(project="t", releases=(), tags=tags), None)
+    assert (by_tag.version, by_tag.version_source) == ("v0.2.0", "tag")
+    head = Commit("c" * 40, "2025-08-15T00:00:00Z", "https://github.com/o/r/commit/" + "c" * 40)
+    by_commit = current_version(spec, ProjectSnapshot(project="t", releases=(), tags=(), head=head), None)
+    assert (by_commit.version, by_commit.version_source, by_commit.published_at) == (
+        "cccccccccccc", "commit", "2025-08-15T00:00:00Z",
+    )
+    nothing = current_version(spec, ProjectSnapshot(project="t", releases=(), tags=()), None)
+    assert (nothing.version, nothing.version_source) == (None, None)
+
+
+def test_rest_tags_without_dates_are_ordered_by_version_not_by_name() -> None:
+    spec = ProjectSpec(name="x", repo="o/r")
+    tags = tuple(Tag(n, "0" * 40) for n in ("v0.9.0", "v0.20.0", "v0.10.1", "weekly", "v0.20.0rc1"))
+    snapshot = ProjectSnapshot(project="x", releases=(), tags=tags)
+    version = current_version(spec, snapshot, None)
+    assert (version.version, version.version_source, version.published_at) == ("v0.20.0", "tag", None)

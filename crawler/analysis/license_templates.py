@@ -1,14 +1,14 @@
 """License templates from ScanCode's ``licensedcode-data`` package, normalised and indexed.
 
 No license text lives in this repository: every template is read at run time from the
-installed ``licensedcode-data`` wheel (ScanCode's license database, ~2,300 licenses). The
-whole database is tokenised once per process (about a second) into word tuples, and an
-inverted index over the rarer words picks the few templates worth aligning against a file.
+installed ``licensedcode-data`` wheel (ScanCode's license database, ~2,300 licenses). Start-up
+reads every text once to build an inverted index over the rarer words (about a second);
+a template is tokenised in full only when a file makes it a candidate.
 
 Normalisation follows licensee and the SPDX matching guidelines closely enough for word
 alignment: case, punctuation, quotes, hyphens, bullets and list numbering, ``http(s)``,
 Markdown markup and line wrapping are ignored, a few varietal spellings are folded, and
-copyright statements are set aside (they are data about the holder, not license terms).
+copyright statements are set aside (they name holders, they are not license terms).
 """
 
 from __future__ import annotations
@@ -17,14 +17,15 @@ import importlib.util
 import math
 import re
 import threading
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 
 DATA_DISTRIBUTION = "licensedcode-data"
 MIN_TEMPLATE_WORDS = 20  # shorter ScanCode texts are notices or references, not license texts
-_MAX_DF_FRACTION = 0.25  # words in more templates than this are too common to index
+_MAX_DF_FRACTION = 0.25  # words found in more templates than this are not indexed
 
 # Copyright statements: "Copyright (c) 2024 X", "© X", "(c) X", "Copyright 2019 X",
 # "Copyright [yyyy] [name]", but not body text such as "copyright notice ..." after re-wrapping.
@@ -36,27 +37,30 @@ _COPYRIGHT_RE = re.compile(
     r"|all rights reserved\.?\s*$)",
     re.IGNORECASE,
 )
-SPDX_TAG_RE = re.compile(r"SPDX-License-Identifier\s*:\s*(?P<expr>[^\n*]*?)\s*(?:\*/|-->)?\s*$",
+SPDX_TAG_RE = re.compile(r"SPDX-License-Identifier\s*:\s*(?P<expr>.*?)\s*(?:\*/|-->)?\s*$",
                          re.IGNORECASE)
+# length-preserving, so token offsets stay valid in the original line
 _TRANSLATE = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00ab": '"', "\u00bb": '"',
     "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-",
-    "\u00a0": " ", "\ufeff": " ", "\t": " ", "&": " and ", "'": "", "`": "",
+    "\u00a0": " ", "\ufeff": " ", "\t": " ",
 })
-_JOIN_HYPHEN_RE = re.compile(r"(?<=[a-z0-9])-(?=[a-z0-9])")
-# list markers: "1.", "(a)", "a)", "(iv)", "2)": dropped wherever they stand so that
-# re-wrapping never changes the token stream; applied alike to templates and files.
-_MARKER_RE = re.compile(r"(?<![\w.])(?:\(?\d{1,2}[.)]|\([a-z]{1,3}\)|[a-z]\)|\(?[ivx]{1,4}\))(?!\w)")
-_WORD_RE = re.compile(r"[a-z0-9]+")
+# list markers ("1.", "(a)", "a)", "(iv)") are dropped wherever they stand, so re-wrapping
+# never changes the token stream; group 1 is a word (hyphens and apostrophes inside kept).
+_TOKEN_RE = re.compile(
+    r"(?<![\w.])(?:\(?\d{1,2}[.)]|\([a-z]{1,3}\)|[a-z]\)|\(?[ivx]{1,4}\))(?!\w)"
+    r"|([a-z0-9]+(?:[-'][a-z0-9]+)*|&)"
+)
+_ROUGH_RE = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 _VARIABLE_RE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
-# varietal spellings treated as equal (SPDX matching guidelines, equivalent words list)
+# varietal spellings treated as equal (after the SPDX matching guidelines' equivalent words)
 _VARIANTS = {
     "licence": "license", "licences": "licenses", "licenced": "licensed", "licencing": "licensing",
-    "https": "http", "acknowledgement": "acknowledgment",
-    "acknowledgements": "acknowledgments", "analogue": "analog", "authorisation": "authorization",
-    "authorised": "authorized", "characterise": "characterize", "favour": "favor",
-    "organisation": "organization", "organisations": "organizations", "practise": "practice", "sublicence": "sublicense", "utilisation": "utilization",
-    "whilst": "while", "wilful": "willful",
+    "https": "http", "acknowledgement": "acknowledgment", "acknowledgements": "acknowledgments",
+    "analogue": "analog", "authorisation": "authorization", "authorised": "authorized",
+    "favour": "favor", "organisation": "organization", "organisations": "organizations",
+    "practise": "practice", "sublicence": "sublicense", "utilisation": "utilization",
+    "whilst": "while", "wilful": "willful", "&": "and",
 }
 
 
@@ -64,29 +68,49 @@ def is_copyright_line(line: str) -> bool:
     return _COPYRIGHT_RE.match(line) is not None
 
 
+def _prep(text: str) -> str:
+    low = text.lower()
+    if len(low) != len(text):  # a few characters lower-case to two; keep offsets aligned
+        low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    return low if low.isascii() else low.translate(_TRANSLATE)
+
+
+def _word(raw: str) -> str:
+    w = raw.replace("-", "").replace("'", "") if ("-" in raw or "'" in raw) else raw
+    return _VARIANTS.get(w, w)
+
+
 def normalize_words(text: str) -> list[str]:
-    """The normalised word sequence of ``text`` (one line or many; copyright lines kept)."""
-    s = _MARKER_RE.sub(" ", _JOIN_HYPHEN_RE.sub("", text.translate(_TRANSLATE).lower()))
-    words = _WORD_RE.findall(s)
-    return [_VARIANTS.get(w, w) for w in words]
+    """The normalised word sequence of ``text``."""
+    return [_word(w) for w in _TOKEN_RE.findall(_prep(text)) if w]
+
+
+def tokenize_line(line: str) -> list[tuple[str, int, int]]:
+    """(word, start, end) for each normalised word of one line, offsets into ``line``."""
+    return [(_word(m.group(1)), m.start(1), m.end(1))
+            for m in _TOKEN_RE.finditer(_prep(line)) if m.group(1)]
 
 
 @dataclass(frozen=True)
 class Template:
     key: str  # ScanCode key, e.g. "bsd-new"
-    spdx_id: str  # SPDX id, or LicenseRef-scancode-... for licenses SPDX does not list
+    spdx_id: str  # SPDX id, or LicenseRef-scancode-<key> for licenses SPDX does not list
     name: str
-    short_name: str
     is_exception: bool
     words: tuple[str, ...]
     variable: frozenset[int]  # token positions inside ScanCode {{...}} markers
     title_len: int  # leading tokens of a title block, optional in a file
     optional_from: int  # tokens from here on are optional (after END OF TERMS AND CONDITIONS)
     ignorable_holders: tuple[str, ...]
+    counts: Counter[str] = field(compare=False, repr=False, default_factory=Counter)
 
     @property
     def is_spdx_listed(self) -> bool:
         return not self.spdx_id.startswith("LicenseRef-")
+
+    @property
+    def required(self) -> int:
+        return max(1, self.optional_from - self.title_len)
 
 
 def data_dir() -> Path:
@@ -105,13 +129,8 @@ def _frontmatter(head: str) -> dict[str, str | list[str]]:
     for line in head.splitlines():
         if line[:1].isalpha() and ":" in line:
             k, _, v = line.partition(":")
-            v = v.strip()
-            if v:
-                meta[k] = v.strip("'\"")
-                current = None
-            else:
-                current = []
-                meta[k] = current
+            current = None if v.strip() else []
+            meta[k] = v.strip().strip("'\"") if current is None else current
         elif current is not None and line.lstrip().startswith("- "):
             current.append(line.lstrip()[2:].strip().strip("'\""))
     return meta
@@ -121,29 +140,27 @@ def _title_len(body_lines: list[str]) -> int:
     """Tokens in a short title block (before the first blank line) naming the license."""
     block: list[str] = []
     for line in body_lines:
-        if not line.strip():
-            if block:
-                break
-            continue
-        block.append(line)
-    if not block or len(block) > 4:
-        return 0
-    words = normalize_words(" ".join(block))
-    if len(words) > 24 or not {"license", "licence", "agreement", "version"} & set(words):
+        if line.strip():
+            block.append(line)
+        elif block:
+            break
+    words = normalize_words(" ".join(block)) if 0 < len(block) <= 4 else []
+    if len(words) > 24 or not {"license", "agreement", "version"} & set(words):
         return 0
     return len(words)
 
 
-def parse_template(key: str, raw: str) -> Template | None:
-    if not raw.startswith("---"):
-        return None
-    _, head, body = raw.split("---\n", 2) if raw.count("---\n") >= 2 else ("", "", "")
-    meta = _frontmatter(head)
-    if any(meta.get(flag) == "yes" for flag in ("is_deprecated", "is_unknown", "is_generic")):
-        return None
-    spdx = meta.get("spdx_license_key")
-    spdx_id = spdx if isinstance(spdx, str) and spdx else f"LicenseRef-scancode-{key}"
-    lines = [ln for ln in body.splitlines() if not is_copyright_line(ln)]
+@dataclass
+class _Entry:
+    key: str
+    spdx_id: str
+    name: str
+    meta: dict[str, str | list[str]]
+    body: str
+
+
+def _parse(entry: _Entry) -> Template:
+    lines = [ln for ln in entry.body.splitlines() if not is_copyright_line(ln)]
     text = "\n".join(lines)
     words: list[str] = []
     variable: set[int] = set()
@@ -155,86 +172,116 @@ def parse_template(key: str, raw: str) -> Template | None:
         words += inner
         pos = m.end()
     words += normalize_words(text[pos:])
-    if len(words) < MIN_TEMPLATE_WORDS:
-        return None
     optional_from = len(words)
-    for i in range(len(words) - 4):
-        if words[i : i + 5] == ["end", "of", "terms", "and", "conditions"]:
-            if len(words) - (i + 5) < 0.4 * len(words):
-                optional_from = i + 5
-            break
-    holders = meta.get("ignorable_holders", [])
-    name, short = meta.get("name", key), meta.get("short_name", key)
+    joined = " ".join(words)
+    cut = joined.find(" end of terms and conditions")
+    if cut >= 0:
+        at = joined.count(" ", 0, cut + 1) + 5
+        if len(words) - at < 0.4 * len(words):
+            optional_from = at
+    holders = entry.meta.get("ignorable_holders", [])
     return Template(
-        key=key,
-        spdx_id=spdx_id,
-        name=name if isinstance(name, str) else key,
-        short_name=short if isinstance(short, str) else key,
-        is_exception=meta.get("is_exception") == "yes",
+        key=entry.key,
+        spdx_id=entry.spdx_id,
+        name=entry.name,
+        is_exception=entry.meta.get("is_exception") == "yes",
         words=tuple(words),
         variable=frozenset(variable),
         title_len=_title_len(lines),
         optional_from=optional_from,
         ignorable_holders=tuple(holders) if isinstance(holders, list) else (),
+        counts=Counter(words),
     )
 
 
 class TemplateIndex:
-    """All usable templates plus an inverted index from rare words to templates."""
+    """Every usable template, an inverted index from rare words to templates, and names."""
 
-    def __init__(self, templates: Sequence[Template]) -> None:
-        self.templates = list(templates)
-        self.by_spdx: dict[str, Template] = {}
-        for t in self.templates:
-            self.by_spdx.setdefault(t.spdx_id, t)
-        df: dict[str, int] = defaultdict(int)
-        distinct = [frozenset(t.words) for t in self.templates]
-        for ws in distinct:
-            for w in ws:
-                df[w] += 1
-        n = len(self.templates)
+    def __init__(self, entries: list[_Entry], word_sets: list[set[str]]) -> None:
+        self.entries = entries
+        self._parsed: dict[int, Template] = {}
+        self._lock = threading.Lock()
+        self.by_spdx: dict[str, int] = {}
+        for i, e in enumerate(entries):
+            self.by_spdx.setdefault(e.spdx_id, i)
+        n = len(entries)
+        df = Counter(chain.from_iterable(word_sets))
         max_df = max(1, int(n * _MAX_DF_FRACTION))
         self.idf = {w: math.log(n / c) for w, c in df.items() if c <= max_df}
-        self.postings: dict[str, list[int]] = defaultdict(list)
+        idf = self.idf
+        postings: dict[str, list[int]] = defaultdict(list)
         self.weight: list[float] = []
-        for i, ws in enumerate(distinct):
-            total = 0.0
-            for w in ws:
-                idf = self.idf.get(w)
-                if idf is not None:
-                    self.postings[w].append(i)
-                    total += idf
-            self.weight.append(total)
-        self.names = self._names()
-
-    def _names(self) -> dict[tuple[str, ...], str]:
-        """Normalised license names and ids -> SPDX id, for references in prose."""
-        names: dict[tuple[str, ...], str] = {}
-        for t in self.templates:
-            if t.is_exception or not t.is_spdx_listed:
+        for i, ws in enumerate(word_sets):
+            rare = ws & idf.keys()
+            self.weight.append(math.fsum(map(idf.__getitem__, rare)))
+            for w in rare:
+                postings[w].append(i)
+        self.postings = postings
+        self.names: dict[tuple[str, ...], str] = {}
+        for e in entries:
+            if e.spdx_id.startswith("LicenseRef-") or e.meta.get("is_exception") == "yes":
                 continue
-            for label in (t.name, t.short_name, t.spdx_id):
+            short = e.meta.get("short_name", "")
+            for label in (e.name, short if isinstance(short, str) else "", e.spdx_id):
                 key = tuple(w for w in normalize_words(label) if w not in {"the", "version"})
                 if key:
-                    names.setdefault(key, t.spdx_id)
-        return names
+                    self.names.setdefault(key, e.spdx_id)
+
+    def template(self, i: int) -> Template:
+        with self._lock:
+            tpl = self._parsed.get(i)
+            if tpl is None:
+                tpl = self._parsed[i] = _parse(self.entries[i])
+            return tpl
+
+    def by_id(self, spdx_id: str) -> Template | None:
+        i = self.by_spdx.get(spdx_id)
+        return None if i is None else self.template(i)
 
     def candidates(self, words: Iterable[str], min_containment: float = 0.45) -> list[int]:
         """Templates whose rare words are mostly present in ``words``, best first."""
         acc: dict[int, float] = defaultdict(float)
         for w in set(words):
             idf = self.idf.get(w)
-            if idf is None:
-                continue
-            for i in self.postings[w]:
-                acc[i] += idf
-        scored = [
-            (score / self.weight[i], i)
-            for i, score in acc.items()
-            if self.weight[i] > 0 and score >= min_containment * self.weight[i]
-        ]
+            if idf is not None:
+                for i in self.postings[w]:
+                    acc[i] += idf
+        scored = [(s / self.weight[i], i) for i, s in acc.items()
+                  if s >= min_containment * self.weight[i] > 0]
         scored.sort(reverse=True)
         return [i for _, i in scored]
+
+
+def _load(folder: Path) -> TemplateIndex:
+    entries: list[_Entry] = []
+    word_sets: list[set[str]] = []
+    for path in sorted(folder.glob("*.LICENSE")):
+        raw = path.read_text(encoding="utf-8", errors="replace")
+        cut = raw.find("\n---\n", 3)
+        if not raw.startswith("---") or cut < 0:
+            continue
+        meta = _frontmatter(raw[4:cut])
+        if any(meta.get(f) == "yes" for f in ("is_deprecated", "is_unknown", "is_generic")):
+            continue
+        body = raw[cut + 5 :]
+        rough = _ROUGH_RE.findall(body.lower())
+        if len(rough) < MIN_TEMPLATE_WORDS:
+            continue
+        spdx = meta.get("spdx_license_key")
+        name = meta.get("name")
+        entries.append(_Entry(
+            key=path.stem,
+            spdx_id=spdx if isinstance(spdx, str) and spdx else f"LicenseRef-scancode-{path.stem}",
+            name=name if isinstance(name, str) else path.stem,
+            meta=meta,
+            body=body,
+        ))
+        words = set(rough)
+        odd = [w for w in words if not w.isalnum() or w in _VARIANTS]
+        words.difference_update(odd)
+        words.update(_word(w) for w in odd)
+        word_sets.append(words)
+    return TemplateIndex(entries, word_sets)
 
 
 _LOCK = threading.Lock()
@@ -246,11 +293,5 @@ def load_index() -> TemplateIndex:
     global _INDEX
     with _LOCK:
         if _INDEX is None:
-            folder = data_dir()
-            templates = []
-            for path in sorted(folder.glob("*.LICENSE")):
-                tpl = parse_template(path.stem, path.read_text(encoding="utf-8", errors="replace"))
-                if tpl is not None:
-                    templates.append(tpl)
-            _INDEX = TemplateIndex(templates)
+            _INDEX = _load(data_dir())
         return _INDEX

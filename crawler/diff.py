@@ -209,7 +209,9 @@ def _license_changes(name: str, before: ProjectSnapshot, after: ProjectSnapshot)
         new = {e.path: e.blob_sha for e in after.license_inventory}
         added = sorted(set(new) - set(old))
         removed = sorted(set(old) - set(new))
-        changed = sorted(p for p in set(old) & set(new) if old[p] != new[p])
+        root = after.license_file.path if after.license_file else None
+        # the root file's own edits are license_text_changed / license_changed
+        changed = sorted(p for p in set(old) & set(new) if old[p] != new[p] and p != root)
         if added or removed or changed:
             parts = [f"{label} {', '.join(paths)}" for label, paths in
                      (("added", added), ("removed", removed), ("changed", changed)) if paths]

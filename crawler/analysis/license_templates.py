@@ -18,23 +18,33 @@ import math
 import re
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from difflib import SequenceMatcher
+from itertools import chain, pairwise
 from pathlib import Path
 
 DATA_DISTRIBUTION = "licensedcode-data"
 MIN_TEMPLATE_WORDS = 20  # shorter ScanCode texts are notices or references, not license texts
 _MAX_DF_FRACTION = 0.25  # words found in more templates than this are not indexed
+MIN_COVERAGE = 0.5  # below this share of a template, the template is not said to be present
+MIN_WORDS = 20  # fewer matched words than this is no match
+# template words that stand for a name and may be replaced ("the ORGANIZATION", "X CONSORTIUM")
+PLACEHOLDER_WORDS = frozenset((
+    "the", "of", "organization", "organizations", "copyright", "holder", "holders", "owner",
+    "owners", "author", "authors", "regents", "university", "california", "x", "consortium",
+    "name", "names", "its", "yyyy", "year", "licensor", "company", "and", "or", "contributors",
+))
+_MAX_FILL_WORDS = 30
 
 # Copyright statements: "Copyright (c) 2024 X", "© X", "(c) X", "Copyright 2019 X",
 # "Copyright [yyyy] [name]", but not body text such as "copyright notice ..." after re-wrapping.
 _COPYRIGHT_RE = re.compile(
-    r"^[\s*#/;>|!-]*(?:(?:copyright|\(c\)|©)(?:\s*(?:\(c\)|©|:|,))*\s*"
-    r"(?:\d{4}|\(c\)|©|[\[<{]|(?!(?:notice|notices|license|licence|licensed|holder|holders|owner|"
-    r"owners|and|or|law|laws|statement|statements|of|to|in|for|is|protection|by|the|this|"
-    r"that|on|as|claim|interest|rights|assignment|infringement|policy|act)\b)[^\W\d_])"
-    r"|all rights reserved\.?\s*$)",
+    r"^[\s*#/;>|!-]*(?:(?:copyright\s*(?:\(c\)|©)|©|copyright)(?:\s*(?:\(c\)|©|:|,|\ufffd))*\s*"
+    r"(?:\d{4}|[\[<{]|(?!(?:notice|notices|license|licence|licensed|holder|holders|"
+    r"owner|owners|and|or|law|laws|statement|statements|of|to|in|for|is|protection|by|the|this|"
+    r"that|on|as|claim|interest|rights|assignment|infringement|policy|act)\b)(?-i:[A-Z])"
+    r"|(?<=©)\s*\S)|\(c\)\s*\d{4}|all rights reserved\.?\s*$)",
     re.IGNORECASE,
 )
 SPDX_TAG_RE = re.compile(r"SPDX-License-Identifier\s*:\s*(?P<expr>.*?)\s*(?:\*/|-->)?\s*$",
@@ -45,14 +55,15 @@ _TRANSLATE = str.maketrans({
     "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-",
     "\u00a0": " ", "\ufeff": " ", "\t": " ",
 })
-# list markers ("1.", "(a)", "a)", "(iv)") are dropped wherever they stand, so re-wrapping
-# never changes the token stream; group 1 is a word (hyphens and apostrophes inside kept).
+# list markers ("1.", "(a)", "a)", "a.", "(iv)", "iv.") are dropped wherever they stand, so
+# re-wrapping never changes the token stream; group 1 is a word (inner hyphens, apostrophes kept)
 _TOKEN_RE = re.compile(
-    r"(?<![\w.])(?:\(?\d{1,2}[.)]|\([a-z]{1,3}\)|[a-z]\)|\(?[ivx]{1,4}\))(?!\w)"
-    r"|([a-z0-9]+(?:[-'][a-z0-9]+)*|&)"
+    r"(?<![\w.])(?:\(?\d{1,2}[.)]|\([a-z]{1,3}\)|[a-z]\)|\(?[ivx]{1,4}\)"
+    r"|(?:[a-z]|[ivx]{1,4})\.(?=\s|$))(?!\w)"
+    r"|([a-z0-9]+(?:(?:[-']|-[ ]+)[a-z0-9]+)*|&)"
 )
 _ROUGH_RE = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
-_VARIABLE_RE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+_VARIABLE_RE = re.compile(r"\{\{.*?\}\}")
 # varietal spellings treated as equal (after the SPDX matching guidelines' equivalent words)
 _VARIANTS = {
     "licence": "license", "licences": "licenses", "licenced": "licensed", "licencing": "licensing",
@@ -76,7 +87,7 @@ def _prep(text: str) -> str:
 
 
 def _word(raw: str) -> str:
-    w = raw.replace("-", "").replace("'", "") if ("-" in raw or "'" in raw) else raw
+    w = raw if raw.isalnum() or raw == "&" else re.sub(r"[-' ]", "", raw)
     return _VARIANTS.get(w, w)
 
 
@@ -91,6 +102,25 @@ def tokenize_line(line: str) -> list[tuple[str, int, int]]:
             for m in _TOKEN_RE.finditer(_prep(line)) if m.group(1)]
 
 
+_EOL_HYPHEN_RE = re.compile(r"[A-Za-z0-9]-\s*$")
+
+
+def tokenize_lines(lines: Sequence[str]) -> list[tuple[int, str, int, int, int]]:
+    """(line, word, start, end line, end) for every word of ``lines``; a word hyphenated
+    across a line break ("royalty-" / "free") is one word, as it is where not wrapped."""
+    out: list[tuple[int, str, int, int, int]] = []
+    join = False
+    for i, line in enumerate(lines):
+        toks = tokenize_line(line)
+        if join and toks and out and toks[0][1] == len(line) - len(line.lstrip()):
+            ln, w, s, _, _ = out[-1]
+            out[-1] = (ln, w + toks[0][0], s, i, toks[0][2])
+            toks = toks[1:]
+        out += [(i, w, s, i, e) for w, s, e in toks]
+        join = bool(toks) and _EOL_HYPHEN_RE.search(line) is not None
+    return out
+
+
 @dataclass(frozen=True)
 class Template:
     key: str  # ScanCode key, e.g. "bsd-new"
@@ -99,6 +129,7 @@ class Template:
     is_exception: bool
     words: tuple[str, ...]
     variable: frozenset[int]  # token positions inside ScanCode {{...}} markers
+    boiler: frozenset[int]  # token positions on the template's own copyright lines
     title_len: int  # leading tokens of a title block, optional in a file
     optional_from: int  # tokens from here on are optional (after END OF TERMS AND CONDITIONS)
     ignorable_holders: tuple[str, ...]
@@ -111,6 +142,17 @@ class Template:
     @property
     def required(self) -> int:
         return max(1, self.optional_from - self.title_len)
+
+    def unique(self) -> dict[str, int]:
+        """Words found once in the template -> their position (anchors for long files)."""
+        got = _UNIQUE.get(self.key)
+        if got is None:
+            got = _UNIQUE[self.key] = {
+                w: p for p, w in enumerate(self.words) if self.counts[w] == 1}
+        return got
+
+
+_UNIQUE: dict[str, dict[str, int]] = {}
 
 
 def data_dir() -> Path:
@@ -160,18 +202,14 @@ class _Entry:
 
 
 def _parse(entry: _Entry) -> Template:
-    lines = [ln for ln in entry.body.splitlines() if not is_copyright_line(ln)]
-    text = "\n".join(lines)
-    words: list[str] = []
-    variable: set[int] = set()
-    pos = 0
-    for m in _VARIABLE_RE.finditer(text):
-        words += normalize_words(text[pos : m.start()])
-        inner = normalize_words(m.group(1))
-        variable.update(range(len(words), len(words) + len(inner)))
-        words += inner
-        pos = m.end()
-    words += normalize_words(text[pos:])
+    lines = entry.body.splitlines()
+    toks = tokenize_lines(lines)
+    words = [w for _, w, _, _, _ in toks]
+    spans = {i: [m.span() for m in _VARIABLE_RE.finditer(ln)] for i, ln in enumerate(lines)
+             if "{{" in ln}
+    variable = {k for k, (ln, _, s, _, _) in enumerate(toks)
+                if any(a <= s < b for a, b in spans.get(ln, ()))}
+    boiler = {k for k, (ln, _, _, _, _) in enumerate(toks) if is_copyright_line(lines[ln])}
     optional_from = len(words)
     joined = " ".join(words)
     cut = joined.find(" end of terms and conditions")
@@ -187,6 +225,7 @@ def _parse(entry: _Entry) -> Template:
         is_exception=entry.meta.get("is_exception") == "yes",
         words=tuple(words),
         variable=frozenset(variable),
+        boiler=frozenset(boiler),
         title_len=_title_len(lines),
         optional_from=optional_from,
         ignorable_holders=tuple(holders) if isinstance(holders, list) else (),
@@ -295,3 +334,174 @@ def load_index() -> TemplateIndex:
         if _INDEX is None:
             _INDEX = _load(data_dir())
         return _INDEX
+
+
+@dataclass
+class Alignment:
+    """How one template lines up with a run of file words (indices are file word indices)."""
+
+    tpl: Template
+    lo: int  # file words [lo, hi) are explained by the template
+    hi: int
+    blocks: list[tuple[int, int, int]]  # (template pos, file word index, size) equal runs
+    matched: int = 0
+    missing: list[tuple[int, list[str]]] = field(default_factory=list)  # (file word, absent)
+    fills: list[tuple[int, int, list[str]]] = field(default_factory=list)  # placeholder filled
+    inserted: list[tuple[int, int]] = field(default_factory=list)  # added file words [a, b)
+    altered: list[tuple[int, int, list[str]]] = field(default_factory=list)  # replacing words
+    coverage: float = 0.0
+    score: float = 0.0
+
+    @property
+    def verdict(self) -> str:
+        if self.missing or self.altered:
+            return "modified"
+        return "match_with_extra_text" if self.inserted else "exact"
+
+
+def _blocks(tpl: Template, words: Sequence[str]) -> list[tuple[int, int, int]]:
+    """Matching blocks (template pos, file pos, size); common prefix and suffix fast-pathed."""
+    a, b = tpl.words, words
+    n = min(len(a), len(b))
+    pre = suf = 0
+    while pre < n and a[pre] == b[pre]:
+        pre += 1
+    while suf < n and a[-1 - suf] == b[-1 - suf]:
+        suf += 1
+    if pre + suf > n:  # overlapping: the longer run wins, the other is cut back
+        if suf >= pre:
+            pre = n - suf
+        else:
+            suf = n - pre
+    mid = SequenceMatcher(None, a[pre : len(a) - suf], b[pre : len(b) - suf], autojunk=False)
+    out = [(0, 0, pre)] if pre else []
+    out += [(i + pre, j + pre, k) for i, j, k in mid.get_matching_blocks() if k]
+    if suf:
+        out.append((len(a) - suf, len(b) - suf, suf))
+
+    def stray(small: tuple[int, int, int], other: tuple[int, int, int]) -> bool:
+        (a1, b1, k1), (a2, b2, _) = sorted([small, other])
+        return small[2] <= 4 and (b2 - b1 - k1) >= 10 + 2 * (a2 - a1 - k1)
+
+    # a few words matched in the optional tail (the Apache appendix) are chance, not a match
+    tail = [blk for blk in out if blk[0] >= tpl.optional_from]
+    if tail and sum(k for _, _, k in tail) < max(8.0, 0.3 * (len(a) - tpl.optional_from)):
+        out = [blk for blk in out if blk[0] < tpl.optional_from]
+    # drop small blocks stranded far from the rest (a stray "the software" in other text)
+    while len(out) > 1 and stray(out[0], out[1]):
+        out.pop(0)
+    while len(out) > 1 and stray(out[-1], out[-2]):
+        out.pop()
+    return out
+
+
+def _runs(positions: list[int]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for p in positions:
+        if runs and runs[-1][1] == p:
+            runs[-1] = (runs[-1][0], p + 1)
+        else:
+            runs.append((p, p + 1))
+    return runs
+
+
+def align(tpl: Template, words: Sequence[str], offset: int = 0,
+          ignorable: Sequence[bool] = ()) -> Alignment | None:
+    """Align ``tpl`` with ``words`` (file words from index ``offset``). File words flagged in
+    ``ignorable`` (indexed like the whole file: copyright lines) are never extra text."""
+    blocks = _blocks(tpl, words)
+    if not blocks:
+        return None
+    first, last = blocks[0], blocks[-1]
+    res = Alignment(tpl, offset + first[1], offset + last[1] + last[2],
+                    [(a, offset + b, k) for a, b, k in blocks], sum(k for _, _, k in blocks))
+    gaps = [(0, first[0], first[1], first[1])]
+    gaps += [(a1 + k1, a2, b1 + k1, b2) for (a1, b1, k1), (a2, b2, _) in pairwise(blocks)]
+    gaps.append((last[0] + last[2], len(tpl.words), last[1] + last[2], last[1] + last[2]))
+    optional_unmatched = 0
+    for ta, tb, fa, fb in gaps:
+        req = [p for p in range(ta, tb) if tpl.title_len <= p < tpl.optional_from]
+        optional_unmatched += (tb - ta) - len(req)
+        free = [offset + k for k in range(fa, fb)
+                if not (ignorable and ignorable[offset + k])]
+        tw = [tpl.words[p] for p in req]
+        if not req:
+            res.inserted += _runs(free)
+        elif all(p in tpl.boiler for p in req):  # the template's own copyright line
+            res.matched += len(req)
+            res.inserted += _runs(free) if len(free) > _MAX_FILL_WORDS else []
+        elif len(free) <= _MAX_FILL_WORDS and all(
+                p in tpl.variable or p in tpl.boiler or tpl.words[p] in PLACEHOLDER_WORDS
+                for p in req):
+            res.matched += len(req)
+            if free:
+                res.fills.append((free[0], free[-1] + 1, tw))
+        elif free:
+            res.altered.append((free[0], free[-1] + 1, tw))
+        else:
+            res.missing.append((offset + max(fa - 1, 0), tw))
+    total = len(tpl.words) - optional_unmatched
+    res.coverage = min(1.0, res.matched / total) if total else 0.0
+    unexplained = sum(b - a for a, b in res.inserted) + sum(b - a for a, b, _ in res.altered)
+    res.score = res.matched - (total - res.matched) - 0.5 * unexplained
+    return res
+
+
+def best_alignment(index: TemplateIndex, words: Sequence[str], offset: int = 0,
+                   ignorable: Sequence[bool] = ()) -> Alignment | None:
+    """The template that best explains ``words``, or None when none covers enough of itself."""
+    seg = Counter(words)
+    bounds = []
+    for i in index.candidates(words)[:40]:
+        tpl = index.template(i)
+        ub = sum(min(c, seg[w]) for w, c in tpl.counts.items())
+        bounds.append((ub - max(0, tpl.required - ub), tpl.is_spdx_listed, -len(tpl.words), i))
+    bounds.sort(reverse=True)
+    best: Alignment | None = None
+    for bound, _, _, i in bounds:
+        if best is not None and bound < _rank(best)[0]:
+            break
+        tpl = index.template(i)
+        w0, w1 = _window(tpl, words)
+        cand = align(tpl, words[w0:w1], offset + w0, ignorable)
+        if cand is None or cand.coverage < MIN_COVERAGE or cand.matched < MIN_WORDS:
+            continue
+        if best is None or _rank(cand) > _rank(best):
+            best = cand
+    return best
+
+
+def _window(tpl: Template, words: Sequence[str]) -> tuple[int, int]:
+    """The part of a long run of words where ``tpl`` most likely stands (the first such part
+    when it stands there several times): alignment time grows with the words it is given."""
+    n, t = len(words), len(tpl.words)
+    if n <= 3 * t + 200:
+        return 0, n
+    unique = tpl.unique()
+    votes: Counter[int] = Counter()
+    for p, w in enumerate(words):
+        q = unique.get(w)
+        if q is not None:
+            votes[(p - q) // 64] += 1
+    if not votes:
+        return 0, n
+    top = max(votes.values())
+    d = 64 * min(b for b, v in votes.items() if v == top)
+    return max(0, d - t // 2 - 64), min(n, d + t + t // 2 + 64)
+
+
+def _rank(a: Alignment) -> tuple[float, bool, int]:
+    """Score, with a ScanCode-only (LicenseRef) variant needing a clear margin to win."""
+    margin = 0.0 if a.tpl.is_spdx_listed else max(3.0, 0.02 * len(a.tpl.words))
+    return a.score - margin, a.tpl.is_spdx_listed, -len(a.tpl.words)
+
+
+def reference_text(spdx_id: str) -> str:
+    """The text of ``spdx_id`` as the data package ships it, ScanCode's {{...}} marks removed
+    (for demos and tests: this repository stores no license text)."""
+    index = load_index()
+    i = index.by_spdx.get(spdx_id)
+    if i is None:
+        raise KeyError(f"{spdx_id} is not in {DATA_DISTRIBUTION}")
+    body = re.sub(r"\{\{(.*?)\}\}", r"\1", index.entries[i].body, flags=re.DOTALL)
+    return body.strip("\n") + "\n"

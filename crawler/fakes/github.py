@@ -7,8 +7,10 @@ budgets (anonymous and authenticated apart, free authenticated 304s), caller-spe
 ``Link`` pagination, 301s for renamed repositories, 404/409 bodies, git blob SHAs, an unsorted
 release list, and deterministic fault injection (``FaultPlan``).
 
-State objects may be mutated in place between requests; call ``set_state`` after adding,
-removing or renaming repositories is not required (the name index heals itself) but is cheap.
+State objects may also be mutated in place between requests (the name index heals itself).
+Deliberate simplifications: one tree per repository (every commit and tag sees the current
+files), draft releases are listed to every caller, and ``Last-Modified`` is only sent where the
+body is fixed by a commit (commits, branches).
 """
 
 from __future__ import annotations
@@ -529,7 +531,7 @@ def _rest(view: RepoView, sub: str, query: list[tuple[str, str]], link_base: str
     repo = view.repo
     params = dict(query)
     if sub in ("", "/"):
-        return _Resp(200, _repo_json(view), last_modified=view.pushed_at())
+        return _Resp(200, _repo_json(view))
     if sub == "/releases":
         order = sorted(repo.releases, key=lambda r: hashlib.sha1(r.tag.encode()).hexdigest())
         return _paginate([_release_json(view, r) for r in order], query, link_base)
@@ -654,6 +656,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._fake().track(self.connection, True)
 
     def finish(self) -> None:
@@ -776,6 +779,7 @@ class FakeGitHub:
     def _reindex(self) -> None:
         self._names: dict[str, FakeRepo] = {}
         self._ids = {repo.id: repo for repo in self.state.repos}
+        self._count = len(self.state.repos)
         for repo in self.state.repos:
             self._names[f"{repo.owner}/{repo.name}".lower()] = repo
         for repo in self.state.repos:  # a current name wins over another repo's old name
@@ -787,7 +791,7 @@ class FakeGitHub:
         with self._lock:
             repo = self._names.get(key)
             known = {repo.full_name.lower(), f"{repo.owner}/{repo.name}".lower()} if repo else ()
-            if repo is None or key not in known or repo not in self.state.repos:
+            if repo is None or key not in known or self._count != len(self.state.repos):
                 self._reindex()
                 repo = self._names.get(key)
             return repo
@@ -882,21 +886,24 @@ class FakeGitHub:
             return
         path = urlsplit(target).path
         cost = 0
-        if authenticated and (token is None or (self.token is not None and token != self.token)):
-            resp = _error(401, "Bad credentials")
-            authenticated = False
-        elif fault is not None and fault.kind not in ("delay", "truncate"):
-            resp = self._fault_response(fault, path)
-        elif path in ("/graphql", "/api/graphql"):
-            resp, cost = self._graphql(method, body, authenticated)
-        elif path.startswith("/raw/"):
-            resp = self._raw(path)
-        else:
-            resp = self._rest_with_budget(handler, method, target, token if authenticated else None)
+        try:
+            if authenticated and (token is None or self.token not in (None, token)):
+                resp = _error(401, "Bad credentials")
+                authenticated = False
+            elif fault is not None and fault.kind not in ("delay", "truncate"):
+                resp = self._fault_response(fault, path, authenticated)
+            elif path in ("/graphql", "/api/graphql"):
+                resp, cost = self._graphql(method, body, authenticated)
+            elif path.startswith("/raw/"):
+                resp = self._raw(path)
+            else:
+                resp = self._rest_with_budget(handler, method, target, token)
+        except Exception as exc:  # a bug in the fake: answer it instead of dropping the socket
+            resp = _Resp(500, {"message": f"fake GitHub error: {exc!r}"})
+        log(resp.status, cost)  # before answering: a client may read the log right after
         self._send(handler, resp, truncate=fault is not None and fault.kind == "truncate")
-        log(resp.status, cost)
 
-    def _fault_response(self, fault: FaultRule, path: str) -> _Resp:
+    def _fault_response(self, fault: FaultRule, path: str, authenticated: bool) -> _Resp:
         retry = str(fault.retry_after or (self.faults.retry_after if self.faults else 1))
         doc = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
         if fault.kind == "status_500":
@@ -911,6 +918,10 @@ class FakeGitHub:
             return _Resp(200, _UNICORN, content_type="text/html; charset=utf-8")
         status = 403 if fault.kind == "secondary_limit" else 429
         resp = _error(status, _SECONDARY, doc)
+        graphql = path in ("/graphql", "/api/graphql")
+        name = "graphql" if graphql else "authenticated" if authenticated else "anonymous"
+        with self._lock:
+            resp.headers.update(self._rate_headers(self._buckets[name], name))
         resp.headers["retry-after"] = retry
         return resp
 
@@ -993,6 +1004,9 @@ class FakeGitHub:
         elif by_id:
             with self._lock:
                 found = self._ids.get(int(by_id[1]))
+                if found is None or self._count != len(self.state.repos):
+                    self._reindex()
+                    found = self._ids.get(int(by_id[1]))
             if found is None:
                 return _not_found(_REPO_DOC)
             repo, sub = found, by_id[2] or ""
@@ -1003,6 +1017,7 @@ class FakeGitHub:
 
     @staticmethod
     def _rate_headers(bucket: _Bucket, resource: str) -> dict[str, str]:
+        resource = "graphql" if resource == "graphql" else "core"
         return {
             "x-ratelimit-limit": str(bucket.limit),
             "x-ratelimit-remaining": str(bucket.remaining),

@@ -9,6 +9,7 @@ that field by field. Costs follow GitHub's documented formula, including its pag
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import math
@@ -18,6 +19,7 @@ from urllib.parse import quote
 
 from graphql import (
     BooleanValueNode,
+    DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
@@ -302,7 +304,7 @@ def _value(node: Any, variables: dict[str, Any]) -> Any:
 
 
 def _analyse(
-    document: Any, operation: OperationDefinitionNode, variables: dict[str, Any]
+    document: DocumentNode, operation: OperationDefinitionNode, variables: dict[str, Any]
 ) -> _Analysis:
     """Count repositories, requests and nodes the way GitHub's cost formula does."""
     out = _Analysis()
@@ -365,6 +367,17 @@ def _analyse(
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _checked(query: str) -> tuple[DocumentNode | None, list[dict[str, Any]]]:
+    """Parse and validate once per distinct query text (validation dominates the cost)."""
+    try:
+        document = parse(query)
+    except GraphQLError as err:
+        return None, [dict(err.formatted)]
+    errors = validate(SCHEMA, document)
+    return (None, [dict(e.formatted) for e in errors]) if errors else (document, [])
+
+
 def handle(fake: FakeGitHub, raw: bytes) -> tuple[int, dict[str, Any], int]:
     """Answer one ``POST /graphql``: (HTTP status, JSON body, points charged)."""
     try:
@@ -374,15 +387,11 @@ def handle(fake: FakeGitHub, raw: bytes) -> tuple[int, dict[str, Any], int]:
         operation_name = payload.get("operationName")
         if not isinstance(query, str) or not isinstance(variables, dict):
             raise TypeError
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return 400, {"message": "Problems parsing JSON", "documentation_url": _DOCS}, 0
-    try:
-        document = parse(query)
-    except GraphQLError as err:
-        return 200, {"errors": [dict(err.formatted)]}, 0
-    errors = validate(SCHEMA, document)
-    if errors:
-        return 200, {"errors": [dict(e.formatted) for e in errors]}, 0
+    document, errors = _checked(query)
+    if document is None:
+        return 200, {"errors": errors}, 0
     operation = get_operation_ast(document, operation_name)
     if operation is None or operation.operation != OperationType.QUERY:
         return 200, {"errors": [{"message": "Only one named query operation is supported"}]}, 0

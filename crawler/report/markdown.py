@@ -55,13 +55,22 @@ def _section(title: str, body: list[str], empty: str) -> list[str]:
     return [f"## {title}", "", *(body or [empty]), ""]
 
 
+def _release_detail(change: dict[str, Any]) -> str:
+    details = change.get("details") or {}
+    if not details.get("published_at"):
+        return escape(change["summary"])
+    name = details.get("name")
+    named = f" · “{escape(name, 80)}”" if name and name != change["after"] else ""
+    return f"{escape(details['published_at'][:10])}{named}"
+
+
 def _release_lines(changes: list[dict[str, Any]]) -> list[str]:
     rows = [
         [
             escape(c["project"]),
             escape(c["kind"].replace("_", " ")),
             f"{escape(c['before'])} → {escape(c['after'])}",
-            escape((c.get("details") or {}).get("published_at") or c["summary"]),
+            _release_detail(c),
             link("evidence", c["evidence_url"]),
         ]
         for c in changes
@@ -170,11 +179,12 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"{link(e['url'], e['url'])}; last good state kept"
         for e in report["errors"]
     ]
-    error_lines += [
+    lines += _section("Errors", error_lines, "No errors.")
+    unchecked = [
         f"- **{escape(p['name'])}** {escape(p['status'])}: {escape(p.get('note'), 300)}"
         for p in report["projects"] if p["status"] in ("deferred", "untracked")
     ]
-    lines += _section("Errors", error_lines, "No errors.")
+    lines += _section("Not checked this time", unchecked, "Every project was checked.")
     rows = [
         [escape(p["name"]), link(p["version"] or "—", p["url"]),
          escape(p["version_source"]) + (" (pre-release)" if p.get("prerelease") else ""),

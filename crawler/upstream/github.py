@@ -144,7 +144,10 @@ class GitHubFetcher:
                 response = self.api.get_json(url, expect=list)
                 snapshot = replace(snapshot, tags=parse.tags_from_rest(response.data))
                 sources.append(("tags", Source(response.url, now)))
-            has_tag = bool(usable_tags(spec, snapshot.tags or ()))
+            newest_tags = usable_tags(spec, snapshot.tags or ())
+            has_tag = bool(newest_tags)
+            if has_tag and not has_release and self._affordable(projects_left):
+                snapshot = self._date_newest_tag(snapshot, newest_tags[0].name, base)
             if spec.track == "commits" or (spec.track == "auto" and not has_release and not has_tag):
                 url = self.api.absolute(f"{base}/commits?per_page=1")
                 response = self.api.get_json(url, expect=list, allow=(409,))
@@ -168,6 +171,21 @@ class GitHubFetcher:
             return self._error(spec, "github", exc, url)
         return ProjectResult(spec.name, "ok", snapshot=replace(snapshot, sources=tuple(sources)))
 
+    def _affordable(self, projects_left: int) -> bool:
+        """Room for an optional request after reserving the essentials of every project left."""
+        spare = self.api.spare_requests()
+        return spare is None or spare > REST_REQUESTS_PER_PROJECT * projects_left
+
+    def _date_newest_tag(self, snapshot: ProjectSnapshot, name: str, base: str) -> ProjectSnapshot:
+        """REST tags carry no date: look up the commit of the one the catalog will show."""
+        tags = snapshot.tags or ()
+        tag = next(t for t in tags if t.name == name)
+        response = self.api.get_json(f"{base}/commits/{tag.sha}", allow=(404, 422))
+        if response.status != 200:
+            return snapshot
+        dated = replace(tag, date=parse.commit_from_rest(response.data).date)
+        return replace(snapshot, tags=tuple(dated if t.name == name else t for t in tags))
+
     def _rest_inventory(
         self,
         snapshot: ProjectSnapshot,
@@ -180,8 +198,7 @@ class GitHubFetcher:
         assert snapshot.repo is not None
         carried = prior.license_inventory if prior else None
         mode = self.settings.inventory
-        spare = self.api.spare_requests()
-        affordable = spare is None or spare > REST_REQUESTS_PER_PROJECT * projects_left
+        affordable = self._affordable(projects_left)
         if mode == "never" or (mode == "auto" and not affordable) or not snapshot.repo.default_branch:
             return replace(snapshot, license_inventory=carried)
         base = f"/repos/{snapshot.repo.full_name}"

@@ -138,6 +138,10 @@ class GitHubApi:
             retry=None,
             timeout=int(timeout),
             user_agent=USER_AGENT,
+            # Requests are serial already; PyGithub's default pacing (0.25 s per read, 1 s per
+            # POST, which includes GraphQL) would make a 1,000-project audit crawl.
+            seconds_between_requests=None,
+            seconds_between_writes=None,
         )
         self._requester = self._github.requester
 

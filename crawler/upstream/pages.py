@@ -110,7 +110,7 @@ def _secrets(url: str) -> list[str]:
 
 
 def _forbidden_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    for kind in ("loopback", "private", "link_local", "multicast", "reserved", "unspecified"):
+    for kind in ("loopback", "link_local", "multicast", "unspecified", "reserved", "private"):
         if getattr(ip, f"is_{kind}"):
             return kind.replace("_", "-")
     return None if ip.is_global else "non-global"

@@ -1,0 +1,556 @@
+"""Our own reading of a license file, independent of GitHub's licensee verdict.
+
+The file's normalised words are aligned (difflib, word level) against ScanCode license
+templates picked by an inverted-index prefilter (``license_templates``). What no template
+explains is sorted into copyright statements, titles, SPDX tags and *extra* or *altered*
+text, kept verbatim with line numbers so that a reviewer reads the actual sentence rather
+than a score. Several licenses in one file are found one after another on the words left.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from difflib import SequenceMatcher
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from license_expression import Licensing, get_spdx_licensing
+
+from crawler.analysis.license_templates import (
+    SPDX_TAG_RE,
+    Alignment,
+    TemplateIndex,
+    best_alignment,
+    is_copyright_line,
+    load_index,
+    normalize_words,
+    tokenize_lines,
+)
+
+MAX_CHARS = 256 * 1024  # characters analysed per file
+MAX_MATCHES = 8
+MIN_SEGMENT = 20  # fewer unexplained words than this are not searched for another license
+
+
+@dataclass(frozen=True)
+class TextSpan:
+    start_line: int  # 1-based, inclusive
+    end_line: int
+    text: str  # verbatim
+
+
+@dataclass(frozen=True)
+class LicenseMatch:
+    spdx_id: str
+    start_line: int
+    end_line: int
+    coverage: float
+    verdict: str  # exact | match_with_extra_text | modified (inside the span) | reference
+
+
+@dataclass(frozen=True)
+class LicenseAnalysis:
+    spdx_ids: tuple[str, ...]  # in file order
+    expression: str | None  # only on explicit evidence
+    verdict: str  # exact | match_with_extra_text | modified | unknown
+    coverage: float
+    matches: tuple[LicenseMatch, ...]
+    copyright_holders: tuple[str, ...]
+    extra_text: tuple[TextSpan, ...]
+    altered_text: tuple[TextSpan, ...]
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> LicenseAnalysis:
+        return LicenseAnalysis(
+            spdx_ids=tuple(d.get("spdx_ids", ())),
+            expression=d.get("expression"),
+            verdict=d.get("verdict", "unknown"),
+            coverage=float(d.get("coverage", 0.0)),
+            matches=tuple(LicenseMatch(**m) for m in d.get("matches", ())),
+            copyright_holders=tuple(d.get("copyright_holders", ())),
+            extra_text=tuple(TextSpan(**s) for s in d.get("extra_text", ())),
+            altered_text=tuple(TextSpan(**s) for s in d.get("altered_text", ())),
+            notes=tuple(d.get("notes", ())),
+        )
+
+
+@dataclass
+class _Doc:
+    lines: list[str]
+    words: list[str]
+    line: list[int]  # 0-based line of each word
+    start: list[int]  # offset of each word in its line
+    end_line: list[int]  # where each word ends (a hyphenated word goes on to the next line)
+    end: list[int]
+    ignorable: list[bool]  # word on a copyright line: never extra text
+    kind: dict[int, str]  # line -> "copyright" | "spdx"
+    tags: list[tuple[int, str]]  # SPDX-License-Identifier lines
+
+    def span(self, lo: int, hi: int) -> TextSpan:
+        """Verbatim text of words [lo, hi) with the punctuation attached to them."""
+        l0, l1 = self.line[lo], self.end_line[hi - 1]
+        first, last = self.lines[l0], self.lines[l1]
+        floor = self.end[lo - 1] if lo > 0 and self.end_line[lo - 1] == l0 else 0
+        ceil = self.start[hi] if hi < len(self.words) and self.line[hi] == l1 else len(last)
+        s, e = self.start[lo], self.end[hi - 1]
+        while s > floor and not first[s - 1].isspace():
+            s -= 1
+        while e < ceil and not last[e].isspace():
+            e += 1
+        parts = [first[s:e]] if l0 == l1 else [first[s:], *self.lines[l0 + 1 : l1], last[:e]]
+        return TextSpan(l0 + 1, l1 + 1, "\n".join(parts))
+
+
+def _prepare(text: str) -> _Doc:
+    text = text[:MAX_CHARS].lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    doc = _Doc(text.split("\n"), [], [], [], [], [], [], {}, [])
+    for i, line in enumerate(doc.lines):
+        tag = SPDX_TAG_RE.search(line)
+        if tag:
+            doc.kind[i] = "spdx"
+            doc.tags.append((i, tag.group("expr")))
+        elif is_copyright_line(line):
+            doc.kind[i] = "copyright"
+    for ln, w, s, eln, e in tokenize_lines(doc.lines):
+        kind = doc.kind.get(ln)
+        if kind != "spdx":
+            doc.words.append(w)
+            doc.line.append(ln)
+            doc.start.append(s)
+            doc.end_line.append(eln)
+            doc.end.append(e)
+            doc.ignorable.append(kind == "copyright")
+    return doc
+
+
+@cache
+def _licensing() -> Licensing:
+    return get_spdx_licensing()
+
+
+def _keys(expression: str | None) -> list[str]:
+    """License ids in an expression (exceptions included); none when it does not parse."""
+    try:
+        return [str(k) for k in _licensing().license_keys(expression, unique=True)]
+    except Exception:  # license-expression raises several error types on malformed input
+        return []
+
+
+def normalize_github_spdx(spdx_id: str | None) -> str | None:
+    """An SPDX id or expression in current form; NOASSERTION, other, none and None -> None."""
+    if spdx_id is None or spdx_id.strip().upper() in ("", "NOASSERTION", "OTHER", "NONE"):
+        return None
+    try:
+        return str(_licensing().parse(spdx_id.strip(), validate=False).render())
+    except Exception:  # malformed expression: keep what we were given
+        return spdx_id.strip()
+
+
+_GENERIC_TITLE = frozenset((
+    "the", "license", "version", "v", "software", "agreement", "terms", "and", "conditions",
+    "of", "text", "new", "revised", "simplified", "or", "clause", "open", "source", "public",
+    "general", "gnu", "for", "a", "full", "notice", "permission",
+))
+_HOLDER_LEAD_RE = re.compile(
+    r"^[\s*#/;>|!-]*(?:(?:copyright|\(c\)|©)[\s:,]*)+|\ball rights reserved\.?", re.IGNORECASE)
+_YEARS_RE = re.compile(r"^\s*(?:(?:\d{4}|present)\s*(?:[-–,]\s*)?)+[\s,.]*", re.IGNORECASE)
+_ABBREV = ("inc.", "ltd.", "co.", "corp.", "l.p.", "s.a.", "jr.", "llc.", "e.v.", "b.v.")
+_DUAL_RE = re.compile(
+    r"dual[\s-]*licen[cs]ed|licen[cs]ed under (?:either|both)|either of (?:the )?(?:following )?"
+    r"licen[cs]es|under the terms of either|at your (?:option|choice)(?!\)?,?\s*any later)",
+    re.IGNORECASE)
+_LATER_RE = re.compile(r"or\s*\(?at your option\)?,?\s*any later version", re.IGNORECASE)
+_SIBLING_RE = re.compile(r"^(?:licen[cs]e|copying)[-_.](?P<x>[\w.-]+?)(?:\.(?:txt|md|rst))?$",
+                         re.IGNORECASE)
+_SIBLING_IDS = {"mit": "MIT", "apache": "Apache-2.0", "apache2": "Apache-2.0",
+                "apache-2.0": "Apache-2.0", "bsd": "BSD-3-Clause", "isc": "ISC"}
+_ONLY_RE = re.compile(r"^((?:A|L)?GPL-\d\.\d)-only$")
+
+
+def _holder(line: str) -> str | None:
+    s = _HOLDER_LEAD_RE.sub(" ", line)
+    s = _YEARS_RE.sub("", _HOLDER_LEAD_RE.sub(" ", s)).strip()
+    s = re.sub(r"^by\s+", "", " ".join(s.split()), flags=re.IGNORECASE).strip(" ,;:")
+    if s.endswith(".") and not s.lower().endswith(_ABBREV):
+        s = s[:-1].rstrip()
+    return s[:200] if s and s[0] not in "[<{" and re.search(r"\w", s) else None
+
+
+def _is_title(line: str, vocab: set[str]) -> bool:
+    words = re.findall(r"[a-z0-9]+", line.lower())
+    if not 0 < len(words) <= 12:
+        return False
+    known = sum(w in vocab or w in _GENERIC_TITLE or w.isdigit() for w in words)
+    return known >= 0.8 * len(words) and any(w in vocab - _GENERIC_TITLE for w in words)
+
+
+def _references(words: list[str], index: TemplateIndex) -> list[tuple[int, str]]:
+    """(word index, SPDX id) for licenses named after "under (the terms of) the" in prose,
+    e.g. "licensed under the MIT License"."""
+    out: list[tuple[int, str]] = []
+    for i, w in enumerate(words):
+        if w != "under":
+            continue
+        rest = [x for x in words[i + 1 : i + 12] if x not in ("the", "version")]
+        while rest[:2] == ["terms", "of"]:
+            rest = rest[2:]
+        for n in range(min(6, len(rest)), 0, -1):
+            key = tuple(rest[:n])
+            if key in index.names and not set(key) <= _GENERIC_TITLE:
+                out.append((i, index.names[key]))
+                break
+    return out
+
+
+def _sibling_id(path: str, index: TemplateIndex) -> str | None:
+    m = _SIBLING_RE.match(path.replace("\\", "/").rsplit("/", 1)[-1])
+    if not m:
+        return None
+    x = m.group("x").lower()
+    return _SIBLING_IDS.get(x) or index.names.get(tuple(normalize_words(x)))
+
+
+def _leftover(doc: _Doc, found: list[Alignment]) -> list[tuple[int, int]]:
+    """Extra words outside every template span; titles and copyright headings are not extra."""
+    covered = bytearray(len(doc.words))
+    for m in found:
+        covered[m.lo : m.hi] = b"\x01" * (m.hi - m.lo)
+    vocab = {w for m in found for label in (m.tpl.name, m.tpl.key, m.tpl.spdx_id)
+             for w in re.findall(r"[a-z0-9]+", label.lower())}
+    by_line: dict[int, list[int]] = {}
+    for i, ln in enumerate(doc.line):
+        by_line.setdefault(ln, []).append(i)
+    starts = {m.lo for m in found} | {by_line[ln][0] for ln in list(by_line)[:3]}
+    extra: list[tuple[int, int]] = []
+    for ln, idx in by_line.items():
+        free = [i for i in idx if not covered[i]]
+        if not free or doc.kind.get(ln) == "copyright":
+            continue
+        if len(free) == len(idx):
+            nxt = next((j for j in range(ln + 1, len(doc.lines)) if doc.lines[j].strip()), None)
+            heading = doc.lines[ln].rstrip().endswith(":") and len(idx) <= 8
+            title = idx[0] in starts or idx[-1] + 1 in starts
+            if (title and _is_title(doc.lines[ln], vocab)) or (
+                    heading and doc.kind.get(nxt or -1) == "copyright"):
+                continue
+        extra += _runs(free)
+    return extra
+
+
+def _runs(positions: list[int]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for p in positions:
+        if runs and runs[-1][1] == p:
+            runs[-1] = (runs[-1][0], p + 1)
+        else:
+            runs.append((p, p + 1))
+    return runs
+
+
+def _merge(doc: _Doc, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Join word ranges a few words apart unless a copyright or SPDX line stands between."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo - out[-1][1] <= 3 and not any(
+                j in doc.kind for j in range(doc.end_line[out[-1][1] - 1] + 1, doc.line[lo])):
+            out[-1] = (out[-1][0], max(hi, out[-1][1]))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _notes(doc: _Doc, found: list[Alignment]) -> list[str]:
+    notes: list[str] = []
+    for m in found:
+        for a, b, tw in m.fills:
+            s = doc.span(a, b)
+            notes.append(f'{m.tpl.spdx_id}: "{" ".join(tw)}" reads "{s.text}" '
+                         f"(line {s.start_line})")
+        for at, tw in m.missing:
+            shown = " ".join(tw[:12]) + (" ..." if len(tw) > 12 else "")
+            notes.append(f"{m.tpl.spdx_id}: template words missing after line "
+                         f'{doc.line[at] + 1}: "{shown}"')
+    return notes
+
+
+def _matches(doc: _Doc, found: list[Alignment], extra: list[tuple[int, int]], prose: str,
+             index: TemplateIndex, notes: list[str]) -> list[LicenseMatch]:
+    """Template matches, then licenses only named in extra text or SPDX tags, in file order."""
+    later = _LATER_RE.search(prose)
+    tagged = [(ln, k) for ln, expr in doc.tags for k in _keys(normalize_github_spdx(expr))]
+    out: list[LicenseMatch] = []
+    for m in found:
+        spdx_id = m.tpl.spdx_id
+        only = _ONLY_RE.match(spdx_id)
+        tag = next((ln for ln, k in tagged if only and k == f"{only[1]}-or-later"), None)
+        if only and (later or tag is not None) and index.by_id(f"{only[1]}-or-later"):
+            spdx_id = f"{only[1]}-or-later"
+            said = (f'"{later[0]}"' if later else
+                    f"an SPDX-License-Identifier (line {(tag or 0) + 1})")
+            notes.append(f"{spdx_id}: the text is {m.tpl.spdx_id}, the file adds {said}")
+        elif only:
+            notes.append(f"{only[1]} text alone does not say -only or -or-later: reported as "
+                         f"{spdx_id}; check the notices in the source files")
+        out.append(LicenseMatch(spdx_id, doc.line[m.lo] + 1, doc.end_line[m.hi - 1] + 1,
+                                round(m.coverage, 4), m.verdict))
+    known = {m.spdx_id for m in out}
+    named = [(doc.line[lo + i] + 1, doc.line[lo + i] + 1, ref) for lo, hi in extra
+             for i, ref in _references(doc.words[lo:hi], index)]
+    named += [(ln + 1, ln + 1, k) for ln, k in tagged]
+    for start, end, ref in named:
+        if ref and ref not in known:
+            known.add(ref)
+            out.append(LicenseMatch(ref, start, end, 0.0, "reference"))
+    return sorted(out, key=lambda m: (m.start_line, m.end_line))
+
+
+def _expression(doc: _Doc, found: list[Alignment], matches: list[LicenseMatch], prose: str,
+                index: TemplateIndex, path: str | None, siblings: Sequence[str],
+                notes: list[str]) -> str | None:
+    """A license expression, only on explicit evidence: SPDX tags, dual-license wording,
+    LICENSE-<id> files side by side, or an exception text following its license."""
+    exceptions = {f.tpl.spdx_id for f in found if f.tpl.is_exception}
+    groups: list[str] = []  # licenses in file order, an exception joined to the one before
+    for m in matches:
+        if m.spdx_id in exceptions and groups and " WITH " not in groups[-1]:
+            groups[-1] += f" WITH {m.spdx_id}"
+        elif m.spdx_id not in groups:
+            groups.append(m.spdx_id)
+    others = [x for p in siblings if p != path and (x := _sibling_id(p, index))]
+    expression: str | None = None
+    if doc.tags:
+        exprs = list(dict.fromkeys(e for _, e in doc.tags if e))
+        expression = " AND ".join(f"({e})" if len(exprs) > 1 else e for e in exprs)
+        tagged = {k for e in exprs for k in _keys(normalize_github_spdx(e))}
+        texts = [m.spdx_id for m in matches if m.verdict != "reference"]
+        if any(t not in tagged for t in texts):
+            notes.append(f"SPDX-License-Identifier says {expression}, the text reads "
+                         f"{', '.join(texts)}")
+    elif _DUAL_RE.search(prose) and len(groups) == 2:
+        expression = " OR ".join(groups)
+    elif _DUAL_RE.search(prose) and len(groups) > 2:
+        notes.append(f"dual-license wording, but {len(groups)} licenses: no expression inferred")
+    elif path and _sibling_id(path, index) and len(groups) == 1 and set(others) - set(groups):
+        expression = " OR ".join(dict.fromkeys([groups[0], *others]))
+    elif len(groups) == 1 and " WITH " in groups[0]:
+        expression = groups[0]
+    if expression is None:
+        return None
+    try:
+        parsed = _licensing().parse(expression, validate=False)
+    except Exception as exc:  # license-expression raises several error types
+        notes.append(f"expression {expression!r} does not parse: {exc}")
+        return None
+    unknown = [k for k in _licensing().unknown_license_keys(parsed)
+               if not str(k).startswith("LicenseRef-")]
+    if unknown:
+        notes.append(f"expression {expression!r} names unknown ids: {', '.join(map(str, unknown))}")
+    return str(parsed.render()) if parsed is not None else None
+    return expression
+
+
+def _holders(doc: _Doc, found: list[Alignment]) -> list[str]:
+    """Holders named on copyright lines, but not on lines that are template text (a license
+    quoting its own copyright) nor those the template lists as ignorable (the FSF's)."""
+    ignorable = {h.lower().rstrip(".") for m in found for h in m.tpl.ignorable_holders}
+    equal = bytearray(len(doc.words))
+    for m in found:
+        for _, b, k in m.blocks:
+            equal[b : b + k] = b"\x01" * k
+    votes: dict[int, list[int]] = {}
+    for i, ln in enumerate(doc.line):
+        if doc.ignorable[i]:
+            votes.setdefault(ln, []).append(equal[i])
+    out: list[str] = []
+    for ln in sorted(k for k, v in doc.kind.items() if v == "copyright"):
+        v = votes.get(ln, [])
+        h = _holder(doc.lines[ln]) if 2 * sum(v) < len(v) or not v else None
+        if h and h.lower().rstrip(".") not in ignorable:
+            out.append(h)
+    return list(dict.fromkeys(out))
+
+
+def _build(doc: _Doc, found: list[Alignment], index: TemplateIndex, path: str | None,
+           siblings: Sequence[str]) -> LicenseAnalysis:
+    inserted = [r for m in found for r in m.inserted]
+    ranges = _merge(doc, _leftover(doc, found) + inserted)
+    extra = [doc.span(a, b) for a, b in ranges]
+    altered = [doc.span(a, b) for m in found for a, b, _ in m.altered]
+    notes = _notes(doc, found)
+    prose = "\n".join(s.text for s in extra)
+    matches = _matches(doc, found, ranges, prose, index, notes)
+    expression = _expression(doc, found, matches, prose, index, path, siblings, notes)
+    if not found:
+        verdict = "unknown"
+    elif any(m.verdict == "modified" for m in found):
+        verdict = "modified"
+    else:
+        verdict = "match_with_extra_text" if extra else "exact"
+    weight = sum(m.tpl.required for m in found)
+    coverage = sum(m.coverage * m.tpl.required for m in found) / weight if weight else 0.0
+    return LicenseAnalysis(
+        spdx_ids=tuple(dict.fromkeys(m.spdx_id for m in matches)),
+        expression=expression,
+        verdict=verdict,
+        coverage=round(coverage, 4),
+        matches=tuple(matches),
+        copyright_holders=tuple(_holders(doc, found)),
+        extra_text=tuple(extra),
+        altered_text=tuple(altered),
+        notes=tuple(notes),
+    )
+
+
+def analyze_license(
+    text: str, path: str | None = None, sibling_paths: Sequence[str] = ()
+) -> LicenseAnalysis:
+    """Detect the license(s) in ``text`` and everything that is not standard license text."""
+    doc = _prepare(text)
+    index = load_index()
+    found: list[Alignment] = []
+    todo = [(0, len(doc.words))]
+    while todo and len(found) < MAX_MATCHES:
+        lo, hi = todo.pop(0)
+        if hi - lo < MIN_SEGMENT:
+            continue
+        m = best_alignment(index, doc.words[lo:hi], lo, doc.ignorable)
+        if m is not None:
+            found.append(m)
+            todo += [(lo, m.lo), (m.hi, hi)]
+    found.sort(key=lambda m: m.lo)
+    return _build(doc, found, index, path, sibling_paths)
+
+
+def analyze_file(path: str | Path) -> LicenseAnalysis:
+    """Read a license file (BOM, CRLF, UTF-16, invalid UTF-8 all survive) and analyse it."""
+    p = Path(path)
+    with p.open("rb") as fh:
+        raw = fh.read(MAX_CHARS * 4)
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        text = raw.decode("utf-16", errors="replace")
+    else:
+        raw = raw.removeprefix(b"\xef\xbb\xbf")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:  # not UTF-8: cp1252 when it is text, else replace
+            cut = exc.start > len(raw) - 4  # only a character cut by the read limit
+            text = raw.decode("utf-8" if cut else "cp1252", errors="replace")
+    try:
+        siblings = [str(s) for s in p.parent.iterdir() if is_license_file(s.name)]
+    except OSError:
+        siblings = []
+    return analyze_license(text, str(p), siblings)
+
+
+_LICENSE_NAME_RE = re.compile(
+    r"^(?:licen[cs]e|copying|notice|copyright|patents|third[_-]party|third-party-notices)",
+    re.IGNORECASE,
+)
+
+
+def is_license_file(path: str) -> bool:
+    """LICENSE*, LICENCE*, COPYING*, NOTICE*, COPYRIGHT*, PATENTS*, THIRD_PARTY*, THIRD-PARTY*
+    and third-party-notices*, case-insensitively, on the file's own name."""
+    return _LICENSE_NAME_RE.match(path.replace("\\", "/").rsplit("/", 1)[-1]) is not None
+
+
+def pick_root_license(paths: Sequence[str]) -> str | None:
+    """The repository's license file among root paths: LICENSE/LICENCE before COPYING and
+    UNLICENSE, before LICENSE-MIT and the like, before COPYRIGHT; NOTICE and PATENTS never."""
+    def rank(path: str) -> tuple[int, int, str] | None:
+        name = path.rsplit("/", 1)[-1].lower()
+        stem, dot, ext = name.partition(".")
+        plain_ext = ext in ("", "txt", "md", "markdown", "rst")
+        if stem in ("license", "licence") and plain_ext:
+            kind = 0
+        elif stem in ("copying", "unlicense") and plain_ext:
+            kind = 1
+        elif re.match(r"(?:licen[cs]e|copying)", name):
+            kind = 2
+        elif stem == "copyright":
+            kind = 3
+        else:
+            return None
+        return kind, 0 if not dot else 1 if plain_ext else 2, name
+
+    ranked = []
+    for p in paths:
+        rel = p.replace("\\", "/").removeprefix("./").strip("/")
+        r = rank(rel) if rel and "/" not in rel else None
+        if r is not None:
+            ranked.append((r, p))
+    return min(ranked)[1] if ranked else None
+
+
+def noassertion_explanation(analysis: LicenseAnalysis) -> str:
+    """Why GitHub's licensee answered NOASSERTION, in one or two sentences, with the ids."""
+    ids = ", ".join(analysis.spdx_ids) or "no SPDX id"
+    texts = [m for m in analysis.matches if m.verdict != "reference"]
+    named = ", ".join(m.spdx_id for m in texts)
+    if analysis.verdict == "unknown":
+        if analysis.spdx_ids:
+            return f"No known license text found; the file only names {ids}."
+        return "No known license text found: unknown or custom license, review the file."
+    lines = "; ".join(f"lines {s.start_line}-{s.end_line}" for s in analysis.extra_text)
+    several = f" ({len(texts)} licenses in one file: {named})" if len(texts) > 1 else ""
+    if analysis.verdict == "modified":
+        where = "; ".join(f"lines {s.start_line}-{s.end_line}" for s in analysis.altered_text)
+        return (f"Modified {named} text{several}, {analysis.coverage:.0%} of the template: "
+                f"altered {where or 'by omission (see notes)'}.")
+    if analysis.verdict == "match_with_extra_text":
+        return f"Known license {named}{several} plus extra text at {lines}."
+    return (f"Standard {named} text{several}, word for word apart from title, copyright and "
+            f"SPDX lines; GitHub's licensee does not recognise it in this form.")
+
+
+def word_diff(old: str, new: str, context: int = 5) -> list[tuple[str, str]]:
+    """Word-level diff: ('equal' | 'delete' | 'insert', words); long equal runs keep only
+    ``context`` words each side around an ellipsis."""
+    a, b = old.split(), new.split()
+    out: list[tuple[str, str]] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            run = a[i1:i2]
+            head = [] if i1 == 0 and i2 < len(a) else run[:context]
+            tail = [] if i2 == len(a) else run[-context:]
+            if len(head) + len(tail) < len(run):
+                run = [*head, "…", *tail]
+            out.append(("equal", " ".join(run)))
+            continue
+        if i2 > i1:
+            out.append(("delete", " ".join(a[i1:i2])))
+        if j2 > j1:
+            out.append(("insert", " ".join(b[j1:j2])))
+    return out
+
+
+def render_text(analysis: LicenseAnalysis, path: str) -> str:
+    """Plain-text report of one analysis, for the ``crawler license`` command."""
+    head = ", ".join(analysis.spdx_ids) or "no license found"
+    out = [f"{path}: {head} — {analysis.verdict} (coverage {analysis.coverage:.1%})"]
+    if analysis.expression:
+        out.append(f"  expression: {analysis.expression}")
+    for m in analysis.matches:
+        out.append(f"  {m.spdx_id:<24} lines {m.start_line}-{m.end_line}  "
+                   f"{m.verdict}" + ("" if m.verdict == "reference" else f" {m.coverage:.1%}"))
+    if analysis.copyright_holders:
+        out.append("  copyright holders:")
+        out += [f"    {h}" for h in analysis.copyright_holders]
+    for title, spans in (("extra text", analysis.extra_text),
+                         ("altered text", analysis.altered_text)):
+        for s in spans:
+            out.append(f"  {title}, lines {s.start_line}-{s.end_line}:")
+            out += [f"    | {ln}" for ln in s.text.split("\n")]
+    if analysis.notes:
+        out.append("  notes:")
+        out += [f"    - {n}" for n in analysis.notes]
+    if analysis.verdict != "exact":
+        out.append(f"  why not a plain license: {noassertion_explanation(analysis)}")
+    return "\n".join(out) + "\n"

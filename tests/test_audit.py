@@ -1,0 +1,211 @@
+"""The nightly audit end to end: a GitHub-shaped server on loopback, a real database, real files.
+
+Each scenario runs without a token (REST, conditional requests) and with one (GraphQL batches).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crawler.analysis.license_texts import reference_text
+from crawler.audit import AuditOutcome, GitHubAccess, rebuild_report, run_audit
+from crawler.config import Config, parse_config
+from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, FakeTag, FaultPlan, FaultRule, GitHubState
+from crawler.report.json_report import validate_report
+from crawler.store import Store
+
+TOKEN = "ghp_test_token_value_1234567890"
+CONFIG = """
+github: {graphql_batch: 2, retry_base_delay: 0, max_retries: 2}
+projects:
+  - name: Alpha
+    repo: org/alpha
+  - name: Beta
+    repo: org/beta
+    prereleases: exclude
+  - name: Gamma
+    repo: org/gamma
+  - name: Offsite
+    homepage: https://gitee.example/x/y
+"""
+
+
+def _release(tag: str, day: str, pre: bool = False) -> FakeRelease:
+    stamp = f"2026-{day}T10:00:00Z"
+    return FakeRelease(tag=tag, name=tag, published_at=stamp, created_at=stamp, prerelease=pre)
+
+
+def _state() -> GitHubState:
+    mit = reference_text("MIT")
+    apache = reference_text("Apache-2.0")
+    return GitHubState(repos=[
+        FakeRepo(owner="org", name="alpha", id=1, license_key="mit", spdx_id="MIT",
+                 license_name="MIT License", license_text=mit, head_sha="a" * 40,
+                 head_date="2026-10-01T00:00:00Z",
+                 releases=[_release("v1.0.0", "10-01"), _release("v1.1.0", "10-20")]),
+        FakeRepo(owner="org", name="beta", id=2, license_key="apache-2.0", spdx_id="Apache-2.0",
+                 license_name="Apache License 2.0", license_text=apache, head_sha="b" * 40,
+                 head_date="2026-10-02T00:00:00Z", releases=[_release("v0.5.0", "10-05")]),
+        FakeRepo(owner="org", name="gamma", id=3, license_key="other", spdx_id="NOASSERTION",
+                 license_name="Other", license_text=mit + "\nExtra terms apply to the logo.\n",
+                 head_sha="c" * 40, head_date="2026-10-03T00:00:00Z",
+                 tags=[FakeTag("v0.1.0", "d" * 40, "2026-09-01T00:00:00Z")]),
+    ])
+
+
+@pytest.fixture(params=["rest", "graphql"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+class Harness:
+    def __init__(self, server: FakeGitHub, db_url: str, tmp: Path, token: str | None) -> None:
+        self.server = server
+        self.store = Store(db_url)
+        self.reports = tmp / "reports"
+        self.access = GitHubAccess(server.base_url, token)
+
+    def audit(self, config: Config) -> AuditOutcome:
+        outcome = run_audit(config, self.store, self.reports, access=self.access,
+                            sleep=lambda _s: None)
+        validate_report(outcome.report)
+        return outcome
+
+
+@pytest.fixture
+def harness(db_url: str, tmp_path: Path, mode: str) -> Iterator[Harness]:
+    token = TOKEN if mode == "graphql" else None
+    with FakeGitHub(_state(), token=TOKEN, unauth_limit=5000) as server:
+        h = Harness(server, db_url, tmp_path, token)
+        yield h
+        h.store.close()
+
+
+def _kinds(report: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(c["project"], c["kind"]) for c in report["changes"]]
+
+
+def test_first_audit_reports_projects_versions_flags_and_writes_files(harness: Harness) -> None:
+    config = parse_config(CONFIG)
+    outcome = harness.audit(config)
+    report = outcome.report
+    assert outcome.status == "complete" and outcome.exit_code == 0
+    assert _kinds(report) == [(n, "project_added") for n in ("Alpha", "Beta", "Gamma", "Offsite")]
+    rows = {p["name"]: p for p in report["projects"]}
+    assert (rows["Alpha"]["version"], rows["Alpha"]["version_source"]) == ("v1.1.0", "release")
+    assert rows["Alpha"]["published_at"] == "2026-10-20T10:00:00Z"
+    assert rows["Alpha"]["license"] == "MIT"
+    assert (rows["Gamma"]["version"], rows["Gamma"]["version_source"]) == ("v0.1.0", "tag")
+    assert rows["Gamma"]["github_license"] == "NOASSERTION"
+    assert rows["Gamma"]["detected_license"] == "MIT"
+    assert (rows["Offsite"]["status"], rows["Offsite"]["version"]) == ("untracked", None)
+    flags = {(f["project"], f["kind"]): f for f in report["flags"]}
+    assert set(flags) == {("Gamma", "license_noassertion"), ("Gamma", "no_tagged_release")}
+    assert flags[("Gamma", "license_noassertion")]["new"] is True
+    assert flags[("Gamma", "no_tagged_release")]["detail"] == (
+        "no GitHub release; tracked by tag v0.1.0 (2026-09-01T00:00:00Z)"
+    )
+    latest = harness.reports / "latest"
+    assert json.loads((latest / "report.json").read_text()) == report
+    markdown = (latest / "report.md").read_text()
+    assert "## New releases\n\nNo new releases." in markdown
+    assert "Extra terms apply to the logo" in markdown
+
+
+def test_second_unchanged_audit_reports_nothing_and_costs_almost_nothing(
+    harness: Harness, mode: str
+) -> None:
+    config = parse_config(CONFIG)
+    harness.audit(config)
+    harness.server.reset_log()
+    outcome = harness.audit(config)
+    assert outcome.report["changes"] == []
+    assert outcome.report["summary"]["changes"] == 0
+    assert [f["new"] for f in outcome.report["flags"]] == [False, False]  # standing, not new
+    api = [r for r in harness.server.requests if r.path != "/rate_limit"]
+    if mode == "rest":
+        assert api and all(r.status == 304 and r.conditional for r in api)
+    else:
+        assert [(r.method, r.path) for r in api] == [("POST", "/graphql"), ("POST", "/graphql")]
+    markdown = (harness.reports / "latest" / "report.md").read_text()
+    assert "0 changes since audit #1" in markdown
+
+
+def test_upstream_changes_are_reported_with_evidence(harness: Harness) -> None:
+    config = parse_config(CONFIG)
+    harness.audit(config)
+    state = _state()
+    alpha, beta, gamma = state.repos
+    alpha.releases.append(_release("v1.2.0", "11-02"))
+    beta.releases.append(_release("v0.6.0rc1", "11-03", pre=True))  # excluded by config
+    beta.releases.append(_release("v0.5.1", "11-04"))
+    gamma.tags.append(FakeTag("v0.2.0", "e" * 40, "2026-11-01T00:00:00Z"))
+    alpha.license_text = (alpha.license_text or "").replace("MIT License", "MIT License (Expat)")
+    harness.server.set_state(state)
+    report = harness.audit(config).report
+    assert _kinds(report) == [
+        ("Alpha", "new_release"),
+        ("Alpha", "license_text_changed"),
+        ("Beta", "new_release"),
+        ("Gamma", "new_tag"),
+    ]
+    changes = report["changes"]
+    assert (changes[0]["before"], changes[0]["after"]) == ("v1.1.0", "v1.2.0")
+    assert changes[0]["evidence_url"] == "https://github.com/org/alpha/releases/tag/v1.2.0"
+    assert (changes[2]["before"], changes[2]["after"]) == ("v0.5.0", "v0.5.1")
+    assert (changes[3]["before"], changes[3]["after"]) == ("v0.1.0", "v0.2.0")
+
+
+def test_a_failed_fetch_is_an_error_never_a_finding(harness: Harness, mode: str) -> None:
+    config = parse_config(CONFIG)
+    harness.audit(config)
+    state = _state()
+    state.repos[0].releases.append(_release("v1.2.0", "11-02"))
+    harness.server.set_state(state)
+    target = "/graphql" if mode == "graphql" else "org/alpha"
+    harness.server.faults = FaultPlan(rules=[FaultRule(kind="status_500", path=target, times=99)])
+    failed = harness.audit(config)
+    assert failed.exit_code == 1
+    assert failed.report["changes"] == []
+    errors = failed.report["errors"]
+    assert {e["project"] for e in errors} == ({"Alpha"} if mode == "rest" else {"Alpha", "Beta", "Gamma"})
+    assert all("HTTP 500" in e["error"] for e in errors)
+    rows = {p["name"]: p for p in failed.report["projects"]}
+    assert (rows["Alpha"]["status"], rows["Alpha"]["version"]) == ("error", "v1.1.0")  # carried
+    harness.server.faults = None
+    recovered = harness.audit(config).report
+    assert _kinds(recovered) == [("Alpha", "new_release")]
+    assert recovered["audit"]["baseline_audit_id"] == (2 if mode == "rest" else 1)
+
+
+def test_report_can_be_rebuilt_from_the_database(harness: Harness) -> None:
+    config = parse_config(CONFIG)
+    harness.audit(config)
+    state = _state()
+    state.repos[0].releases.append(_release("v1.2.0", "11-02"))
+    harness.server.set_state(state)
+    live = harness.audit(config).report
+    rebuilt = rebuild_report(harness.store, config, live["audit"]["id"])
+    assert rebuilt["changes"] == live["changes"]
+    assert rebuilt["flags"] == live["flags"]
+    assert rebuilt["projects"] == live["projects"]
+
+
+def test_token_never_reaches_reports_database_or_errors(harness: Harness, mode: str) -> None:
+    if mode == "rest":
+        pytest.skip("no token in REST mode")
+    config = parse_config(CONFIG)
+    harness.server.faults = FaultPlan(rules=[FaultRule(kind="status_500", path="/", times=999)])
+    outcome = harness.audit(config)
+    assert outcome.report["errors"]
+    assert TOKEN not in json.dumps(outcome.report)
+    assert TOKEN not in (harness.reports / "latest" / "report.md").read_text()
+    with harness.store.engine.connect() as conn:
+        for table in ("fetch_errors", "snapshots", "audits", "http_cache", "observations"):
+            rows = conn.exec_driver_sql(f"select * from {table}").fetchall()
+            assert TOKEN not in repr(rows)

@@ -209,3 +209,37 @@ def test_token_never_reaches_reports_database_or_errors(harness: Harness, mode: 
         for table in ("fetch_errors", "snapshots", "audits", "http_cache", "observations"):
             rows = conn.exec_driver_sql(f"select * from {table}").fetchall()
             assert TOKEN not in repr(rows)
+
+
+def test_moved_missing_and_empty_repositories(harness: Harness, mode: str) -> None:
+    config = parse_config(CONFIG + "  - name: Empty\n    repo: org/empty\n")
+    state = _state()
+    state.repos.append(FakeRepo(owner="org", name="empty", id=9))  # no commits at all
+    harness.server.set_state(state)
+    first = harness.audit(config).report
+    rows = {p["name"]: p for p in first["projects"]}
+    assert (rows["Empty"]["status"], rows["Empty"]["version"]) == ("ok", None)
+    assert rows["Empty"]["license"] == "none found"
+
+    moved = _state()
+    moved.repos[0].moved_to = "neworg/alpha-renamed"
+    del moved.repos[1]  # Beta is gone: an error, not "release removed"
+    moved.repos.append(FakeRepo(owner="org", name="empty", id=9))
+    harness.server.set_state(moved)
+    report = harness.audit(config).report
+    assert _kinds(report) == [("Alpha", "repo_moved")]
+    change = report["changes"][0]
+    assert (change["before"], change["after"]) == ("org/alpha", "neworg/alpha-renamed")
+    assert change["details"] == {"before_id": 1, "after_id": 1}
+    [error] = report["errors"]
+    assert error["project"] == "Beta"
+    if mode == "rest":
+        assert error["error"] == (
+            "repository org/beta not found (deleted, private, or renamed without a redirect): "
+            "fix 'repo' in sources.yaml"
+        )
+    else:
+        assert error["error"] == "Could not resolve to a Repository with the name 'org/beta'."
+    rows = {p["name"]: p for p in report["projects"]}
+    assert (rows["Beta"]["status"], rows["Beta"]["version"]) == ("error", "v0.5.0")
+    assert rows["Alpha"]["repo"] == "neworg/alpha-renamed"

@@ -88,6 +88,45 @@ def audit(config_path: str, db_url: str | None, reports_dir: str, only: tuple[st
 
 
 @cli.command()
+@config_option
+@db_option
+@click.option("--reports", "reports_dir", default=DEFAULT_REPORTS, show_default=True,
+              type=click.Path(file_okay=False))
+@click.option("--cron", default="0 3 * * *", show_default=True,
+              help="When to audit, as a 5-field crontab expression (UTC).")
+@click.option("--run-now", is_flag=True, help="Also audit once at start.")
+def schedule(config_path: str, db_url: str | None, reports_dir: str, cron: str,
+             run_now: bool) -> None:
+    """Stay running and audit on a schedule (for a container without cron)."""
+    from crawler.audit import GitHubAccess, run_audit
+    from crawler.schedule import build_scheduler
+
+    _load(config_path)  # fail fast on a bad file; it is re-read before every audit
+
+    def job() -> None:
+        config = load_config(config_path)
+        store = _open_store(db_url)
+        try:
+            outcome = run_audit(config, store, Path(reports_dir),
+                                access=GitHubAccess.from_env(config))
+            click.echo(f"audit #{outcome.audit_id} {outcome.status}: {outcome.report_dir}")
+        finally:
+            store.close()
+
+    try:
+        scheduler = build_scheduler(cron, job)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if run_now:
+        job()
+    click.echo(f"scheduled: {cron} (UTC); Ctrl-C to stop")
+    try:
+        scheduler.start()
+    except (KeyboardInterrupt, SystemExit):
+        pass
+
+
+@cli.command()
 @click.argument("name")
 @config_option
 @db_option

@@ -94,7 +94,7 @@ def test_configuration_errors_exit_2_with_file_and_line(workdir: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["audit", "history", "report", "diff", "license", "page", "demo"]
+    "command", ["audit", "history", "report", "diff", "license", "page", "demo", "schedule"]
 )
 def test_every_command_has_help(command: str) -> None:
     result = CliRunner().invoke(cli, [command, "--help"])

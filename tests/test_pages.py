@@ -240,7 +240,9 @@ def test_watched_text_block_change_has_a_word_diff(
     (change,) = diff_page("acme", before, after)
     assert change.kind is ChangeKind.PAGE_CHANGED
     assert change.details["hunks"] == [{"op": "replace", "before": "recent", "after": "2026"}]
-    assert change.details["diff"] == "… accelerators below. It needs a [-recent-] {+2026+} driver. …"
+    assert change.details["diff"] == (
+        "… accelerators below. It needs a [-recent-] {+2026+} driver. …"
+    )
 
 
 def test_column_added_is_reported_once_not_per_cell() -> None:
@@ -437,7 +439,7 @@ def test_nesting_ten_thousand_deep_does_not_crash() -> None:
     css = respec(HW_CSS_SPEC, tables=({"name": "t", "selector": "table", "key": ("Hardware",)},))
     with pytest.raises(ExtractionError):  # the outer table's only cell is another table
         extract_page(css, tables, "text/html", "https://x/hw.html")
-    assert len(describe_tables(parse_document(tables, markdown=False))) == 10_000
+    assert len(describe_tables(parse_document(tables, markdown=False))) == 200
     md = ">" * 10_000 + " deep\n\n" + "- " * 5_000 + "x\n"
     parse_document(md, markdown=True)  # markdown-it caps nesting (drops what is deeper)
 

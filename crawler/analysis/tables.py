@@ -48,6 +48,8 @@ MAX_ROWS = 2000
 MAX_COLUMNS = 100
 MAX_SPAN = 100
 MAX_TEXT_CHARS = 200_000
+MAX_CELL_NODES = 2_000
+MAX_TABLES = 200
 
 _HEADING_RE = re.compile(r"^h[1-6]$")
 # fmt: off
@@ -119,11 +121,31 @@ def normalise_cell(text: str) -> str:
     return normalise_text(text, MAX_CELL_CHARS)
 
 
-def _render(root: Tag, *, links: bool) -> str:
-    """Text of ``root`` with links as ``text <href>`` and images as alt text. Iterative."""
+def _short_text(tag: Tag, limit: int = 8) -> str | None:
+    """The text of a tag with at most ``limit`` descendants (None when it has more)."""
+    parts = []
+    for n, node in enumerate(tag.descendants):
+        if n >= limit:
+            return None
+        if isinstance(node, NavigableString) and not isinstance(node, _NON_TEXT):
+            parts.append(str(node))
+    return normalise_text("".join(parts))
+
+
+def _render(root: Tag, *, links: bool, budget: list[int] | None = None) -> str:
+    """Text of ``root`` with links as ``text <href>`` and images as alt text.
+
+    Iterative, and it visits at most ``MAX_CELL_NODES`` nodes (then ends with "…"), so a
+    hostile cell holding a huge or deeply nested subtree costs bounded time.
+    """
+    budget = [MAX_CELL_NODES] if budget is None else budget
     parts: list[str] = []
     stack: list[PageElement | None] = list(reversed(root.contents))
     while stack:
+        budget[0] -= 1
+        if budget[0] < 0:
+            parts.append(" …")
+            break
         node = stack.pop()
         if node is None:
             parts.append(" ")
@@ -138,11 +160,11 @@ def _render(root: Tag, *, links: bool) -> str:
                 parts.append(" ")
             elif name == "img":
                 parts.append(f" {_attr(node, 'alt')} ")
-            elif name in ("sup", "sub") and _SUP_MARKER_RE.match(normalise_text(node.get_text())):
+            elif name in ("sup", "sub") and _SUP_MARKER_RE.match(_short_text(node) or "-"):
                 continue
             elif name == "a" and links and _attr(node, "href"):
                 href = normalise_text(_attr(node, "href"))
-                text = normalise_text(_render(node, links=False))
+                text = normalise_text(_render(node, links=False, budget=budget))
                 parts.append(f"<{href}>" if text in ("", href) else f"{text} <{href}>")
             elif name in _BLOCK:
                 stack.append(None)
@@ -394,22 +416,22 @@ def _selector_hint(table: Tag) -> str | None:
 
 
 def describe_tables(soup: BeautifulSoup) -> list[TableInfo]:
-    """Every table on the page, in document order, with the heading it sits under."""
-    infos = []
-    for index, table in enumerate(t for t in soup.find_all("table") if isinstance(t, Tag)):
-        above = table.find_previous(_HEADING_RE)
-        try:
-            columns, rows = table_data(table)
-            count = len(rows)
-        except ExtractionError:
-            columns, count = (), -1
-        infos.append(
-            TableInfo(
-                index=index,
-                heading=_heading_text(above) if isinstance(above, Tag) else None,
-                columns=columns,
-                row_count=count,
-                selector=_selector_hint(table),
-            )
-        )
+    """The page's tables (the first ``MAX_TABLES``) in document order, with their heading."""
+    infos: list[TableInfo] = []
+    heading: Tag | None = None
+    for node in soup.descendants:  # one pass: the heading above each table
+        if not isinstance(node, Tag):
+            continue
+        if _HEADING_RE.match(node.name):
+            heading = node
+        elif node.name == "table":
+            try:
+                columns, rows = table_data(node)
+                count = len(rows)
+            except ExtractionError:
+                columns, count = (), -1
+            title = _heading_text(heading) if heading is not None else None
+            infos.append(TableInfo(len(infos), title, columns, count, _selector_hint(node)))
+            if len(infos) == MAX_TABLES:
+                break
     return infos

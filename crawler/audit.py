@@ -138,9 +138,7 @@ def _overall_status(results: Mapping[str, ProjectResult]) -> str:
 
 
 def _statuses(results: Mapping[str, ProjectResult]) -> dict[str, str]:
-    return {
-        name: f"{r.status}:{r.note or ''}" for name, r in results.items() if r.status != "ok"
-    }
+    return {name: f"{r.status}:{r.note or ''}" for name, r in results.items() if r.status != "ok"}
 
 
 def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
@@ -173,15 +171,23 @@ def run_audit(
 ) -> AuditOutcome:
     specs = select_projects(config, only)
     baseline = store.baseline_for()
-    prior = {n: s.snapshot for n, s in store.states_as_of(baseline.id if baseline else None).items()}
+    prior = {
+        n: s.snapshot for n, s in store.states_as_of(baseline.id if baseline else None).items()
+    }
     started = _now()
     audit_id = store.begin_audit(config.path, [p.name for p in config.projects], started)
 
     def clock() -> str:
         return _iso(_now())
 
-    api = GitHubApi(access.api_url, access.token, store, config.github,
-                    timeout=config.settings.timeout, sleep=sleep)
+    api = GitHubApi(
+        access.api_url,
+        access.token,
+        store,
+        config.github,
+        timeout=config.settings.timeout,
+        sleep=sleep,
+    )
     page_fetcher = PageFetcher(config.settings, store)
     try:
         results = _fetch(config, specs, prior, api, page_fetcher, clock)
@@ -193,22 +199,33 @@ def run_audit(
         page_fetcher.close()
 
     status = _overall_status(results)
-    stats: dict[str, Any] = {**api.stats.as_dict(),
-                             "rate_remaining": api.core.remaining,
-                             "authenticated": api.authenticated}
+    stats: dict[str, Any] = {
+        **api.stats.as_dict(),
+        "rate_remaining": api.core.remaining,
+        "authenticated": api.authenticated,
+    }
     finished = _now()
-    store.finish_audit(audit_id, results.values(), status, finished,
-                       baseline.id if baseline else None, stats)
+    store.finish_audit(
+        audit_id, results.values(), status, finished, baseline.id if baseline else None, stats
+    )
     current = dict(prior)
     current.update({n: r.snapshot for n, r in results.items() if r.status == "ok" and r.snapshot})
     fetched = {n for n, r in results.items() if r.status == "ok"}
-    findings = diff_audit(config.projects, prior, baseline.projects if baseline else None,
-                          current, fetched)
+    findings = diff_audit(
+        config.projects, prior, baseline.projects if baseline else None, current, fetched
+    )
     errors = [e for r in results.values() for e in r.errors]
     report = build_report(
-        audit_id=audit_id, started_at=started, finished_at=finished, status=status,
-        baseline_audit_id=baseline.id if baseline else None, findings=findings, errors=errors,
-        statuses=_statuses(results), states=current, stats=stats,
+        audit_id=audit_id,
+        started_at=started,
+        finished_at=finished,
+        status=status,
+        baseline_audit_id=baseline.id if baseline else None,
+        findings=findings,
+        errors=errors,
+        statuses=_statuses(results),
+        states=current,
+        stats=stats,
     )
     return AuditOutcome(audit_id, status, report, write_report(report, reports_dir))
 
@@ -268,7 +285,14 @@ def rebuild_report(store: Store, config: Config, audit_id: int | None) -> dict[s
     before = store.audit(audit.baseline_audit_id) if audit.baseline_audit_id else None
     findings, current, statuses, errors = findings_between(store, config, before, audit)
     return build_report(
-        audit_id=audit.id, started_at=audit.started_at, finished_at=audit.finished_at,
-        status=audit.status, baseline_audit_id=audit.baseline_audit_id, findings=findings,
-        errors=errors, statuses=statuses, states=current, stats=audit.stats,
+        audit_id=audit.id,
+        started_at=audit.started_at,
+        finished_at=audit.finished_at,
+        status=audit.status,
+        baseline_audit_id=audit.baseline_audit_id,
+        findings=findings,
+        errors=errors,
+        statuses=statuses,
+        states=current,
+        stats=audit.stats,
     )

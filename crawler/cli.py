@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -18,11 +19,17 @@ DEFAULT_CONFIG = "sources.yaml"
 DEFAULT_REPORTS = "reports"
 
 config_option = click.option(
-    "--config", "config_path", default=DEFAULT_CONFIG, show_default=True,
-    type=click.Path(dir_okay=False), help="The sources.yaml listing the tracked projects.",
+    "--config",
+    "config_path",
+    default=DEFAULT_CONFIG,
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="The sources.yaml listing the tracked projects.",
 )
 db_option = click.option(
-    "--db", "db_url", default=None,
+    "--db",
+    "db_url",
+    default=None,
     help=f"SQLAlchemy database URL [default: $CRAWLER_DB_URL or {DEFAULT_DB_URL}].",
 )
 
@@ -56,8 +63,14 @@ def cli(verbose: int) -> None:
 @cli.command()
 @config_option
 @db_option
-@click.option("--reports", "reports_dir", default=DEFAULT_REPORTS, show_default=True,
-              type=click.Path(file_okay=False), help="Where report folders are written.")
+@click.option(
+    "--reports",
+    "reports_dir",
+    default=DEFAULT_REPORTS,
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where report folders are written.",
+)
 @click.option("--only", multiple=True, metavar="NAME", help="Audit only these projects.")
 def audit(config_path: str, db_url: str | None, reports_dir: str, only: tuple[str, ...]) -> None:
     """Fetch every project, store the snapshot, diff against the last good audit, report."""
@@ -90,13 +103,23 @@ def audit(config_path: str, db_url: str | None, reports_dir: str, only: tuple[st
 @cli.command()
 @config_option
 @db_option
-@click.option("--reports", "reports_dir", default=DEFAULT_REPORTS, show_default=True,
-              type=click.Path(file_okay=False))
-@click.option("--cron", default="0 3 * * *", show_default=True,
-              help="When to audit, as a 5-field crontab expression (UTC).")
+@click.option(
+    "--reports",
+    "reports_dir",
+    default=DEFAULT_REPORTS,
+    show_default=True,
+    type=click.Path(file_okay=False),
+)
+@click.option(
+    "--cron",
+    default="0 3 * * *",
+    show_default=True,
+    help="When to audit, as a 5-field crontab expression (UTC).",
+)
 @click.option("--run-now", is_flag=True, help="Also audit once at start.")
-def schedule(config_path: str, db_url: str | None, reports_dir: str, cron: str,
-             run_now: bool) -> None:
+def schedule(
+    config_path: str, db_url: str | None, reports_dir: str, cron: str, run_now: bool
+) -> None:
     """Stay running and audit on a schedule (for a container without cron)."""
     from crawler.audit import GitHubAccess, run_audit
     from crawler.schedule import build_scheduler
@@ -107,8 +130,9 @@ def schedule(config_path: str, db_url: str | None, reports_dir: str, cron: str,
         config = load_config(config_path)
         store = _open_store(db_url)
         try:
-            outcome = run_audit(config, store, Path(reports_dir),
-                                access=GitHubAccess.from_env(config))
+            outcome = run_audit(
+                config, store, Path(reports_dir), access=GitHubAccess.from_env(config)
+            )
             click.echo(f"audit #{outcome.audit_id} {outcome.status}: {outcome.report_dir}")
         finally:
             store.close()
@@ -120,10 +144,8 @@ def schedule(config_path: str, db_url: str | None, reports_dir: str, cron: str,
     if run_now:
         job()
     click.echo(f"scheduled: {cron} (UTC); Ctrl-C to stop")
-    try:
+    with contextlib.suppress(KeyboardInterrupt, SystemExit):
         scheduler.start()
-    except (KeyboardInterrupt, SystemExit):
-        pass
 
 
 @cli.command()
@@ -148,12 +170,20 @@ def history(name: str, config_path: str, db_url: str | None, as_json: bool) -> N
         store.close()
     rows: list[dict[str, Any]] = []
     for entry in entries:
-        row: dict[str, Any] = {"audit": entry.audit_id, "date": entry.audit_started_at.isoformat(),
-                               "status": entry.status, "note": entry.note}
+        row: dict[str, Any] = {
+            "audit": entry.audit_id,
+            "date": entry.audit_started_at.isoformat(),
+            "status": entry.status,
+            "note": entry.note,
+        }
         if entry.snapshot is not None:
             version = current_version(spec, entry.snapshot, license_label(entry.snapshot))
-            row.update(version=version.version, source=version.version_source,
-                       published_at=version.published_at, license=version.license)
+            row.update(
+                version=version.version,
+                source=version.version_source,
+                published_at=version.published_at,
+                license=version.license,
+            )
         rows.append(row)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
@@ -162,22 +192,31 @@ def history(name: str, config_path: str, db_url: str | None, as_json: bool) -> N
         click.echo(f"no history for {name} yet: run `crawler audit`")
     for row in rows:
         if row["status"] == "ok":
-            click.echo(f"{row['date'][:19]}  audit #{row['audit']}  {row['version']} "
-                       f"({row['source']}, {row['published_at']})  license: {row['license']}")
+            click.echo(
+                f"{row['date'][:19]}  audit #{row['audit']}  {row['version']} "
+                f"({row['source']}, {row['published_at']})  license: {row['license']}"
+            )
         else:
-            click.echo(f"{row['date'][:19]}  audit #{row['audit']}  {row['status']}: "
-                       f"{row['note'] or ''}")
+            click.echo(
+                f"{row['date'][:19]}  audit #{row['audit']}  {row['status']}: {row['note'] or ''}"
+            )
 
 
 @cli.command()
 @click.argument("audit_id", type=int, required=False)
 @config_option
 @db_option
-@click.option("--reports", "reports_dir", default=DEFAULT_REPORTS, show_default=True,
-              type=click.Path(file_okay=False))
+@click.option(
+    "--reports",
+    "reports_dir",
+    default=DEFAULT_REPORTS,
+    show_default=True,
+    type=click.Path(file_okay=False),
+)
 @click.option("--stdout", is_flag=True, help="Print the Markdown instead of writing files.")
-def report(audit_id: int | None, config_path: str, db_url: str | None, reports_dir: str,
-           stdout: bool) -> None:
+def report(
+    audit_id: int | None, config_path: str, db_url: str | None, reports_dir: str, stdout: bool
+) -> None:
     """Re-render the report of an audit (default: the latest) from the database."""
     from crawler.audit import rebuild_report, write_report
     from crawler.report.markdown import render_markdown
@@ -217,10 +256,23 @@ def diff(audit_a: int, audit_b: int, config_path: str, db_url: str | None, as_js
     finally:
         store.close()
     if as_json:
-        click.echo(json.dumps([{"project": c.project, "kind": c.kind.value, "summary": c.summary,
-                                "before": c.before, "after": c.after,
-                                "evidence_url": c.evidence_url} for c in findings.changes],
-                              indent=2, default=str))
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "project": c.project,
+                        "kind": c.kind.value,
+                        "summary": c.summary,
+                        "before": c.before,
+                        "after": c.after,
+                        "evidence_url": c.evidence_url,
+                    }
+                    for c in findings.changes
+                ],
+                indent=2,
+                default=str,
+            )
+        )
         return
     click.echo(f"{len(findings.changes)} changes from audit #{audit_a} to #{audit_b}")
     for change in findings.changes:
@@ -249,24 +301,45 @@ def license_command(files: tuple[str, ...], as_json: bool) -> None:
 @click.option("--key", multiple=True, help="Identity column(s) of a row.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--allow-private", is_flag=True, help="Allow loopback/private addresses.")
-def page(source: str, table_selector: str | None, heading: str | None, key: tuple[str, ...],
-         as_json: bool, allow_private: bool) -> None:
+def page(
+    source: str,
+    table_selector: str | None,
+    heading: str | None,
+    key: tuple[str, ...],
+    as_json: bool,
+    allow_private: bool,
+) -> None:
     """Show what would be extracted from a page (URL or file), to write a selector."""
+    from crawler.analysis.tables import ExtractionError
     from crawler.config import Settings
-    from crawler.upstream.pages import preview_page
+    from crawler.upstream.pages import PageFetchError, preview_page, preview_page_json
 
     settings = Settings(allow_private_addresses=allow_private)
+    options: dict[str, Any] = {
+        "table_selector": table_selector,
+        "heading": heading,
+        "key": key,
+        "settings": settings,
+    }
     try:
-        result = preview_page(source, table_selector=table_selector, heading=heading, key=key,
-                              settings=settings, as_json=as_json)
-    except Exception as exc:
+        if as_json:
+            click.echo(
+                json.dumps(preview_page_json(source, **options), indent=2, ensure_ascii=False)
+            )
+        else:
+            click.echo(preview_page(source, **options))
+    except (ExtractionError, PageFetchError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(json.dumps(result, indent=2, ensure_ascii=False) if as_json else result)
 
 
 @cli.command()
-@click.option("--output", default="demo-output", show_default=True,
-              type=click.Path(file_okay=False), help="Where the demo database and reports go.")
+@click.option(
+    "--output",
+    default="demo-output",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where the demo database and reports go.",
+)
 def demo(output: str) -> None:
     """Offline demo: two recorded upstream states served on loopback, audited twice."""
     from crawler.demo import run_demo

@@ -172,7 +172,7 @@ class _LineLoader(yaml.SafeLoader):
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
-        key = loader.construct_object(key_node)  # type: ignore[no-untyped-call]
+        key = loader.construct_object(key_node)
         if key in seen:
             raise ConfigError(
                 f"line {key_node.start_mark.line + 1}: duplicate key {key!r} "
@@ -220,7 +220,7 @@ def load_config(path: str | Path) -> Config:
 
 def parse_config(text: str, path: str = "sources.yaml") -> Config:
     try:
-        raw = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - _LineLoader is a SafeLoader
+        raw = yaml.load(text, Loader=_LineLoader)
     except ConfigError as exc:
         raise ConfigError(f"{path}:{str(exc).removeprefix('line ')}") from None
     except yaml.MarkedYAMLError as exc:

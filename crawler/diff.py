@@ -169,7 +169,9 @@ def _version_changes(
 
 def _license_changes(name: str, before: ProjectSnapshot, after: ProjectSnapshot) -> list[Change]:
     changes = []
-    evidence = after.license_file.url if after.license_file else (after.repo.url if after.repo else None)
+    evidence = (
+        after.license_file.url if after.license_file else (after.repo.url if after.repo else None)
+    )
     if before.github_license is not None and after.github_license is not None:
         old_ids = (github_spdx(before), detected_license(before))
         new_ids = (github_spdx(after), detected_license(after))
@@ -213,8 +215,11 @@ def _license_changes(name: str, before: ProjectSnapshot, after: ProjectSnapshot)
         # the root file's own edits are license_text_changed / license_changed
         changed = sorted(p for p in set(old) & set(new) if old[p] != new[p] and p != root)
         if added or removed or changed:
-            parts = [f"{label} {', '.join(paths)}" for label, paths in
-                     (("added", added), ("removed", removed), ("changed", changed)) if paths]
+            parts = [
+                f"{label} {', '.join(paths)}"
+                for label, paths in (("added", added), ("removed", removed), ("changed", changed))
+                if paths
+            ]
             changes.append(
                 Change(
                     project=name,
@@ -249,8 +254,10 @@ def _repo_changes(
                 before=old_name,
                 after=after.repo.full_name,
                 evidence_url=after.repo.url,
-                details={"before_id": before.repo.id if before and before.repo else None,
-                         "after_id": after.repo.id},
+                details={
+                    "before_id": before.repo.id if before and before.repo else None,
+                    "after_id": after.repo.id,
+                },
             )
         )
     if after.repo.archived and not (before and before.repo and before.repo.archived):
@@ -291,7 +298,9 @@ def project_flags(
         detail = "GitHub reports NOASSERTION"
         if analysis is not None:
             detail += f"; {noassertion_explanation(analysis)}"
-        details: dict[str, Any] = {"github": after.github_license.__dict__ if after.github_license else None}
+        details: dict[str, Any] = {
+            "github": after.github_license.__dict__ if after.github_license else None
+        }
         if analysis is not None:
             details["analysis"] = {
                 "spdx_ids": list(analysis.spdx_ids),
@@ -313,8 +322,10 @@ def project_flags(
         if version.version_source == "tag":
             detail = f"no GitHub release; tracked by tag {version.version} ({version.published_at})"
         elif version.version_source == "commit":
-            detail = (f"no GitHub release or tag; tracked by commit {version.version} "
-                      f"({version.published_at})")
+            detail = (
+                f"no GitHub release or tag; tracked by commit {version.version} "
+                f"({version.published_at})"
+            )
         else:
             detail = "no GitHub release, tag or commit found"
         was = current_version(spec, before, None).version_source if before else None
@@ -350,8 +361,13 @@ def diff_audit(
         after = current.get(spec.name)
         if spec.name not in known:
             changes.append(
-                Change(spec.name, ChangeKind.PROJECT_ADDED, f"now tracking {spec.repo or spec.homepage}",
-                       after=spec.repo or spec.homepage, evidence_url=_repo_url(spec))
+                Change(
+                    spec.name,
+                    ChangeKind.PROJECT_ADDED,
+                    f"now tracking {spec.repo or spec.homepage}",
+                    after=spec.repo or spec.homepage,
+                    evidence_url=_repo_url(spec),
+                )
             )
         if after is not None and spec.name in fetched:
             changes += project_changes(spec, before, after)
@@ -361,7 +377,9 @@ def diff_audit(
     names = {s.name for s in specs}
     for name in sorted(known - names):
         changes.append(
-            Change(name, ChangeKind.PROJECT_REMOVED, "no longer listed in sources.yaml", before=name)
+            Change(
+                name, ChangeKind.PROJECT_REMOVED, "no longer listed in sources.yaml", before=name
+            )
         )
     return Findings(tuple(changes), tuple(flags), tuple(rows))
 

@@ -12,7 +12,9 @@ log = logging.getLogger(__name__)
 JOB_ID = "nightly-audit"
 
 
-def build_scheduler(cron: str, job: Callable[[], object], timezone: str = "UTC") -> BlockingScheduler:
+def build_scheduler(
+    cron: str, job: Callable[[], object], timezone: str = "UTC"
+) -> BlockingScheduler:
     """A scheduler that runs ``job`` on the crontab expression ``cron`` (5 fields).
 
     A run that is still going when the next tick comes is not doubled (max_instances=1), and

@@ -67,10 +67,14 @@ def usable_tags(spec: ProjectSpec, tags: Iterable[Tag]) -> list[Tag]:
     ]
     if all(t.date for t in kept):
         return sorted(kept, key=lambda t: (t.date or "", t.name), reverse=True)
-    versioned = sorted((t for t in kept if _version_key(t.name)[0]),
-                       key=lambda t: _version_key(t.name)[1], reverse=True)
-    others = sorted((t for t in kept if not _version_key(t.name)[0]),
-                    key=lambda t: t.name, reverse=True)
+    versioned = sorted(
+        (t for t in kept if _version_key(t.name)[0]),
+        key=lambda t: _version_key(t.name)[1],
+        reverse=True,
+    )
+    others = sorted(
+        (t for t in kept if not _version_key(t.name)[0]), key=lambda t: t.name, reverse=True
+    )
     return versioned + others
 
 

@@ -15,7 +15,15 @@ import pytest
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import AuditOutcome, GitHubAccess, rebuild_report, run_audit
 from crawler.config import Config, parse_config
-from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, FakeTag, FaultPlan, FaultRule, GitHubState
+from crawler.fakes.github import (
+    FakeGitHub,
+    FakeRelease,
+    FakeRepo,
+    FakeTag,
+    FaultPlan,
+    FaultRule,
+    GitHubState,
+)
 from crawler.report.json_report import validate_report
 from crawler.store import Store
 
@@ -43,19 +51,46 @@ def _release(tag: str, day: str, pre: bool = False) -> FakeRelease:
 def _state() -> GitHubState:
     mit = reference_text("MIT")
     apache = reference_text("Apache-2.0")
-    return GitHubState(repos=[
-        FakeRepo(owner="org", name="alpha", id=1, license_key="mit", spdx_id="MIT",
-                 license_name="MIT License", license_text=mit, head_sha="a" * 40,
-                 head_date="2026-10-01T00:00:00Z",
-                 releases=[_release("v1.0.0", "10-01"), _release("v1.1.0", "10-20")]),
-        FakeRepo(owner="org", name="beta", id=2, license_key="apache-2.0", spdx_id="Apache-2.0",
-                 license_name="Apache License 2.0", license_text=apache, head_sha="b" * 40,
-                 head_date="2026-10-02T00:00:00Z", releases=[_release("v0.5.0", "10-05")]),
-        FakeRepo(owner="org", name="gamma", id=3, license_key="other", spdx_id="NOASSERTION",
-                 license_name="Other", license_text=mit + "\nExtra terms apply to the logo.\n",
-                 head_sha="c" * 40, head_date="2026-10-03T00:00:00Z",
-                 tags=[FakeTag("v0.1.0", "d" * 40, "2026-09-01T00:00:00Z")]),
-    ])
+    return GitHubState(
+        repos=[
+            FakeRepo(
+                owner="org",
+                name="alpha",
+                id=1,
+                license_key="mit",
+                spdx_id="MIT",
+                license_name="MIT License",
+                license_text=mit,
+                head_sha="a" * 40,
+                head_date="2026-10-01T00:00:00Z",
+                releases=[_release("v1.0.0", "10-01"), _release("v1.1.0", "10-20")],
+            ),
+            FakeRepo(
+                owner="org",
+                name="beta",
+                id=2,
+                license_key="apache-2.0",
+                spdx_id="Apache-2.0",
+                license_name="Apache License 2.0",
+                license_text=apache,
+                head_sha="b" * 40,
+                head_date="2026-10-02T00:00:00Z",
+                releases=[_release("v0.5.0", "10-05")],
+            ),
+            FakeRepo(
+                owner="org",
+                name="gamma",
+                id=3,
+                license_key="other",
+                spdx_id="NOASSERTION",
+                license_name="Other",
+                license_text=mit + "\nExtra terms apply to the logo.\n",
+                head_sha="c" * 40,
+                head_date="2026-10-03T00:00:00Z",
+                tags=[FakeTag("v0.1.0", "d" * 40, "2026-09-01T00:00:00Z")],
+            ),
+        ]
+    )
 
 
 @pytest.fixture(params=["rest", "graphql"])
@@ -71,8 +106,9 @@ class Harness:
         self.access = GitHubAccess(server.base_url, token)
 
     def audit(self, config: Config) -> AuditOutcome:
-        outcome = run_audit(config, self.store, self.reports, access=self.access,
-                            sleep=lambda _s: None)
+        outcome = run_audit(
+            config, self.store, self.reports, access=self.access, sleep=lambda _s: None
+        )
         validate_report(outcome.report)
         return outcome
 
@@ -173,7 +209,9 @@ def test_a_failed_fetch_is_an_error_never_a_finding(harness: Harness, mode: str)
     assert failed.exit_code == 1
     assert failed.report["changes"] == []
     errors = failed.report["errors"]
-    assert {e["project"] for e in errors} == ({"Alpha"} if mode == "rest" else {"Alpha", "Beta", "Gamma"})
+    assert {e["project"] for e in errors} == (
+        {"Alpha"} if mode == "rest" else {"Alpha", "Beta", "Gamma"}
+    )
     assert all("HTTP 500" in e["error"] for e in errors)
     rows = {p["name"]: p for p in failed.report["projects"]}
     assert (rows["Alpha"]["status"], rows["Alpha"]["version"]) == ("error", "v1.1.0")  # carried

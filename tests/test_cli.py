@@ -10,7 +10,14 @@ from click.testing import CliRunner
 
 from crawler.analysis.license_texts import reference_text
 from crawler.cli import cli
-from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, FaultPlan, FaultRule, GitHubState
+from crawler.fakes.github import (
+    FakeGitHub,
+    FakeRelease,
+    FakeRepo,
+    FaultPlan,
+    FaultRule,
+    GitHubState,
+)
 
 CONFIG = """\
 projects:
@@ -24,12 +31,21 @@ projects:
 def _state(*tags: str) -> GitHubState:
     def repo(name: str, repo_id: int, releases: tuple[str, ...]) -> FakeRepo:
         return FakeRepo(
-            owner="org", name=name, id=repo_id, license_key="mit", spdx_id="MIT",
-            license_name="MIT License", license_text=reference_text("MIT"), head_sha="f" * 40,
+            owner="org",
+            name=name,
+            id=repo_id,
+            license_key="mit",
+            spdx_id="MIT",
+            license_name="MIT License",
+            license_text=reference_text("MIT"),
+            head_sha="f" * 40,
             head_date="2026-10-01T00:00:00Z",
-            releases=[FakeRelease(t, t, f"2026-10-0{i + 1}T00:00:00Z", f"2026-10-0{i + 1}T00:00:00Z")
-                      for i, t in enumerate(releases)],
+            releases=[
+                FakeRelease(t, t, f"2026-10-0{i + 1}T00:00:00Z", f"2026-10-0{i + 1}T00:00:00Z")
+                for i, t in enumerate(releases)
+            ],
         )
+
     return GitHubState(repos=[repo("alpha", 1, tags), repo("beta", 2, ("v2.0",))])
 
 
@@ -64,7 +80,8 @@ def test_audit_history_report_and_diff(workdir: Path, monkeypatch: pytest.Monkey
     assert history.exit_code == 0, history.output
     rows = json.loads(history.output)
     assert [(r["audit"], r["version"], r["license"]) for r in rows] == [
-        (1, "v1.0", "MIT"), (2, "v1.1", "MIT"),
+        (1, "v1.0", "MIT"),
+        (2, "v1.1", "MIT"),
     ]
     beta = json.loads(runner.invoke(cli, ["history", "Beta", "--json"]).output)
     assert [(r["audit"], r["status"]) for r in beta] == [(1, "ok"), (3, "error")]
@@ -110,4 +127,6 @@ def test_license_command_reads_local_files(tmp_path: Path) -> None:
     analysis = json.loads(result.output)[str(path)]
     assert analysis["spdx_ids"] == ["MIT"]
     assert analysis["verdict"] == "match_with_extra_text"
-    assert [s["text"] for s in analysis["extra_text"]] == ["The logo is not covered by this license."]
+    assert [s["text"] for s in analysis["extra_text"]] == [
+        "The logo is not covered by this license."
+    ]

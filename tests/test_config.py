@@ -34,7 +34,9 @@ def test_defaults() -> None:
 
 def test_unknown_key_names_file_line_and_project() -> None:
     text = "projects:\n  - name: a\n    repo: o/r\n  - name: b\n    repo: o/s\n    trak: tags\n"
-    assert _error(text) == "sources.yaml:4: project 'b': trak: unknown key 'trak': check its spelling"
+    assert (
+        _error(text) == "sources.yaml:4: project 'b': trak: unknown key 'trak': check its spelling"
+    )
 
 
 def test_duplicate_name() -> None:
@@ -46,13 +48,17 @@ def test_duplicate_name() -> None:
 
 def test_duplicate_key_in_one_entry() -> None:
     text = "projects:\n  - name: a\n    repo: o/r\n    repo: o/s\n"
-    assert _error(text) == "sources.yaml:4: duplicate key 'repo' (first at line 3): remove one of them"
+    assert (
+        _error(text) == "sources.yaml:4: duplicate key 'repo' (first at line 3): remove one of them"
+    )
 
 
 @pytest.mark.parametrize("repo", ["just-a-name", "o/r/extra", "-bad/x", "o/"])
 def test_malformed_repo(repo: str) -> None:
     message = _error(f"projects:\n  - name: a\n    repo: '{repo}'\n")
-    assert message == f"sources.yaml:2: project 'a': repo: repo {repo!r} must look like 'owner/name'"
+    assert (
+        message == f"sources.yaml:2: project 'a': repo: repo {repo!r} must look like 'owner/name'"
+    )
 
 
 def test_bad_regex() -> None:
@@ -73,7 +79,8 @@ def test_malformed_yaml_gives_line_and_column() -> None:
 
 def test_project_needs_a_location() -> None:
     assert _error("projects:\n  - name: a\n") == (
-        "sources.yaml:2: project 'a': needs 'repo: owner/name', or 'homepage' when it is not on GitHub"
+        "sources.yaml:2: project 'a': "
+        "needs 'repo: owner/name', or 'homepage' when it is not on GitHub"
     )
 
 
@@ -95,7 +102,8 @@ def test_pin_needs_a_group() -> None:
 
 def test_unknown_top_level_key() -> None:
     assert _error("projcts: []\nprojects: []\n") == (
-        "sources.yaml:1: unknown top-level key(s) ['projcts']: allowed are github, settings, projects"
+        "sources.yaml:1: unknown top-level key(s) ['projcts']: "
+        "allowed are github, settings, projects"
     )
 
 

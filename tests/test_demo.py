@@ -33,15 +33,20 @@ def test_demo_shows_every_change_kind_flag_and_an_error(tmp_path: Path) -> None:
     rows = {p["name"]: p for p in report["projects"]}
     # the vanished repository keeps its last good state: no "release removed"
     assert (rows["Vanished Operators"]["status"], rows["Vanished Operators"]["version"]) == (
-        "error", "v5.4.0",
+        "error",
+        "v5.4.0",
     )
     assert (rows["Serving Engine"]["version"], rows["Serving Engine"]["prerelease"]) == (
-        "v0.33.0rc3", True,
+        "v0.33.0rc3",
+        True,
     )
     markdown = (latest / "report.md").read_text()
     assert result.output.strip() == f"demo report: {tmp_path / 'demo' / 'reports'}/" + (
         f"{Path(result.output.split('reports/')[1].strip()).parent}/report.md"
     )
     # the hostile release name is shown, escaped, on one line
-    assert "“v3\\.9\\.0 \\| \\<b\\>pwned\\</b\\> \\[click\\]\\(https://evil\\.example\\) second line”" in markdown
+    assert (
+        "“v3\\.9\\.0 \\| \\<b\\>pwned\\</b\\> \\[click\\]\\(https://evil\\.example\\) second line”"
+        in markdown
+    )
     assert "<b>" not in markdown

@@ -7,9 +7,7 @@ from crawler.report.markdown import escape, link
 
 def test_pipe_newline_and_html_cannot_break_a_table_row() -> None:
     hostile = "v1.0 | <script>alert(1)</script>\n| injected | row |"
-    assert escape(hostile) == (
-        r"v1\.0 \| \<script\>alert\(1\)\</script\> \| injected \| row \|"
-    )
+    assert escape(hostile) == (r"v1\.0 \| \<script\>alert\(1\)\</script\> \| injected \| row \|")
 
 
 def test_markdown_link_and_image_syntax_is_neutralised() -> None:

@@ -20,7 +20,7 @@ from crawler.analysis.tables import (
 )
 from crawler.config import PageSpec, Settings
 from crawler.fakes.pages import FakePageServer
-from crawler.model import ChangeKind, PageSnapshot
+from crawler.model import ChangeKind, ExtractedTable, PageSnapshot
 from crawler.page_diff import diff_page
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import (
@@ -105,6 +105,10 @@ def table_rows(snapshot: PageSnapshot) -> list[tuple[str, ...]]:
     return list(snapshot.tables[0].rows)
 
 
+def records(table: ExtractedTable) -> list[dict[str, str]]:
+    return [dict(zip(table.columns, row, strict=True)) for row in table.rows]
+
+
 # --- diffs over HTTP -----------------------------------------------------------------------
 
 
@@ -161,7 +165,10 @@ def test_rows_resorted_and_columns_reordered_are_not_changes(
 ) -> None:
     before = observe(site, fetcher, hw_page())
     after = observe(site, fetcher, hw_page(list(reversed(BASE_ROWS)), columns=(2, 0, 1)))
-    assert table_rows(before) == sorted(BASE_ROWS)  # canonical order: by key
+    # canonical form: identity column first, the others by name; rows by identity
+    assert before.tables[0].columns == ("Hardware", "Notes", "Status")
+    assert table_rows(before) == sorted((hw, notes, status) for hw, status, notes in BASE_ROWS)
+    assert after == before
     assert diff_page("acme", before, after) == []
 
 
@@ -521,10 +528,12 @@ def test_html_cells_links_images_footnotes_and_caps() -> None:
         text=None,
     )
     (table,) = extract_page(spec, html, "text/html", "https://x/hw.html").tables
-    assert table.columns == ("Hardware", "Status", "Docs")
-    assert table.rows[0] == ("Ascend NPU", "yes", "install guide <https://docs.example/ascend>")
-    assert table.rows[1] == ("Big", "x" * 499 + "…", "")
-    assert table.rows[2] == ("Kunlun", "no", "<https://github.com/baidu/vLLM-Kunlun>")
+    assert records(table) == [
+        {"Hardware": "Ascend NPU", "Status": "yes",
+         "Docs": "install guide <https://docs.example/ascend>"},
+        {"Hardware": "Big", "Status": "x" * 499 + "…", "Docs": ""},
+        {"Hardware": "Kunlun", "Status": "no", "Docs": "<https://github.com/baidu/vLLM-Kunlun>"},
+    ]  # fmt: skip
 
 
 def test_spans_duplicates_and_nested_tables() -> None:
@@ -613,10 +622,14 @@ def test_corpus_torch_gcu_version_compatibility() -> None:
     matrix, sdk, hw = snap.tables
     assert matrix.columns == ("PyTorch Version", "Python Version")
     assert matrix.rows == (("2.10.0", "3.9, 3.10, 3.12"),)
-    assert sdk.columns == ("TopsRider Version", "torch_gcu Version", "PyTorch Version", "Branch")
     assert sdk.key_columns == ("torch_gcu Version",)
-    assert sdk.rows == (("v3.7.1", "2.10.0", "2.10.0", "main"),)
-    assert hw.rows == (("Enflame CloudBlazer Inference", "S60"),)
+    assert records(sdk) == [
+        {"TopsRider Version": "v3.7.1", "torch_gcu Version": "2.10.0",
+         "PyTorch Version": "2.10.0", "Branch": "main"}
+    ]  # fmt: skip
+    assert records(hw) == [
+        {"Product Series": "Enflame CloudBlazer Inference", "Product Model": "S60"}
+    ]
     assert snap.pins == (("wheel", "2.10.0"),)
 
 
@@ -657,14 +670,14 @@ def test_corpus_tilelang_backend_support_levels() -> None:
         ),
     )
     (table,) = extract_page(spec, body, None, "https://github.com/tile-ai/tilelang").tables
-    levels = {row[0]: row[3] for row in table.rows}
+    levels = {row["Backend"]: row["Support level"] for row in records(table)}
     assert levels == {
         "AMD ROCm/HIP": "Supported", "Apple Metal": "Supported", "Huawei Ascend": "Ecosystem",
         "LLVM CPU": "Experimental", "MetaX MACA": "Ecosystem", "Moore Threads MUSA": "Ecosystem",
         "NVIDIA CUDA": "Primary", "NVIDIA CuTe DSL": "Experimental", "WebGPU": "Experimental",
     }  # fmt: skip
-    ascend = next(row for row in table.rows if row[0] == "Huawei Ascend")
-    assert ascend[4] == (
+    ascend = next(row for row in records(table) if row["Backend"] == "Huawei Ascend")
+    assert ascend["Notes"] == (
         "Developed in tilelang-ascend <https://github.com/tile-ai/tilelang-ascend> and the "
         "MLIR-based tilelang-mlir-ascend <https://github.com/tile-ai/tilelang-mlir-ascend>."
     )

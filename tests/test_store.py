@@ -100,7 +100,9 @@ def test_http_cache_round_trip(db_url: str) -> None:
     store = Store(db_url)
     assert store.get_response("k") is None
     body = b'{"tag_name": "v1"}' * 100
-    store.put_response("k", CachedResponse("https://api/x", 'W/"abc"', None, body, "application/json"))
+    store.put_response(
+        "k", CachedResponse("https://api/x", 'W/"abc"', None, body, "application/json")
+    )
     store.put_response("k", CachedResponse("https://api/x", 'W/"def"', "Mon", body, None))
     cached = store.get_response("k")
     assert cached == CachedResponse("https://api/x", 'W/"def"', "Mon", body, None)

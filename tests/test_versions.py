@@ -41,12 +41,16 @@ def test_release_candidate_is_labelled_not_passed_off_as_a_release() -> None:
     snapshot = ProjectSnapshot(project="vLLM", releases=RELEASES)
     version = current_version(spec, snapshot, "Apache-2.0")
     assert (version.version, version.version_source, version.prerelease) == (
-        "v0.33.0rc3", "release", True,
+        "v0.33.0rc3",
+        "release",
+        True,
     )
     spec_stable = ProjectSpec(name="vLLM", repo="o/r", prereleases="exclude")
     stable = current_version(spec_stable, snapshot, "Apache-2.0")
     assert (stable.version, stable.prerelease, stable.published_at) == (
-        "v0.32.1", False, "2026-10-20T00:00:00Z",
+        "v0.32.1",
+        False,
+        "2026-10-20T00:00:00Z",
     )
 
 
@@ -57,13 +61,20 @@ def test_drafts_and_tag_pattern_are_filtered() -> None:
 
 def test_falls_back_to_tag_then_commit_never_inventing_a_version() -> None:
     spec = ProjectSpec(name="TritonBench", repo="o/r")
-    tags = (Tag("v0.1.0", "a" * 40, "2025-01-01T00:00:00Z"), Tag("v0.2.0", "b" * 40, "2025-06-01T00:00:00Z"))
+    tags = (
+        Tag("v0.1.0", "a" * 40, "2025-01-01T00:00:00Z"),
+        Tag("v0.2.0", "b" * 40, "2025-06-01T00:00:00Z"),
+    )
     by_tag = current_version(spec, ProjectSnapshot(project="t", releases=(), tags=tags), None)
     assert (by_tag.version, by_tag.version_source) == ("v0.2.0", "tag")
     head = Commit("c" * 40, "2025-08-15T00:00:00Z", "https://github.com/o/r/commit/" + "c" * 40)
-    by_commit = current_version(spec, ProjectSnapshot(project="t", releases=(), tags=(), head=head), None)
+    by_commit = current_version(
+        spec, ProjectSnapshot(project="t", releases=(), tags=(), head=head), None
+    )
     assert (by_commit.version, by_commit.version_source, by_commit.published_at) == (
-        "cccccccccccc", "commit", "2025-08-15T00:00:00Z",
+        "cccccccccccc",
+        "commit",
+        "2025-08-15T00:00:00Z",
     )
     nothing = current_version(spec, ProjectSnapshot(project="t", releases=(), tags=()), None)
     assert (nothing.version, nothing.version_source) == (None, None)
@@ -74,4 +85,8 @@ def test_rest_tags_without_dates_are_ordered_by_version_not_by_name() -> None:
     tags = tuple(Tag(n, "0" * 40) for n in ("v0.9.0", "v0.20.0", "v0.10.1", "weekly", "v0.20.0rc1"))
     snapshot = ProjectSnapshot(project="x", releases=(), tags=tags)
     version = current_version(spec, snapshot, None)
-    assert (version.version, version.version_source, version.published_at) == ("v0.20.0", "tag", None)
+    assert (version.version, version.version_source, version.published_at) == (
+        "v0.20.0",
+        "tag",
+        None,
+    )

@@ -352,27 +352,33 @@ def extract_table(
     heading: str | None = None,
     key: tuple[str, ...] = (),
 ) -> ExtractedTable:
-    """One table, rows sorted by ``key`` (document order when ``key`` is empty)."""
+    """One table in canonical form: identity columns first, then the others by name; rows
+    sorted by identity. With an empty ``key``, columns and rows stay in document order."""
     columns, rows = table_data(_find_table(soup, selector, heading))
     if not columns:
         raise ExtractionError(f"page layout changed: table {name!r} has no rows")
-    indexes = _key_indexes(columns, key)
+    indexes = list(dict.fromkeys(_key_indexes(columns, key)))
     if indexes:
-        rows.sort(key=lambda row: (tuple(row[i] for i in indexes), row))
+        rest = [i for i in range(len(columns)) if i not in indexes]
+        order = indexes + sorted(rest, key=lambda i: (columns[i].casefold(), columns[i]))
+        columns = tuple(columns[i] for i in order)
+        rows = sorted(tuple(row[i] for i in order) for row in rows)
     return ExtractedTable(
         name=name,
-        key_columns=tuple(columns[i] for i in indexes),
+        key_columns=columns[: len(indexes)],
         columns=columns,
         rows=tuple(rows),
     )
 
 
-def page_text(soup: BeautifulSoup | Tag) -> str:
-    return normalise_text(soup.get_text(" "), MAX_TEXT_CHARS)
+def page_text(soup: BeautifulSoup | Tag, limit: int | None = MAX_TEXT_CHARS) -> str:
+    """The normalised text of a page or block (``get_text(" ")``, whitespace collapsed)."""
+    return normalise_text(soup.get_text(" "), limit)
 
 
 def extract_pins(soup: BeautifulSoup, pins: dict[str, str]) -> tuple[tuple[str, str | None], ...]:
-    text = page_text(soup)
+    """(name, first group of the pattern's first match in the page text, or None), by name."""
+    text = page_text(soup, None)
     values: list[tuple[str, str | None]] = []
     for pin, pattern in sorted(pins.items()):
         match = re.search(pattern, text)

@@ -107,39 +107,66 @@ def _sha(seed: str) -> str:
 
 def _rel(tag: str, day: str, *, pre: bool = False, name: str | None = None) -> FakeRelease:
     stamp = f"2026-{day}T12:00:00Z"
-    return FakeRelease(tag=tag, name=name or tag, published_at=stamp, created_at=stamp,
-                       prerelease=pre)
+    return FakeRelease(
+        tag=tag, name=name or tag, published_at=stamp, created_at=stamp, prerelease=pre
+    )
 
 
 def _repo(name: str, repo_id: int, spdx: str | None, **kwargs: object) -> FakeRepo:
     text = reference_text(spdx) if spdx else None
     verdict = {"license_key": spdx.lower(), "spdx_id": spdx, "license_name": spdx} if spdx else {}
-    return FakeRepo(owner="demo-org", name=name, id=repo_id, license_text=text,
-                    head_sha=_sha(name), head_date="2026-10-30T08:00:00Z",
-                    **verdict, **kwargs)  # type: ignore[arg-type]
+    return FakeRepo(
+        owner="demo-org",
+        name=name,
+        id=repo_id,
+        license_text=text,
+        head_sha=_sha(name),
+        head_date="2026-10-30T08:00:00Z",
+        **verdict,
+        **kwargs,
+    )  # type: ignore[arg-type]
 
 
 def state_before() -> GitHubState:
     mit_with_note = reference_text("MIT").replace("\n\n", "\n" + COLLABORATION_NOTE + "\n", 1)
-    return GitHubState(repos=[
-        _repo("kernel-dsl", 101, "MIT", releases=[_rel("v3.8.0", "10-01")]),
-        _repo("serving-engine", 102, "Apache-2.0",
-              releases=[_rel("v0.32.0", "10-10"), _rel("v0.32.1", "10-20")]),
-        replace(_repo("tile-lang", 103, None, releases=[_rel("v0.1.14", "09-01")]),
-                license_key="other", spdx_id="NOASSERTION", license_name="Other",
-                license_text=mit_with_note),
-        _repo("graph-compiler", 104, "Apache-2.0", releases=[_rel("v0.27.0", "09-20")]),
-        _repo("kernel-bench", 105, "BSD-3-Clause",
-              tags=[FakeTag("v0.1.0", _sha("kb1"), "2026-08-01T00:00:00Z")]),
-        _repo("llm-deploy", 106, "Apache-2.0"),
-        _repo("transfer-lib", 107, "Apache-2.0", releases=[_rel("v1.5.1", "10-15")],
-              tree=[("src/lib.c", _sha("src"))]),
-        _repo("cache-store", 108, "Apache-2.0", releases=[_rel("v0.3.13", "10-03")]),
-        _repo("legacy-kernels", 109, "MIT", releases=[_rel("v2.0.0", "05-05")]),
-        _repo("vanished-ops", 110, "Apache-2.0", releases=[_rel("v5.4.0", "09-28")]),
-        _repo("retired-plugin", 111, "Apache-2.0", releases=[_rel("v0.9.0", "03-01")]),
-        _repo("vendor-platform", 112, "Apache-2.0", releases=[_rel("v3.7.1", "08-07")]),
-    ])
+    return GitHubState(
+        repos=[
+            _repo("kernel-dsl", 101, "MIT", releases=[_rel("v3.8.0", "10-01")]),
+            _repo(
+                "serving-engine",
+                102,
+                "Apache-2.0",
+                releases=[_rel("v0.32.0", "10-10"), _rel("v0.32.1", "10-20")],
+            ),
+            replace(
+                _repo("tile-lang", 103, None, releases=[_rel("v0.1.14", "09-01")]),
+                license_key="other",
+                spdx_id="NOASSERTION",
+                license_name="Other",
+                license_text=mit_with_note,
+            ),
+            _repo("graph-compiler", 104, "Apache-2.0", releases=[_rel("v0.27.0", "09-20")]),
+            _repo(
+                "kernel-bench",
+                105,
+                "BSD-3-Clause",
+                tags=[FakeTag("v0.1.0", _sha("kb1"), "2026-08-01T00:00:00Z")],
+            ),
+            _repo("llm-deploy", 106, "Apache-2.0"),
+            _repo(
+                "transfer-lib",
+                107,
+                "Apache-2.0",
+                releases=[_rel("v1.5.1", "10-15")],
+                tree=[("src/lib.c", _sha("src"))],
+            ),
+            _repo("cache-store", 108, "Apache-2.0", releases=[_rel("v0.3.13", "10-03")]),
+            _repo("legacy-kernels", 109, "MIT", releases=[_rel("v2.0.0", "05-05")]),
+            _repo("vanished-ops", 110, "Apache-2.0", releases=[_rel("v5.4.0", "09-28")]),
+            _repo("retired-plugin", 111, "Apache-2.0", releases=[_rel("v0.9.0", "03-01")]),
+            _repo("vendor-platform", 112, "Apache-2.0", releases=[_rel("v3.7.1", "08-07")]),
+        ]
+    )
 
 
 def state_after() -> GitHubState:

@@ -75,7 +75,9 @@ def _release_lines(changes: list[dict[str, Any]]) -> list[str]:
         ]
         for c in changes
     ]
-    return _table(["Project", "Kind", "Previous → new", "Date / detail", "Link"], rows) if rows else []
+    return (
+        _table(["Project", "Kind", "Previous → new", "Date / detail", "Link"], rows) if rows else []
+    )
 
 
 def _license_lines(report: dict[str, Any]) -> list[str]:
@@ -90,8 +92,13 @@ def _license_lines(report: dict[str, Any]) -> list[str]:
         lines.append("")
         lines += _table(
             ["GitHub says", "Our reading", "Evidence"],
-            [[escape(project.get("github_license")), escape(project.get("detected_license")),
-              link("license file", flag["evidence_url"])]],
+            [
+                [
+                    escape(project.get("github_license")),
+                    escape(project.get("detected_license")),
+                    link("license file", flag["evidence_url"]),
+                ]
+            ],
         )
         lines += ["", escape(flag["detail"], 600), ""]
         analysis = (flag.get("details") or {}).get("analysis") or {}
@@ -108,8 +115,11 @@ def _license_lines(report: dict[str, Any]) -> list[str]:
         diff = (change.get("details") or {}).get("word_diff")
         if diff:
             rendered = " ".join(
-                f"~~{escape(words, 300)}~~" if op == "delete"
-                else f"**{escape(words, 300)}**" if op == "insert" else escape(words, 300)
+                f"~~{escape(words, 300)}~~"
+                if op == "delete"
+                else f"**{escape(words, 300)}**"
+                if op == "insert"
+                else escape(words, 300)
                 for op, words in diff[:40]
             )
             lines.append(f"  - word diff: {rendered}")
@@ -129,9 +139,15 @@ def _page_lines(changes: list[dict[str, Any]]) -> list[str]:
             lines.append("")
             lines += _table(
                 ["Row", "Column", "Before", "After"],
-                [[escape(", ".join(f"{v}" for v in (c.get("key") or {}).values())),
-                  escape(c.get("column")), escape(c.get("before")), escape(c.get("after"))]
-                 for c in cells[:50]],
+                [
+                    [
+                        escape(", ".join(f"{v}" for v in (c.get("key") or {}).values())),
+                        escape(c.get("column")),
+                        escape(c.get("before")),
+                        escape(c.get("after")),
+                    ]
+                    for c in cells[:50]
+                ],
             )
             lines.append("")
         for label in ("rows_added", "rows_removed", "columns_added", "columns_removed"):
@@ -161,8 +177,11 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += _section("License findings", _license_lines(report), "No license findings.")
     pages = [c for c in changes if c["kind"] in ("table_changed", "pin_changed", "page_changed")]
     lines += _section("Support tables and pins", _page_lines(pages), "No page changes.")
-    other = [c for c in changes if c not in releases and c not in pages
-             and c["kind"] not in LICENSE_KINDS]
+    other = [
+        c
+        for c in changes
+        if c not in releases and c not in pages and c["kind"] not in LICENSE_KINDS
+    ]
     other_lines = [
         f"- **{escape(c['project'])}** {escape(c['kind'])}: {escape(c['summary'], 400)}"
         + (f" ({link('evidence', c['evidence_url'])})" if c["evidence_url"] else "")
@@ -171,7 +190,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     other_lines += [
         f"- **{escape(f['project'])}** {escape(f['kind'])}{' (new)' if f['new'] else ''}: "
         f"{escape(f['detail'], 400)}"
-        for f in report["flags"] if f["kind"] != "license_noassertion"
+        for f in report["flags"]
+        if f["kind"] != "license_noassertion"
     ]
     lines += _section("Other changes and flags", other_lines, "No other changes.")
     error_lines = [
@@ -182,13 +202,18 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += _section("Errors", error_lines, "No errors.")
     unchecked = [
         f"- **{escape(p['name'])}** {escape(p['status'])}: {escape(p.get('note'), 300)}"
-        for p in report["projects"] if p["status"] in ("deferred", "untracked")
+        for p in report["projects"]
+        if p["status"] in ("deferred", "untracked")
     ]
     lines += _section("Not checked this time", unchecked, "Every project was checked.")
     rows = [
-        [escape(p["name"]), link(p["version"] or "—", p["url"]),
-         escape(p["version_source"]) + (" (pre-release)" if p.get("prerelease") else ""),
-         escape((p["published_at"] or "")[:10] or None), escape(p["license"])]
+        [
+            escape(p["name"]),
+            link(p["version"] or "—", p["url"]),
+            escape(p["version_source"]) + (" (pre-release)" if p.get("prerelease") else ""),
+            escape((p["published_at"] or "")[:10] or None),
+            escape(p["license"]),
+        ]
         for p in report["projects"]
     ]
     lines += _section(

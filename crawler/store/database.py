@@ -101,13 +101,13 @@ class Store:
 
     # -- audits -------------------------------------------------------------------------------
 
-    def begin_audit(
-        self, config_path: str, projects: Sequence[str], started_at: datetime
-    ) -> int:
+    def begin_audit(self, config_path: str, projects: Sequence[str], started_at: datetime) -> int:
         with self._sessions.begin() as session:
             names = json.dumps(sorted(projects))
             digest = hashlib.sha256(names.encode()).hexdigest()
-            project_set = session.scalar(select(ProjectSetRow).where(ProjectSetRow.digest == digest))
+            project_set = session.scalar(
+                select(ProjectSetRow).where(ProjectSetRow.digest == digest)
+            )
             if project_set is None:
                 project_set = ProjectSetRow(digest=digest, names=names)
                 session.add(project_set)

@@ -95,7 +95,9 @@ class GitHubFetcher:
         pending = [s for s in specs if s.name not in results]
         for index, spec in enumerate(pending):
             try:
-                results[spec.name] = self._fetch_rest(spec, prior.get(spec.name), len(pending) - index)
+                results[spec.name] = self._fetch_rest(
+                    spec, prior.get(spec.name), len(pending) - index
+                )
             except BudgetExhausted as exc:
                 for rest in pending[index:]:
                     results[rest.name] = self._deferred(rest, str(exc))
@@ -133,7 +135,9 @@ class GitHubFetcher:
             snapshot = ProjectSnapshot(project=spec.name, repo=repo, github_license=gh_license)
 
             if spec.track in ("auto", "releases"):
-                url = self.api.absolute(f"{base}/releases?per_page={self.settings.releases_per_repo}")
+                url = self.api.absolute(
+                    f"{base}/releases?per_page={self.settings.releases_per_repo}"
+                )
                 response = self.api.get_json(url, expect=list)
                 snapshot = replace(snapshot, releases=parse.releases_from_rest(response.data))
                 sources.append(("releases", Source(response.url, now)))
@@ -148,7 +152,9 @@ class GitHubFetcher:
             has_tag = bool(newest_tags)
             if has_tag and not has_release and self._affordable(projects_left):
                 snapshot = self._date_newest_tag(snapshot, newest_tags[0].name, base)
-            if spec.track == "commits" or (spec.track == "auto" and not has_release and not has_tag):
+            if spec.track == "commits" or (
+                spec.track == "auto" and not has_release and not has_tag
+            ):
                 url = self.api.absolute(f"{base}/commits?per_page=1")
                 response = self.api.get_json(url, expect=list, allow=(409,))
                 if response.status == 200 and response.data:
@@ -199,7 +205,11 @@ class GitHubFetcher:
         carried = prior.license_inventory if prior else None
         mode = self.settings.inventory
         affordable = self._affordable(projects_left)
-        if mode == "never" or (mode == "auto" and not affordable) or not snapshot.repo.default_branch:
+        if (
+            mode == "never"
+            or (mode == "auto" and not affordable)
+            or not snapshot.repo.default_branch
+        ):
             return replace(snapshot, license_inventory=carried)
         base = f"/repos/{snapshot.repo.full_name}"
         response = self.api.get_json(
@@ -234,7 +244,9 @@ class GitHubFetcher:
                 return
             except GitHubError as exc:
                 for spec in batch:
-                    results[spec.name] = self._error(spec, "github-graphql", exc, self.api.graphql_url)
+                    results[spec.name] = self._error(
+                        spec, "github-graphql", exc, self.api.graphql_url
+                    )
                 continue
             if _is_timeout(status, doc) and len(batch) > 1:
                 batch_size = max(1, len(batch) // 2)  # shrink, like Renovate, and retry
@@ -309,9 +321,12 @@ class GitHubFetcher:
 
         head = snapshot.head
         prior_inventory = prior.license_inventory if prior else None
-        if self.settings.inventory == "never" or head is None:
-            snapshot = replace(snapshot, license_inventory=prior_inventory)
-        elif prior and prior.head and prior.head.sha == head.sha and prior_inventory is not None:
+        head_unmoved = prior is not None and prior.head is not None and prior.head == head
+        if (
+            self.settings.inventory == "never"
+            or head is None
+            or (head_unmoved and prior_inventory is not None)
+        ):
             snapshot = replace(snapshot, license_inventory=prior_inventory)
         else:
             response = self.api.get_json(

@@ -233,7 +233,8 @@ class GitHubApi:
                 )
             return ApiResponse(status, data, url)
 
-        return self._with_retries(attempt, url)
+        response: ApiResponse = self._with_retries(attempt, url)
+        return response
 
     def post_graphql(self, query: str) -> tuple[int, dict[str, Any] | None, str]:
         """POST one GraphQL document; returns (status, parsed body or None, short message).
@@ -263,7 +264,8 @@ class GitHubApi:
                     self.graphql_budget.remaining = rate["remaining"]
             return status, doc, _message(body)
 
-        return self._with_retries(attempt, url)
+        answer: tuple[int, dict[str, Any] | None, str] = self._with_retries(attempt, url)
+        return answer
 
     def _send(
         self,
@@ -299,7 +301,7 @@ class GitHubApi:
             )
         retry_after = headers.get("retry-after")
         if retry_after is not None or "secondary rate limit" in message.lower() or status == 429:
-            wait = float(retry_after) if str(retry_after or "").isdigit() else 60.0
+            wait = float(str(retry_after)) if str(retry_after or "").isdigit() else 60.0
             raise _Transient(f"secondary rate limit (HTTP {status})", retry_after=wait)
 
     def _raise_for_status(self, status: int, headers: dict[str, Any], body: str, url: str) -> None:

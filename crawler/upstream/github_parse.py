@@ -182,7 +182,8 @@ def tags_from_graphql(node: dict[str, Any]) -> tuple[Tag, ...]:
     tags = []
     for item in _opt(node, "refs", "nodes") or []:
         target = item.get("target") or {}
-        peeled = target.get("target") if isinstance(target.get("target"), dict) else target
+        inner = target.get("target")
+        peeled: dict[str, Any] = inner if isinstance(inner, dict) else target
         name = cap(_req(item, "name"))
         assert name is not None
         tags.append(
@@ -195,4 +196,6 @@ def head_from_graphql(node: dict[str, Any]) -> Commit | None:
     target = _opt(node, "defaultBranchRef", "target")
     if not isinstance(target, dict) or "oid" not in target:
         return None
-    return Commit(sha=str(target["oid"]), date=target.get("committedDate"), url=str(target.get("url") or ""))
+    return Commit(
+        sha=str(target["oid"]), date=target.get("committedDate"), url=str(target.get("url") or "")
+    )

@@ -23,6 +23,7 @@ import os
 import re
 import socket
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -331,7 +332,12 @@ class PageFetcher:
             )
         chunks: list[bytes] = []
         total = 0
+        deadline = time.monotonic() + self._settings.timeout
         for chunk in response.iter_bytes():
+            if time.monotonic() > deadline:  # a server dripping bytes under the read timeout
+                raise PageFetchError(
+                    f"{display_url(url)} took more than {self._settings.timeout}s to send its body"
+                )
             total += len(chunk)
             if total > limit:
                 raise PageFetchError(

@@ -7,6 +7,7 @@ time, exactly as the detector sees them.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from crawler.analysis.license_texts import reference_text
 from crawler.fakes.github import FakeRelease, FakeRepo, FakeTag, GitHubState
@@ -112,19 +113,19 @@ def _rel(tag: str, day: str, *, pre: bool = False, name: str | None = None) -> F
     )
 
 
-def _repo(name: str, repo_id: int, spdx: str | None, **kwargs: object) -> FakeRepo:
-    text = reference_text(spdx) if spdx else None
-    verdict = {"license_key": spdx.lower(), "spdx_id": spdx, "license_name": spdx} if spdx else {}
-    return FakeRepo(
+def _repo(name: str, repo_id: int, spdx: str | None, **kwargs: Any) -> FakeRepo:
+    repo = FakeRepo(
         owner="demo-org",
         name=name,
         id=repo_id,
-        license_text=text,
+        license_text=reference_text(spdx) if spdx else None,
         head_sha=_sha(name),
         head_date="2026-10-30T08:00:00Z",
-        **verdict,
         **kwargs,
-    )  # type: ignore[arg-type]
+    )
+    if spdx:
+        repo = replace(repo, license_key=spdx.lower(), spdx_id=spdx, license_name=spdx)
+    return repo
 
 
 def state_before() -> GitHubState:

@@ -138,7 +138,7 @@ class GitHubSettings(_Model):
     graphql_batch: int = Field(default=50, ge=1, le=100)
     releases_per_repo: int = Field(default=10, ge=1, le=100)
     tags_per_repo: int = Field(default=10, ge=1, le=100)
-    budget_reserve: int = Field(default=2, ge=0)
+    budget_reserve: int = Field(default=0, ge=0)  # requests kept unspent
     max_retries: int = Field(default=3, ge=0, le=10)
     max_retry_wait: float = Field(default=60.0, ge=0)  # total waiting per request, seconds
     retry_base_delay: float = Field(default=1.0, ge=0)

@@ -17,6 +17,7 @@ from crawler.model import Change, ChangeKind, ExtractedTable, PageSnapshot
 MAX_SUMMARY_ITEMS = 3
 MAX_WORD_HUNKS = 20
 WORD_CONTEXT = 5
+MAX_HUNK_CHARS = 200
 
 _PARTS = ("columns_added", "columns_removed", "rows_added", "rows_removed", "cells_changed")
 RowKey = tuple[tuple[str, ...], int]  # (identity values, occurrence among rows sharing them)
@@ -101,8 +102,16 @@ def _table_summary(details: dict[str, Any], key_columns: tuple[str, ...]) -> str
     return f"table {details['table']!r}: " + "; ".join(parts)
 
 
+def _clip(words: list[str]) -> str:
+    text = " ".join(words)
+    return text if len(text) <= MAX_HUNK_CHARS else text[: MAX_HUNK_CHARS - 1] + "…"
+
+
 def word_diff(before: str, after: str) -> tuple[str, list[dict[str, str]]]:
-    """A compact word diff: ``… context [-old-] {+new+} context …`` and the hunks."""
+    """A compact word diff: ``… context [-old-] {+new+} context …`` and the hunks.
+
+    At most ``MAX_WORD_HUNKS`` hunks, each side clipped to ``MAX_HUNK_CHARS`` characters.
+    """
     old, new = before.split(), after.split()
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     hunks: list[dict[str, str]] = []
@@ -113,7 +122,7 @@ def word_diff(before: str, after: str) -> tuple[str, list[dict[str, str]]]:
         if len(hunks) == MAX_WORD_HUNKS:
             pieces.append("…")
             break
-        hunk = {"op": op, "before": " ".join(old[i1:i2]), "after": " ".join(new[j1:j2])}
+        hunk = {"op": op, "before": _clip(old[i1:i2]), "after": _clip(new[j1:j2])}
         hunks.append(hunk)
         lead = old[max(0, i1 - WORD_CONTEXT) : i1]
         tail = old[i2 : i2 + WORD_CONTEXT]

@@ -281,3 +281,30 @@ def test_moved_missing_and_empty_repositories(harness: Harness, mode: str) -> No
     rows = {p["name"]: p for p in report["projects"]}
     assert (rows["Beta"]["status"], rows["Beta"]["version"]) == ("error", "v0.5.0")
     assert rows["Alpha"]["repo"] == "neworg/alpha-renamed"
+
+
+def test_unreachable_github_is_given_up_on_quickly(db_url: str, tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port with nobody listening: connection refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    names = ["A", "B", "C", "D", "E"]
+    config = parse_config(
+        "github: {retry_base_delay: 0, max_retries: 1}\nprojects:\n"
+        + "".join(f"  - name: {n}\n    repo: org/{n.lower()}\n" for n in names)
+    )
+    store = Store(db_url)
+    access = GitHubAccess(f"http://127.0.0.1:{port}", None)
+    outcome = run_audit(config, store, tmp_path / "r", access=access, sleep=lambda _s: None)
+    store.close()
+    assert outcome.status == "failed" and outcome.exit_code == 1
+    messages = {e["project"]: e["error"] for e in outcome.report["errors"]}
+    assert messages["A"] == (
+        "no answer from GitHub: connection refused (ConnectionError) "
+        "(gave up after 2 attempt(s), 0.0s of waiting)"
+    )
+    assert all(
+        messages[n].startswith("not attempted: GitHub unreachable (3 projects") for n in "DE"
+    )
+    assert [c["kind"] for c in outcome.report["changes"]] == ["project_added"] * 5

@@ -18,7 +18,7 @@ from crawler.analysis.tables import (
     normalise_cell,
     parse_document,
 )
-from crawler.config import PageSpec, Settings
+from crawler.config import PageSpec, Settings, TableSpec
 from crawler.fakes.pages import FakePageServer
 from crawler.model import ChangeKind, ExtractedTable, PageSnapshot
 from crawler.page_diff import diff_page
@@ -44,12 +44,12 @@ def respec(spec: PageSpec, **changes: Any) -> PageSpec:
 HW_SPEC = PageSpec(
     name="acme-docs",
     url="https://docs.acme.example/hw.html",
-    tables=({"name": "hardware", "heading": "Supported Hardware", "key": ("hardware",)},),
+    tables=(TableSpec(name="hardware", heading="Supported Hardware", key=("hardware",)),),
     pins={"vllm": r"vLLM (>=[\d.]+,<[\d.]+)", "corex": r"CoreX runtime (>=\d+(?:\.\d+)*)"},
     text="div.intro",
 )
 HW_CSS_SPEC = respec(
-    HW_SPEC, tables=({"name": "hardware", "selector": "div.hw table", "key": ("Hardware",)},)
+    HW_SPEC, tables=(TableSpec(name="hardware", selector="div.hw table", key=("Hardware",)),)
 )
 BASE_ROWS = [
     ("NVIDIA GPU", "supported", "CUDA 12"),
@@ -198,17 +198,17 @@ def test_table_moved_under_new_heading(site: FakePageServer, fetcher: PageFetche
 
 def test_selector_and_identity_column_errors_explain_the_layout_change() -> None:
     spec = respec(
-        HW_SPEC, tables=({"name": "t", "selector": "div.gone table", "key": ("Hardware",)},)
+        HW_SPEC, tables=(TableSpec(name="t", selector="div.gone table", key=("Hardware",)),)
     )
     with pytest.raises(ExtractionError, match=r"selector `div.gone table` matched nothing"):
         extract_page(spec, hw_page().decode(), "text/html", "https://x/hw.html")
     spec = respec(
-        HW_SPEC, tables=({"name": "t", "heading": "Supported Hardware", "key": ("Chip",)},)
+        HW_SPEC, tables=(TableSpec(name="t", heading="Supported Hardware", key=("Chip",)),)
     )
     with pytest.raises(ExtractionError) as exc:
         extract_page(spec, hw_page().decode(), "text/html", "https://x/hw.html")
     assert str(exc.value) == (
-        "page layout changed: identity column 'Chip' not in table columns "
+        "table 't': page layout changed: identity column 'Chip' not in table columns "
         "['Hardware', 'Status', 'Notes']"
     )
     spec = respec(HW_SPEC, text="div.nope")
@@ -307,7 +307,7 @@ def test_legacy_charsets_are_decoded(site: FakePageServer, fetcher: PageFetcher)
     spec = PageSpec(
         name="p",
         url="https://x/p.html",
-        tables=({"name": "t", "heading": "Supported Hardware", "key": ("Hardware",)},),
+        tables=(TableSpec(name="t", heading="Supported Hardware", key=("Hardware",)),),
     )
     latin = table.format("<tr><td>Café Überboard</td><td>unterstützt – ok</td></tr>")
     site.set_page("/cp.html", latin.encode("windows-1252"), charset="windows-1252")
@@ -443,7 +443,7 @@ def test_nesting_ten_thousand_deep_does_not_crash() -> None:
     snapshot = extract_page(spec, deep, "text/html", "https://x/hw.html")
     assert table_rows(snapshot) == [("S60",)] and snapshot.pins == (("x", "S60"),)
     tables = "<table><tr><td>" * 10_000 + "x"
-    css = respec(HW_CSS_SPEC, tables=({"name": "t", "selector": "table", "key": ("Hardware",)},))
+    css = respec(HW_CSS_SPEC, tables=(TableSpec(name="t", selector="table", key=("Hardware",)),))
     with pytest.raises(ExtractionError):  # the outer table's only cell is another table
         extract_page(css, tables, "text/html", "https://x/hw.html")
     assert len(describe_tables(parse_document(tables, markdown=False))) == 200
@@ -467,8 +467,8 @@ def test_markdown_pipe_table_and_html_table_in_markdown(
         name="iluvatar",
         url="https://gitee.example/deep-spark/vllm-iluvatar/raw/README",
         tables=(
-            {"name": "req", "heading": "requirements", "key": ("Component",)},
-            {"name": "hw", "heading": "Supported Hardware", "key": ("Hardware",)},
+            TableSpec(name="req", heading="requirements", key=("Component",)),
+            TableSpec(name="hw", heading="Supported Hardware", key=("Hardware",)),
         ),
         pins={"vllm": r"vLLM (>=[\d.]+,<[\d.]+)", "corex": r"CoreX runtime (>=\d+(?:\.\d+)*)"},
     )
@@ -523,7 +523,7 @@ def test_html_cells_links_images_footnotes_and_caps() -> None:
     )
     spec = respec(
         HW_CSS_SPEC,
-        tables=({"name": "t", "selector": "table", "key": ("hardware",)},),
+        tables=(TableSpec(name="t", selector="table", key=("hardware",)),),
         pins={},
         text=None,
     )
@@ -544,7 +544,7 @@ def test_spans_duplicates_and_nested_tables() -> None:
         '<tr><td colspan="2">Other</td><td>no</td></tr></table>'
     )
     spec = PageSpec(
-        name="p", url="https://x/", tables=({"name": "t", "selector": "table", "key": ("Vendor",)},)
+        name="p", url="https://x/", tables=(TableSpec(name="t", selector="table", key=("Vendor",)),)
     )
     (table,) = extract_page(spec, html, "text/html", "https://x/").tables
     assert table.rows == (
@@ -608,13 +608,11 @@ def test_corpus_torch_gcu_version_compatibility() -> None:
         repo="EnflameTechnology/torch-gcu",
         path="README.md",
         tables=(
-            {"name": "matrix", "heading": "Version Compatibility", "key": ("PyTorch Version",)},
-            {
-                "name": "sdk",
-                "heading": "TopsRider SDK Compatibility",
-                "key": ("torch_gcu version",),
-            },
-            {"name": "hw", "heading": "Hardware Support", "key": ("Product Model",)},
+            TableSpec(name="matrix", heading="Version Compatibility", key=("PyTorch Version",)),
+            TableSpec(
+                name="sdk", heading="TopsRider SDK Compatibility", key=("torch_gcu version",)
+            ),
+            TableSpec(name="hw", heading="Hardware Support", key=("Product Model",)),
         ),
         pins={"wheel": r"torch_gcu-([\d.]+)-"},
     )
@@ -640,7 +638,7 @@ def test_corpus_vllm_hardware_plugins_table_and_its_removal() -> None:
         name="vllm-install",
         repo="vllm-project/vllm",
         path="docs/getting_started/installation/README.md",
-        tables=({"name": "plugins", "heading": "Hardware Plugins", "key": ("Accelerator",)},),
+        tables=(TableSpec(name="plugins", heading="Hardware Plugins", key=("Accelerator",)),),
     )
     url = (
         "https://github.com/vllm-project/vllm/blob/main/docs/getting_started/installation/README.md"
@@ -666,7 +664,7 @@ def test_corpus_tilelang_backend_support_levels() -> None:
         repo="tile-ai/tilelang",
         path="README.md",
         tables=(
-            {"name": "backends", "heading": "Platform and Backend Support", "key": ("Backend",)},
+            TableSpec(name="backends", heading="Platform and Backend Support", key=("Backend",)),
         ),
     )
     (table,) = extract_page(spec, body, None, "https://github.com/tile-ai/tilelang").tables

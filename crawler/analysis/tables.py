@@ -17,14 +17,17 @@ Cell normalisation (``normalise_cell``), applied to every header and data cell:
   whitespace (including ``<br>`` and block boundaries) collapses to one space;
 * a cell is capped at ``MAX_CELL_CHARS`` characters (truncated with ``…``).
 
-Rows are sorted by their identity columns (then by the whole row), so the snapshot does not
-depend on row order; cells are kept in header order, and the diff compares them by column name.
+Header cells get the same treatment (links as plain text); an empty header is ``column N`` and a
+repeated one ``Name (2)``. A table is stored in canonical form: identity columns first (in ``key``
+order), then the other columns sorted by name, rows sorted by identity (then whole row). So
+re-sorted rows, re-ordered columns and re-wrapped text give the same snapshot, byte for byte.
+colspan/rowspan repeat the value into each covered cell; rows of nested tables are not the
+outer table's rows; empty rows and repeated header rows are skipped.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -76,6 +79,15 @@ _FOOTNOTE_RE = re.compile(r"\[\^[\w-]{1,20}\]|\[\d{1,3}\]|[⁰¹²³⁴⁵⁶⁷
 _TRAILING_MARK_RE = re.compile(r"(?<=\S)\s*[*†‡]+$")
 _SUP_MARKER_RE = re.compile(r"^[\[(]?\^?(?:\d{1,3}|[a-z]|[*†‡]{1,3})[\])]?$")
 _HEADING_JUNK = "¶#🔗§ "
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")  # Unicode Cc: become spaces
+# Unicode Cf (zero-width, bidi controls, soft hyphen, tags...) and variation selectors: dropped.
+# Spelled out (Unicode 14) so the canonical form does not move with Python's Unicode tables.
+_FORMAT_RE = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufe0e-\ufe0f\ufeff\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f]+"
+)
 
 
 class ExtractionError(Exception):
@@ -94,14 +106,7 @@ class TableInfo:
 
 
 def _strip_controls(text: str) -> str:
-    out: list[str] = []
-    for ch in text:
-        cat = unicodedata.category(ch)
-        if cat == "Cc":
-            out.append(" ")
-        elif cat != "Cf" and ch not in "\ufe0e\ufe0f":
-            out.append(ch)
-    return "".join(out)
+    return _FORMAT_RE.sub("", _CONTROL_RE.sub(" ", text))
 
 
 def normalise_text(text: str, limit: int | None = None) -> str:
@@ -353,11 +358,15 @@ def extract_table(
     key: tuple[str, ...] = (),
 ) -> ExtractedTable:
     """One table in canonical form: identity columns first, then the others by name; rows
-    sorted by identity. With an empty ``key``, columns and rows stay in document order."""
-    columns, rows = table_data(_find_table(soup, selector, heading))
-    if not columns:
-        raise ExtractionError(f"page layout changed: table {name!r} has no rows")
-    indexes = list(dict.fromkeys(_key_indexes(columns, key)))
+    sorted by identity. With an empty ``key``, columns and rows stay in document order.
+    Errors name the table: ``table 'hw': page layout changed: ...``."""
+    try:
+        columns, rows = table_data(_find_table(soup, selector, heading))
+        if not columns:
+            raise ExtractionError("page layout changed: the table has no rows")
+        indexes = list(dict.fromkeys(_key_indexes(columns, key)))
+    except ExtractionError as exc:
+        raise ExtractionError(f"table {name!r}: {exc}") from None
     if indexes:
         rest = [i for i in range(len(columns)) if i not in indexes]
         order = indexes + sorted(rest, key=lambda i: (columns[i].casefold(), columns[i]))
@@ -381,7 +390,10 @@ def extract_pins(soup: BeautifulSoup, pins: dict[str, str]) -> tuple[tuple[str, 
     text = page_text(soup, None)
     values: list[tuple[str, str | None]] = []
     for pin, pattern in sorted(pins.items()):
-        match = re.search(pattern, text)
+        try:
+            match = re.search(pattern, text)
+        except re.error as exc:
+            raise ExtractionError(f"pin {pin!r}: invalid regular expression: {exc}") from None
         value = match.group(1) if match and match.re.groups else None
         values.append((pin, None if value is None else normalise_text(value)))
     return tuple(values)

@@ -196,7 +196,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += _section("Other changes and flags", other_lines, "No other changes.")
     error_lines = [
         f"- **{escape(e['project'])}** ({escape(e['source'])}): {escape(e['error'], 400)} — "
-        f"{link(e['url'], e['url'])}; last good state kept"
+        f"{link(e['url'], e['url'])}; the last good state, if any, is kept"
         for e in report["errors"]
     ]
     lines += _section("Errors", error_lines, "No errors.")

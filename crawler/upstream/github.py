@@ -23,6 +23,7 @@ from crawler.versions import usable_releases, usable_tags
 log = logging.getLogger(__name__)
 Clock = Callable[[], str]
 REST_REQUESTS_PER_PROJECT = 4  # repo, releases or tags, license, maybe head: for budgeting
+UNREACHABLE_AFTER = 3  # projects in a row without any HTTP answer: stop trying GitHub
 
 
 def _q(value: str) -> str:
@@ -82,6 +83,7 @@ class GitHubFetcher:
         self.settings = settings
         self.clock = clock
         self.use_graphql = use_graphql and api.authenticated
+        self._unreachable_projects: set[str] = set()
 
     # -- entry point ---------------------------------------------------------------------------
 
@@ -93,21 +95,43 @@ class GitHubFetcher:
         if self.use_graphql:
             self._fetch_graphql(list(specs), prior, results)
         pending = [s for s in specs if s.name not in results]
+        unreachable = 0
         for index, spec in enumerate(pending):
             try:
-                results[spec.name] = self._fetch_rest(
-                    spec, prior.get(spec.name), len(pending) - index
-                )
+                result = self._fetch_rest(spec, prior.get(spec.name), len(pending) - index)
             except BudgetExhausted as exc:
                 for rest in pending[index:]:
                     results[rest.name] = self._deferred(rest, str(exc))
                 break
+            results[spec.name] = result
+            unreachable = unreachable + 1 if self._unreachable(result) else 0
+            if unreachable == UNREACHABLE_AFTER:
+                self._give_up(pending[index + 1 :], result, results)
+                break
         return results
+
+    def _unreachable(self, result: ProjectResult) -> bool:
+        return result.status == "error" and result.project in self._unreachable_projects
+
+    def _give_up(
+        self, rest: Sequence[ProjectSpec], last: ProjectResult, results: dict[str, ProjectResult]
+    ) -> None:
+        """GitHub gave no HTTP answer to several projects in a row: do not make the night
+        longer by retrying every remaining project; they are errors, their state carried."""
+        why = (
+            f"not attempted: GitHub unreachable ({UNREACHABLE_AFTER} projects in a row got no "
+            f"answer; last: {last.errors[0].message})"
+        )
+        for spec in rest:
+            url = self.api.absolute(f"/repos/{spec.repo}")
+            results[spec.name] = self._error(spec, "github", GitHubError(why, url), url)
 
     def _deferred(self, spec: ProjectSpec, why: str) -> ProjectResult:
         return ProjectResult(spec.name, "deferred", note=f"not checked this audit: {why}")
 
     def _error(self, spec: ProjectSpec, source: str, exc: Exception, url: str) -> ProjectResult:
+        if getattr(exc, "unreachable", False):
+            self._unreachable_projects.add(spec.name)
         error = FetchError(spec.name, source, getattr(exc, "url", "") or url, str(exc))
         return ProjectResult(spec.name, "error", errors=(error,))
 

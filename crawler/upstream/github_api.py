@@ -38,10 +38,13 @@ MAX_MESSAGE = 300
 class GitHubError(Exception):
     """A request that failed for good; ``url`` is the evidence of the failure."""
 
-    def __init__(self, message: str, url: str, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, url: str, status: int | None = None, unreachable: bool = False
+    ) -> None:
         super().__init__(message)
         self.url = url
         self.status = status
+        self.unreachable = unreachable  # no HTTP answer at all (DNS, refused, reset, timeout)
 
 
 class BudgetExhausted(GitHubError):
@@ -95,9 +98,32 @@ class ApiResponse:
 class _Transient(Exception):
     """A failure worth retrying."""
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, retry_after: float | None = None, unreachable: bool = False
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.unreachable = unreachable
+
+
+_TRANSPORT_REASONS = (
+    ("Failed to resolve", "DNS lookup failed"),
+    ("Name or service not known", "DNS lookup failed"),
+    ("Connection refused", "connection refused"),
+    ("timed out", "timed out"),
+    ("Read timed out", "timed out"),
+    ("reset by peer", "connection reset"),
+    ("RemoteDisconnected", "connection closed without an answer"),
+    ("IncompleteRead", "answer cut off"),
+)
+
+
+def _transport_message(exc: Exception) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    for needle, reason in _TRANSPORT_REASONS:
+        if needle in text:
+            return f"no answer from GitHub: {reason} ({type(exc).__name__})"
+    return f"no answer from GitHub: {text[:160]}"
 
 
 def _message(body: str) -> str:
@@ -284,7 +310,7 @@ class GitHubApi:
                 verb, path, headers=headers, input=input
             )
         except Exception as exc:  # connection reset, timeout, protocol error
-            raise _Transient(self._redact(f"{type(exc).__name__}: {exc}")[:MAX_MESSAGE]) from None
+            raise _Transient(self._redact(_transport_message(exc)), unreachable=True) from None
         resp_headers = {k.lower(): v for k, v in resp_headers.items()}
         budget.update(resp_headers)
         if status >= 500:
@@ -334,6 +360,7 @@ class GitHubApi:
         settings = self._settings
         waited = 0.0
         last = ""
+        unreachable = False
         for number in range(settings.max_retries + 1):
             try:
                 return attempt()
@@ -343,6 +370,7 @@ class GitHubApi:
                 raise
             except _Transient as exc:
                 last = str(exc)
+                unreachable = exc.unreachable
                 self.stats.faults.append(last)
                 if number == settings.max_retries:
                     break
@@ -357,5 +385,7 @@ class GitHubApi:
                 waited += delay
                 self._sleep(delay)
         raise GitHubError(
-            f"{last} (gave up after {number + 1} attempt(s), {waited:.1f}s of waiting)", url
+            f"{last} (gave up after {number + 1} attempt(s), {waited:.1f}s of waiting)",
+            url,
+            unreachable=unreachable,
         )

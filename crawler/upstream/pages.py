@@ -29,7 +29,6 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
@@ -212,12 +211,7 @@ class PageFetcher:
     def __enter__(self) -> PageFetcher:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     @contextmanager
@@ -379,7 +373,11 @@ def preview_page_json(
         data["tables"] = [asdict(info) for info in describe_tables(soup)]
     else:
         table = extract_table(
-            soup, name="preview", selector=table_selector, heading=heading, key=key
+            soup,
+            name=table_selector or heading or "",
+            selector=table_selector,
+            heading=heading,
+            key=key,
         )
         data["table"] = {
             "selector": table_selector,
@@ -430,7 +428,7 @@ def preview_page(
         lines.append(f"Table at {where} in {source}: {len(table['rows'])} row(s){keyed}")
         columns: list[str] = table["columns"]
         cells = [columns] + [[row[c] for c in columns] for row in table["rows"]]
-        widths = [min(40, max(len(r[i]) for r in cells)) for i in range(len(columns))]
+        widths = [min(60, max(len(r[i]) for r in cells)) for i in range(len(columns))]
         for n, row in enumerate(cells):
             padded = (_clip(v, w).ljust(w) for v, w in zip(row, widths, strict=True))
             lines.append(" | ".join(padded).rstrip())

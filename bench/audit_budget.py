@@ -152,7 +152,7 @@ def child_main(argv: Sequence[str]) -> int:
         summary = outcome.report["summary"]
         say(event="audit", number=number, seconds=seconds, status=outcome.status,
             checked=summary["checked"], errors=summary["errors"], deferred=summary["deferred"],
-            changes=summary["changes"], db_bytes=size())
+            changes=summary["changes"], db_bytes=size(), rss_kb=rss_now_kb())
         wait()
     store.close()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
@@ -188,6 +188,7 @@ class Scenario:
     db_after_unchanged: int
     peak_rss_kb: int
     rss_after_imports_kb: int
+    rss_after_first_kb: int
     release_requests: tuple[int, int] = (0, 0)  # ours, first and second audit: /releases only
 
     @property
@@ -246,6 +247,7 @@ def run_scenario(mode: str, n: int, args: argparse.Namespace, log: TextIO) -> Sc
             try:
                 ready = _read(proc, stderr_path)
                 audits: list[AuditFigures] = []
+                rss_first = 0
                 db_sizes: list[int] = []
                 releases: list[int] = []
                 for number in range(1, args.unchanged_audits + 2):
@@ -258,6 +260,8 @@ def run_scenario(mode: str, n: int, args: argparse.Namespace, log: TextIO) -> Sc
                     db_sizes.append(int(msg["db_bytes"]))
                     releases.append(sum(1 for r in server.requests[start:]
                                         if r.path.split("?")[0].endswith("/releases")))
+                    if number == 1:
+                        rss_first = int(msg["rss_kb"])
                     if number == 2:
                         server.latency = args.loop_latency
                     print(f"  {mode:9} n={n:<5} audit {number:>2}: {figures.requests:>5} req, "
@@ -273,7 +277,7 @@ def run_scenario(mode: str, n: int, args: argparse.Namespace, log: TextIO) -> Sc
             mode=mode, n=n, first=audits[0], second=audits[1],
             unchanged=args.unchanged_audits, db_after_first=db_sizes[0],
             db_after_unchanged=db_sizes[-1], peak_rss_kb=int(done["maxrss_kb"]),
-            rss_after_imports_kb=int(ready["rss_kb"]),
+            rss_after_imports_kb=int(ready["rss_kb"]), rss_after_first_kb=rss_first,
             release_requests=(releases[0], releases[1]),
         )
 
@@ -488,13 +492,15 @@ def render(scenarios: list[Scenario], shipped: list[ShippedRun], nv: list[NvComp
             s.mode, s.n, s.first.requests, f"{s.first.rest_points}+{s.first.graphql_points}",
             f"{s.first.seconds:.1f}", s.second.requests,
             f"{s.second.rest_points}+{s.second.graphql_points}", f"{s.second.seconds:.1f}",
-            all_304, f"{s.peak_rss_kb / 1024:.0f} ({s.rss_after_imports_kb / 1024:.0f})",
+            all_304,
+            f"{s.peak_rss_kb / 1024:.0f} ({s.rss_after_imports_kb / 1024:.0f}, "
+            f"{s.rss_after_first_kb / 1024:.0f})",
             mb(s.db_after_first), f"{(s.growth) / 1024:.1f} KiB",
         ])
     out.append(table(
         ["mode", "n", "1st req", "1st points REST+GQL", "1st s", "2nd req",
          "2nd points REST+GQL", "2nd s", "2nd: every request 304?",
-         "peak RSS MB (after imports)", "DB MB after 1st", f"DB growth, {k} unchanged"],
+         "peak RSS MB (after imports, after 1st)", "DB MB after 1st", f"DB growth, {k} unchanged"],
         rows))
     out.append("\nrequests include the free GET /rate_limit; peak RSS = ru_maxrss of the audit "
                "child process; DB = SQLite file + WAL after a TRUNCATE checkpoint.")
@@ -591,11 +597,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["--child"]:
         return child_main(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--sizes", default="20,200,1000", help="comma-separated project counts")
+    parser.add_argument("--sizes", default=None,
+                        help="comma-separated project counts (default 20,200,1000)")
     parser.add_argument("--latency", type=float, default=0.03, help="seconds per request")
     parser.add_argument("--loop-latency", type=float, default=0.0,
                         help="latency for the unchanged audits after the second (DB growth)")
-    parser.add_argument("--unchanged-audits", type=int, default=30)
+    parser.add_argument("--unchanged-audits", type=int, default=None,
+                        help="unchanged audits after the first (default 30)")
     parser.add_argument("--modes", default="token,anonymous")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true",
@@ -603,8 +611,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-nvchecker", action="store_true")
     parser.add_argument("--no-shipped", action="store_true")
     args = parser.parse_args(argv)
-    if args.quick:
-        args.sizes, args.unchanged_audits = "20,200", 3
+    if args.sizes is None:
+        args.sizes = "20,200" if args.quick else "20,200,1000"
+    if args.unchanged_audits is None:
+        args.unchanged_audits = 3 if args.quick else 30
     if args.unchanged_audits < 1:
         parser.error("--unchanged-audits must be at least 1")
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import importlib.util
 import re
 import subprocess
 import sys
@@ -24,8 +25,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from crawler.analysis import license_templates
 from crawler.analysis.license_templates import PLACEHOLDER_WORDS, load_index, reference_text
-from crawler.analysis.licenses import LicenseAnalysis, analyze_file, analyze_license
+from crawler.analysis.licenses import (
+    LicenseAnalysis,
+    analyze_file,
+    analyze_license,
+    normalize_github_spdx,
+)
 
 # Licenses common in the catalog's upstreams plus the ones licensee does not know (X11, PSF-2.0)
 EVAL_IDS = (
@@ -181,6 +188,7 @@ def build_cases(ids: tuple[str, ...], corpus: Path) -> list[Case]:
         if a in bases and b in bases:
             cases.append(Case(f"{a}+{b}/concatenated", f"{bases[a]}\n\n\n{bases[b]}\n", (a, b),
                               "unmodified"))
+    cases += _choosealicense_cases()
     if corpus.is_dir():
         for key, (labels, kind) in CORPUS_LABELS.items():
             repo, name = key.split("/", 1)
@@ -188,6 +196,35 @@ def build_cases(ids: tuple[str, ...], corpus: Path) -> list[Case]:
             if path.is_file():
                 cases.append(Case(f"corpus:{key}", path.read_bytes(), labels, kind,
                                   path=name.rsplit("__", 1)[-1]))
+    return cases
+
+
+def _choosealicense_cases() -> list[Case]:
+    """The 47 texts GitHub's licensee matches against (choosealicense.com), when the optional
+    ``pychoosealicense`` package is installed: the same licenses from another source, with
+    their [year]/[fullname] placeholders filled in as a project would."""
+    spec = importlib.util.find_spec("pychoosealicense")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    folder = Path(next(iter(spec.submodule_search_locations))) / "_licenses"
+    cases: list[Case] = []
+    for path in sorted(folder.glob("*.txt")):
+        raw = path.read_text(encoding="utf-8")
+        _, head, body = raw.split("---\n", 2)
+        m = re.search(r"^spdx-id:\s*(\S+)", head, re.MULTILINE)
+        expected = normalize_github_spdx(m.group(1)) if m else None
+        if not expected:
+            continue
+        # placeholders filled as a project would (choosealicense made the Vim license generic)
+        fills = {"year": "2024", "yyyy": "2024", "fullname": "Jane Doe", "email": "jd@example.org",
+                 "project": "Vim" if path.stem == "vim" else "Example Project",
+                 "projecturl": "https://example.org", "login": "janedoe"}
+        filled = re.sub(r"\[([a-z]+)\]", lambda m, f=fills: f.get(m.group(1), m.group(0)),
+                        body.strip("\n"))
+        cases.append(Case(f"choosealicense:{expected}", filled, (expected,), "unmodified"))
+        n = filled.count("\n") + 1
+        cases.append(Case(f"choosealicense:{expected}/appended", f"{filled}\n\n{EXTRA}\n",
+                          (expected,), "extra", (n + 2, n + 2)))
     return cases
 
 
@@ -237,7 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--ids", default=",".join(EVAL_IDS))
+    ap.add_argument("--scancode-only", action="store_true",
+                    help="match against ScanCode templates only: a cross-source measure for "
+                         "the choosealicense texts")
     args = ap.parse_args(argv)
+    if args.scancode_only:  # bench-only: swap in an index without the choosealicense texts
+        license_templates._INDEX = license_templates._load(license_templates.data_dir())
     start = startup_seconds()
     load_index()  # start-up is measured above, in a fresh process; not counted per file
     cases = build_cases(tuple(args.ids.split(",")), args.corpus)

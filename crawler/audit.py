@@ -24,7 +24,7 @@ from crawler.report.json_report import build_report, validate_report
 from crawler.report.markdown import render_markdown
 from crawler.store import AuditInfo, Store
 from crawler.upstream.github import GitHubFetcher
-from crawler.upstream.github_api import GitHubApi, GitHubError
+from crawler.upstream.github_api import BudgetExhausted, GitHubApi, GitHubError
 from crawler.upstream.http import redact
 from crawler.upstream.pages import FetchedPage, PageFetcher, PageFetchError
 
@@ -99,8 +99,19 @@ class PageReader:
         self.clock = clock
 
     def _body(self, page: PageSpec) -> tuple[str, str | None, str]:
-        if page.url is not None:
-            fetched: FetchedPage = self.fetcher.fetch(page.url)
+        url = page.url
+        if url is None and self.api.api_url == DEFAULT_API_URL:
+            # github.com's raw file host does not spend the API budget
+            url = f"https://raw.githubusercontent.com/{page.repo}/HEAD/{page.path}"
+        if url is not None:
+            fetched: FetchedPage = self.fetcher.fetch(url)
+            if page.url is None:
+                blob = f"https://github.com/{page.repo}/blob/HEAD/{page.path}"
+                return (
+                    fetched.body,
+                    "text/markdown" if (page.path or "").endswith(".md") else None,
+                    blob,
+                )
             return fetched.body, fetched.content_type, fetched.url
         response = self.api.get_json(f"/repos/{page.repo}/contents/{page.path}")
         data = response.data
@@ -121,6 +132,9 @@ class PageReader:
                 body, content_type, url = self._body(page)
                 pages.append(extract_page(page, body, content_type, url))
                 sources.append((f"page:{page.name}", Source(url, self.clock())))
+            except BudgetExhausted:  # not checked tonight: keep the last extraction, no error
+                if page.name in earlier:
+                    pages.append(earlier[page.name])
             except (PageFetchError, ExtractionError, GitHubError, ValueError) as exc:
                 errors.append(FetchError(spec.name, f"page:{page.name}", where, str(exc)))
                 if page.name in earlier:
@@ -240,9 +254,13 @@ def _fetch(
 ) -> dict[str, ProjectResult]:
     results: dict[str, ProjectResult] = {}
     for spec in specs:
-        if spec.repo is None:
+        if spec.repo is None and not spec.pages:
             note = f"not on GitHub ({spec.homepage}): not trackable yet"
             results[spec.name] = ProjectResult(spec.name, "untracked", note=note)
+        elif spec.repo is None:  # off GitHub, but its pages can still be watched
+            note = f"not on GitHub ({spec.homepage}): releases not trackable yet; pages watched"
+            snapshot = ProjectSnapshot(project=spec.name)
+            results[spec.name] = ProjectResult(spec.name, "ok", snapshot=snapshot, note=note)
     fetcher = GitHubFetcher(api, config.github, clock)
     results.update(fetcher.fetch_all([s for s in specs if s.repo], prior))
     reader = PageReader(page_fetcher, api, clock)

@@ -318,7 +318,8 @@ def project_flags(
             )
         )
     version = current_version(spec, after, None)
-    if version.version_source != "release" and spec.track in ("auto", "tags", "commits"):
+    on_github = spec.repo is not None
+    if on_github and version.version_source != "release" and spec.track != "releases":
         if version.version_source == "tag":
             detail = f"no GitHub release; tracked by tag {version.version} ({version.published_at})"
         elif version.version_source == "commit":

@@ -488,7 +488,7 @@ def test_markdown_pipe_table_and_html_table_in_markdown(
     ("raw", "expected"),
     [
         ("✅", "yes"),
-        ("✔️ Yes", "yes Yes"),
+        ("✔️ Yes", "yes"),
         ("✓", "yes"),
         ("☑", "yes"),
         (":white_check_mark:", "yes"),
@@ -679,3 +679,11 @@ def test_corpus_tilelang_backend_support_levels() -> None:
         "Developed in tilelang-ascend <https://github.com/tile-ai/tilelang-ascend> and the "
         "MLIR-based tilelang-mlir-ascend <https://github.com/tile-ai/tilelang-mlir-ascend>."
     )
+
+
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [("🚧 In progress", "in progress"), ("✅ Yes", "yes"), ("✅ supported", "yes supported")],
+)
+def test_a_mark_and_its_own_word_count_once(cell: str, expected: str) -> None:
+    assert normalise_cell(cell) == expected

@@ -1,14 +1,16 @@
-"""License templates from ScanCode's ``licensedcode-data`` package, normalised and indexed.
+"""License templates read at run time from maintained packages, normalised and indexed.
 
-No license text lives in this repository: every template is read at run time from the
-installed ``licensedcode-data`` wheel (ScanCode's license database, ~2,300 licenses). Start-up
-reads every text once to build an inverted index over the rarer words (about a second);
-a template is tokenised in full only when a file makes it a candidate.
+No license text lives in this repository. Templates come from ScanCode's license database
+(``licensedcode-data``, ~2,300 licenses incl. X11 and PSF-2.0) and from the choosealicense.com
+texts (``pychoosealicense``: the 47 texts GitHub's license picker writes and licensee knows,
+whose wording differs in places from ScanCode's). Start-up reads every text once to build an
+inverted index over the rarer words (under a second); a template is tokenised in full only
+when a file makes it a candidate, then aligned word by word (difflib).
 
 Normalisation follows licensee and the SPDX matching guidelines closely enough for word
-alignment: case, punctuation, quotes, hyphens, bullets and list numbering, ``http(s)``,
-Markdown markup and line wrapping are ignored, a few varietal spellings are folded, and
-copyright statements are set aside (they name holders, they are not license terms).
+alignment: case, punctuation, quotes, hyphens (also across line breaks), bullets and list
+numbering, ``http(s)``, Markdown markup and wrapping are ignored, a few varietal spellings are
+folded, and copyright statements are set aside (they name holders, they are not terms).
 """
 
 from __future__ import annotations
@@ -59,14 +61,15 @@ _TRANSLATE = str.maketrans({
 # list markers ("1.", "(a)", "a)", "a.", "(iv)", "iv.") are dropped wherever they stand, so
 # re-wrapping never changes the token stream; group 1 is a word (inner hyphens, apostrophes kept)
 _TOKEN_RE = re.compile(
-    r"(?<![\w.])(?:\(?\d{1,2}[.)]|\([a-z]{1,3}\)|[a-z]\)|\(?[ivx]{1,4}\)"
-    r"|(?:[a-z]|[ivx]{1,4})\.(?=\s|$))(?!\w)"
+    r"(?<![\w.])(?:\(?\d{1,2}[.)](?!\d)|(?:\([a-z]{1,3}\)|[a-z]\)|\(?[ivx]{1,4}\)"
+    r"|(?:[a-z]|[ivx]{1,4})\.(?=\s|$))(?!\w))"
     r"|([a-z0-9]+(?:(?:[-']|-[ ]+)[a-z0-9]+)*|&)"
 )
 # bytes.translate table for the index: ASCII letters and digits kept (lower-cased), rest space
 _ROUGH_TABLE = bytes(c + 32 if 65 <= c <= 90 else c if 48 <= c <= 57 or 97 <= c <= 122 else 32
                      for c in range(256))
-_VARIABLE_RE = re.compile(r"\{\{.*?\}\}")
+# ScanCode's {{variable}} marks and choosealicense's [year]/[fullname]/[project] placeholders
+_VARIABLE_RE = re.compile(r"\{\{.*?\}\}|\[[a-z ]{2,30}\]")
 # varietal spellings treated as equal (after the SPDX matching guidelines' equivalent words)
 _VARIANTS = {
     "licence": "license", "licences": "licenses", "licenced": "licensed", "licencing": "licensing",
@@ -213,10 +216,18 @@ def _parse(entry: _Entry) -> Template:
     toks = tokenize_lines(lines)
     words = [w for _, w, _, _, _ in toks]
     spans = {i: [m.span() for m in _VARIABLE_RE.finditer(ln)] for i, ln in enumerate(lines)
-             if "{{" in ln}
+             if "{{" in ln or "[" in ln}
     variable = {k for k, (ln, _, s, _, _) in enumerate(toks)
                 if any(a <= s < b for a, b in spans.get(ln, ()))}
-    boiler = {k for k, (ln, _, _, _, _) in enumerate(toks) if is_copyright_line(lines[ln])}
+    for k in variable:  # a placeholder never equals a file word: whatever fills it is a fill
+        words[k] = "\x00"
+    # copyright lines and what continues them (an address, an e-mail) are the holder's data
+    held: set[int] = set()
+    for i, ln in enumerate(lines):
+        if is_copyright_line(ln) or (i - 1 in held and ln.strip() and len(ln.split()) <= 12
+                                     and re.search(r"\d|@|<|http", ln)):
+            held.add(i)
+    boiler = {k for k, (ln, _, _, _, _) in enumerate(toks) if ln in held}
     optional_from = len(words)
     joined = " ".join(words)
     cut = joined.find(" end of terms and conditions")
@@ -298,39 +309,59 @@ class TemplateIndex:
         return [i for _, i in scored]
 
 
-def _load(folder: Path) -> TemplateIndex:
+def _read(path: str, sep: bytes) -> tuple[dict[str, str | list[str]], bytes] | None:
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    cut = raw.find(sep, 3)
+    if not raw.startswith(b"---") or cut < 0:
+        return None
+    return _frontmatter(raw[4:cut].decode("utf-8", errors="replace")), raw[cut + len(sep) :]
+
+
+def _load(folder: Path, extra: Path | None = None) -> TemplateIndex:
+    """ScanCode's licenses, then the choosealicense.com texts (what GitHub's license picker
+    writes into new repositories) when ``extra`` holds them."""
     entries: list[_Entry] = []
-    word_sets: list[set[str]] = []
+    aliases: dict[str, str] = {}  # deprecated SPDX ids -> current (GPL-2.0 -> GPL-2.0-only)
     for item in sorted(os.scandir(folder), key=lambda e: e.name):
-        if not item.name.endswith(".LICENSE"):
+        got = _read(item.path, b"\n---\n") if item.name.endswith(".LICENSE") else None
+        if got is None or any(got[0].get(f) == "yes" for f in (
+                "is_deprecated", "is_unknown", "is_generic")):
             continue
-        with open(item.path, "rb") as fh:
-            raw = fh.read()
-        cut = raw.find(b"\n---\n", 3)
-        if not raw.startswith(b"---") or cut < 0:
-            continue
-        meta = _frontmatter(raw[4:cut].decode("utf-8", errors="replace"))
-        if any(meta.get(f) == "yes" for f in ("is_deprecated", "is_unknown", "is_generic")):
-            continue
-        body = raw[cut + 5 :]
-        rough = body.translate(_ROUGH_TABLE).decode("ascii").split()  # C speed, ASCII words
-        if len(rough) < MIN_TEMPLATE_WORDS:
-            continue
+        meta, body = got
         key = item.name.removesuffix(".LICENSE")
         spdx, name = meta.get("spdx_license_key"), meta.get("name")
-        entries.append(_Entry(
-            key=key,
-            spdx_id=spdx if isinstance(spdx, str) and spdx else f"LicenseRef-scancode-{key}",
-            name=name if isinstance(name, str) else key,
-            meta=meta,
-            raw=body,
-        ))
-        words = set(rough)
-        for w in words & _VARIANTS.keys():
-            words.discard(w)
-            words.add(_VARIANTS[w])
-        word_sets.append(words)
-    return TemplateIndex(entries, word_sets)
+        spdx_id = spdx if isinstance(spdx, str) and spdx else f"LicenseRef-scancode-{key}"
+        for old in meta.get("other_spdx_license_keys", []):
+            aliases.setdefault(old, spdx_id)
+        entries.append(_Entry(key, spdx_id, name if isinstance(name, str) else key, meta, body))
+    for path in sorted(extra.glob("*.txt")) if extra else []:
+        got = _read(str(path), b"\n---\n")
+        spdx = got[0].get("spdx-id") if got else None
+        if got and isinstance(spdx, str):
+            title = got[0].get("title")
+            entries.append(_Entry(f"choosealicense-{path.stem}", aliases.get(spdx, spdx),
+                                  title if isinstance(title, str) else spdx, got[0], got[1]))
+    kept: list[_Entry] = []
+    word_sets: list[set[str]] = []
+    for e in entries:
+        rough = e.raw.translate(_ROUGH_TABLE).decode("ascii").split()  # C speed, ASCII words
+        if len(rough) >= MIN_TEMPLATE_WORDS:
+            words = set(rough)
+            for w in words & _VARIANTS.keys():
+                words.discard(w)
+                words.add(_VARIANTS[w])
+            kept.append(e)
+            word_sets.append(words)
+    return TemplateIndex(kept, word_sets)
+
+
+def _choosealicense_dir() -> Path | None:
+    spec = importlib.util.find_spec("pychoosealicense")
+    for loc in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(loc) / "_licenses").is_dir():
+            return Path(loc) / "_licenses"
+    return None
 
 
 _LOCK = threading.Lock()
@@ -342,7 +373,7 @@ def load_index() -> TemplateIndex:
     global _INDEX
     with _LOCK:
         if _INDEX is None:
-            _INDEX = _load(data_dir())
+            _INDEX = _load(data_dir(), _choosealicense_dir())
         return _INDEX
 
 
@@ -389,19 +420,43 @@ def _blocks(tpl: Template, words: Sequence[str]) -> list[tuple[int, int, int]]:
     if suf:
         out.append((len(a) - suf, len(b) - suf, suf))
 
-    def stray(small: tuple[int, int, int], other: tuple[int, int, int]) -> bool:
-        (a1, b1, k1), (a2, b2, _) = sorted([small, other])
-        return small[2] <= 4 and (b2 - b1 - k1) >= 10 + 2 * (a2 - a1 - k1)
-
     # a few words matched in the optional tail (the Apache appendix) are chance, not a match
     tail = [blk for blk in out if blk[0] >= tpl.optional_from]
     if tail and sum(k for _, _, k in tail) < max(8.0, 0.3 * (len(a) - tpl.optional_from)):
         out = [blk for blk in out if blk[0] < tpl.optional_from]
-    # drop small blocks stranded far from the rest (a stray "the software" in other text)
-    while len(out) > 1 and stray(out[0], out[1]):
-        out.pop(0)
-    while len(out) > 1 and stray(out[-1], out[-2]):
+    return _trim(out, a, b)
+
+
+def _trim(out: list[tuple[int, int, int]], a: Sequence[str],
+          b: Sequence[str]) -> list[tuple[int, int, int]]:
+    """Drop sparse runs of small blocks at either edge (a stray "the software" matched in text
+    that is not the license), then extend the edge blocks over words that do match."""
+    while len(out) > 1:
+        big = [i for i, blk in enumerate(out) if blk[2] >= 5]
+        if not big or big[-1] == len(out) - 1:
+            break
+        start = out[big[-1]][1] + out[big[-1]][2]
+        edge = out[big[-1] + 1 :]
+        if 2 * sum(k for _, _, k in edge) >= edge[-1][1] + edge[-1][2] - start:
+            break
         out.pop()
+    while len(out) > 1:
+        big = [i for i, blk in enumerate(out) if blk[2] >= 5]
+        if not big or big[0] == 0:
+            break
+        edge = out[: big[0]]
+        if 2 * sum(k for _, _, k in edge) >= out[big[0]][1] - edge[0][1]:
+            break
+        out.pop(0)
+    if out:
+        i, j, k = out[-1]
+        while i + k < len(a) and j + k < len(b) and a[i + k] == b[j + k]:
+            k += 1
+        out[-1] = (i, j, k)
+        i, j, k = out[0]
+        while i > 0 and j > 0 and a[i - 1] == b[j - 1]:
+            i, j, k = i - 1, j - 1, k + 1
+        out[0] = (i, j, k)
     return out
 
 
@@ -506,12 +561,15 @@ def _rank(a: Alignment) -> tuple[float, bool, int]:
     return a.score - margin, a.tpl.is_spdx_listed, -len(a.tpl.words)
 
 
-def reference_text(spdx_id: str) -> str:
-    """The text of ``spdx_id`` as the data package ships it, ScanCode's {{...}} marks removed
-    (for demos and tests: this repository stores no license text)."""
+def reference_text(spdx_id: str, source: str = "scancode") -> str:
+    """The text of ``spdx_id`` as a data package ships it: ``source`` "scancode" (its {{...}}
+    marks removed) or "choosealicense" (placeholders such as [year] kept). For demos and
+    tests: this repository stores no license text."""
     index = load_index()
-    i = index.by_spdx.get(spdx_id)
-    if i is None:
-        raise KeyError(f"{spdx_id} is not in {DATA_DISTRIBUTION}")
-    body = re.sub(r"\{\{(.*?)\}\}", r"\1", index.entries[i].body, flags=re.DOTALL)
-    return body.strip("\n") + "\n"
+    prefix = "choosealicense-" if source == "choosealicense" else ""
+    for e in index.entries:
+        if e.spdx_id == spdx_id and e.key.startswith(prefix) and (
+                prefix or not e.key.startswith("choosealicense-")):
+            body = re.sub(r"\{\{(.*?)\}\}", r"\1", e.body, flags=re.DOTALL)
+            return body.strip("\n") + "\n"
+    raise KeyError(f"{spdx_id} is not in the {source} license texts")

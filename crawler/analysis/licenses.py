@@ -92,6 +92,7 @@ class _Doc:
     ignorable: list[bool]  # word on a copyright line: never extra text
     kind: dict[int, str]  # line -> "copyright" | "spdx"
     tags: list[tuple[int, str]]  # SPDX-License-Identifier lines
+    truncated: bool  # longer than MAX_CHARS: only the start was read
 
     def span(self, lo: int, hi: int) -> TextSpan:
         """Verbatim text of words [lo, hi) with the punctuation attached to them."""
@@ -109,8 +110,8 @@ class _Doc:
 
 
 def _prepare(text: str) -> _Doc:
-    text = text[:MAX_CHARS].lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    doc = _Doc(text.split("\n"), [], [], [], [], [], [], {}, [])
+    cut = text[:MAX_CHARS].lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    doc = _Doc(cut.split("\n"), [], [], [], [], [], [], {}, [], len(text) > MAX_CHARS)
     for i, line in enumerate(doc.lines):
         tag = SPDX_TAG_RE.search(line)
         if tag:
@@ -170,14 +171,15 @@ _LATER_RE = re.compile(r"or\s*\(?at your option\)?,?\s*any later version", re.IG
 _SIBLING_RE = re.compile(r"^(?:licen[cs]e|copying)[-_.](?P<x>[\w.-]+?)(?:\.(?:txt|md|rst))?$",
                          re.IGNORECASE)
 _SIBLING_IDS = {"mit": "MIT", "apache": "Apache-2.0", "apache2": "Apache-2.0",
-                "apache-2.0": "Apache-2.0", "bsd": "BSD-3-Clause", "isc": "ISC"}
-_ONLY_RE = re.compile(r"^((?:A|L)?GPL-\d\.\d)-only$")
+                "apache-2.0": "Apache-2.0", "isc": "ISC"}
+_ONLY_RE = re.compile(r"^((?:A|L)?GPL-\d\.\d|GFDL-\d\.\d)-only$")
 
 
 def _holder(line: str) -> str | None:
-    s = _HOLDER_LEAD_RE.sub(" ", line)
-    s = _YEARS_RE.sub("", _HOLDER_LEAD_RE.sub(" ", s)).strip()
-    s = re.sub(r"^by\s+", "", " ".join(s.split()), flags=re.IGNORECASE).strip(" ,;:")
+    """The holder named on a copyright line: years, (c), "All rights reserved" dropped."""
+    s = _YEARS_RE.sub("", _HOLDER_LEAD_RE.sub(" ", line))
+    s = re.sub(r"^(?:\(c\)|©|by\s)\s*", "", " ".join(s.split()), flags=re.IGNORECASE)
+    s = s.strip(" ,;:")
     if s.endswith(".") and not s.lower().endswith(_ABBREV):
         s = s[:-1].rstrip()
     return s[:200] if s and s[0] not in "[<{" and re.search(r"\w", s) else None
@@ -188,7 +190,8 @@ def _is_title(line: str, vocab: set[str]) -> bool:
     if not 0 < len(words) <= 12:
         return False
     known = sum(w in vocab or w in _GENERIC_TITLE or w.isdigit() for w in words)
-    return known >= 0.8 * len(words) and any(w in vocab - _GENERIC_TITLE for w in words)
+    return known >= 0.8 * len(words) and any(w in vocab and w not in _GENERIC_TITLE
+                                             for w in words)
 
 
 def _references(words: list[str], index: TemplateIndex) -> list[tuple[int, str]]:
@@ -218,30 +221,32 @@ def _sibling_id(path: str, index: TemplateIndex) -> str | None:
 
 
 def _leftover(doc: _Doc, found: list[Alignment]) -> list[tuple[int, int]]:
-    """Extra words outside every template span; titles and copyright headings are not extra."""
+    """Extra words, outside every template span or added inside one; titles and copyright
+    headings are not extra."""
     covered = bytearray(len(doc.words))
     for m in found:
         covered[m.lo : m.hi] = b"\x01" * (m.hi - m.lo)
+    inside = {i for m in found for a, b in m.inserted for i in range(a, b)}
     vocab = {w for m in found for label in (m.tpl.name, m.tpl.key, m.tpl.spdx_id)
              for w in re.findall(r"[a-z0-9]+", label.lower())}
     by_line: dict[int, list[int]] = {}
     for i, ln in enumerate(doc.line):
         by_line.setdefault(ln, []).append(i)
     starts = {m.lo for m in found} | {by_line[ln][0] for ln in list(by_line)[:3]}
-    extra: list[tuple[int, int]] = []
+    extra: list[int] = []
     for ln, idx in by_line.items():
-        free = [i for i in idx if not covered[i]]
+        free = [i for i in idx if not covered[i] or i in inside]
         if not free or doc.kind.get(ln) == "copyright":
             continue
-        if len(free) == len(idx):
-            nxt = next((j for j in range(ln + 1, len(doc.lines)) if doc.lines[j].strip()), None)
-            heading = doc.lines[ln].rstrip().endswith(":") and len(idx) <= 8
-            title = idx[0] in starts or idx[-1] + 1 in starts
-            if (title and _is_title(doc.lines[ln], vocab)) or (
-                    heading and doc.kind.get(nxt or -1) == "copyright"):
-                continue
-        extra += _runs(free)
-    return extra
+        title = any(i in starts for i in idx) or idx[-1] + 1 in starts
+        if title and _is_title(doc.lines[ln], vocab):
+            continue
+        nxt = next((j for j in range(ln + 1, len(doc.lines)) if doc.lines[j].strip()), None)
+        heading = doc.lines[ln].rstrip().endswith(":") and len(idx) <= 8
+        if len(free) == len(idx) and heading and doc.kind.get(nxt or -1) == "copyright":
+            continue
+        extra += free
+    return _runs(extra)
 
 
 def _runs(positions: list[int]) -> list[tuple[int, int]]:
@@ -268,6 +273,10 @@ def _merge(doc: _Doc, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 def _notes(doc: _Doc, found: list[Alignment]) -> list[str]:
     notes: list[str] = []
+    if doc.truncated:
+        notes.append(f"only the first {MAX_CHARS // 1024} KiB of the file were analysed")
+    if len(found) == MAX_MATCHES:
+        notes.append(f"stopped after {MAX_MATCHES} license texts; more may follow")
     for m in found:
         for a, b, tw in m.fills:
             s = doc.span(a, b)
@@ -379,8 +388,7 @@ def _holders(doc: _Doc, found: list[Alignment]) -> list[str]:
 
 def _build(doc: _Doc, found: list[Alignment], index: TemplateIndex, path: str | None,
            siblings: Sequence[str]) -> LicenseAnalysis:
-    inserted = [r for m in found for r in m.inserted]
-    ranges = _merge(doc, _leftover(doc, found) + inserted)
+    ranges = _merge(doc, _leftover(doc, found))
     extra = [doc.span(a, b) for a, b in ranges]
     altered = [doc.span(a, b) for m in found for a, b, _ in m.altered]
     notes = _notes(doc, found)

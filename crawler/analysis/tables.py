@@ -75,6 +75,8 @@ _MARKS: dict[str, tuple[str, ...]] = {
 # fmt: on
 _MARK_RE = re.compile("|".join(re.escape(m) for ms in _MARKS.values() for m in ms))
 _MARK_WORD = {m: word for word, ms in _MARKS.items() for m in ms}
+# "🚧 In progress" says it twice: keep one
+_MARK_ECHO_RE = re.compile(r"\b(yes|no|in progress)\s+\1\b", re.IGNORECASE)
 _FOOTNOTE_RE = re.compile(r"\[\^[\w-]{1,20}\]|\[\d{1,3}\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
 _TRAILING_MARK_RE = re.compile(r"(?<=\S)\s*[*†‡]+$")
 _SUP_MARKER_RE = re.compile(r"^[\[(]?\^?(?:\d{1,3}|[a-z]|[*†‡]{1,3})[\])]?$")
@@ -122,6 +124,7 @@ def normalise_cell(text: str) -> str:
     text = _strip_controls(text)
     text = _MARK_RE.sub(lambda m: f" {_MARK_WORD[m.group(0)]} ", text)
     text = " ".join(_FOOTNOTE_RE.sub(" ", text).split())
+    text = _MARK_ECHO_RE.sub(r"\1", text)
     text = _TRAILING_MARK_RE.sub("", text)
     return normalise_text(text, MAX_CELL_CHARS)
 

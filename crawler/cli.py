@@ -26,6 +26,14 @@ config_option = click.option(
     type=click.Path(dir_okay=False),
     help="The sources.yaml listing the tracked projects.",
 )
+reports_option = click.option(
+    "--reports",
+    "reports_dir",
+    default=DEFAULT_REPORTS,
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where report folders are written.",
+)
 db_option = click.option(
     "--db",
     "db_url",
@@ -63,14 +71,7 @@ def cli(verbose: int) -> None:
 @cli.command()
 @config_option
 @db_option
-@click.option(
-    "--reports",
-    "reports_dir",
-    default=DEFAULT_REPORTS,
-    show_default=True,
-    type=click.Path(file_okay=False),
-    help="Where report folders are written.",
-)
+@reports_option
 @click.option("--only", multiple=True, metavar="NAME", help="Audit only these projects.")
 def audit(config_path: str, db_url: str | None, reports_dir: str, only: tuple[str, ...]) -> None:
     """Fetch every project, store the snapshot, diff against the last good audit, report."""
@@ -103,13 +104,7 @@ def audit(config_path: str, db_url: str | None, reports_dir: str, only: tuple[st
 @cli.command()
 @config_option
 @db_option
-@click.option(
-    "--reports",
-    "reports_dir",
-    default=DEFAULT_REPORTS,
-    show_default=True,
-    type=click.Path(file_okay=False),
-)
+@reports_option
 @click.option(
     "--cron",
     default="0 3 * * *",
@@ -206,13 +201,7 @@ def history(name: str, config_path: str, db_url: str | None, as_json: bool) -> N
 @click.argument("audit_id", type=int, required=False)
 @config_option
 @db_option
-@click.option(
-    "--reports",
-    "reports_dir",
-    default=DEFAULT_REPORTS,
-    show_default=True,
-    type=click.Path(file_okay=False),
-)
+@reports_option
 @click.option("--stdout", is_flag=True, help="Print the Markdown instead of writing files.")
 def report(
     audit_id: int | None, config_path: str, db_url: str | None, reports_dir: str, stdout: bool
@@ -244,6 +233,7 @@ def report(
 def diff(audit_a: int, audit_b: int, config_path: str, db_url: str | None, as_json: bool) -> None:
     """What changed between two stored audits."""
     from crawler.audit import findings_between
+    from crawler.report.json_report import change_to_dict
     from crawler.report.markdown import escape
 
     config = _load(config_path)
@@ -256,23 +246,8 @@ def diff(audit_a: int, audit_b: int, config_path: str, db_url: str | None, as_js
     finally:
         store.close()
     if as_json:
-        click.echo(
-            json.dumps(
-                [
-                    {
-                        "project": c.project,
-                        "kind": c.kind.value,
-                        "summary": c.summary,
-                        "before": c.before,
-                        "after": c.after,
-                        "evidence_url": c.evidence_url,
-                    }
-                    for c in findings.changes
-                ],
-                indent=2,
-                default=str,
-            )
-        )
+        changes = [change_to_dict(c) for c in findings.changes]
+        click.echo(json.dumps(changes, indent=2, default=str))
         return
     click.echo(f"{len(findings.changes)} changes from audit #{audit_a} to #{audit_b}")
     for change in findings.changes:

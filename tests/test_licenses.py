@@ -247,10 +247,13 @@ def test_analyze_file_handles_bom_crlf_utf16_and_bad_bytes(tmp_path: Path) -> No
 def test_huge_and_binary_input_does_not_crash(tmp_path: Path) -> None:
     blob = tmp_path / "LICENSE"
     blob.write_bytes(bytes(range(256)) * 4096 + text_of("MIT").encode())  # MIT past the cap
-    assert analyze_file(blob).verdict == "unknown"
+    big = analyze_file(blob)
+    assert big.verdict == "unknown"
+    assert big.notes[0] == "only the first 256 KiB of the file were analysed"
     many = analyze_license((text_of("MIT") + "\n\n") * 30)
     assert many.spdx_ids == ("MIT",)
     assert len([m for m in many.matches if m.spdx_id == "MIT"]) == 8
+    assert "stopped after 8 license texts; more may follow" in many.notes
 
 
 def test_to_dict_round_trips_through_json() -> None:

@@ -129,13 +129,13 @@ def tokenize_lines(lines: Sequence[str]) -> list[tuple[int, str, int, int, int]]
 
 @dataclass(frozen=True)
 class Template:
-    key: str  # ScanCode key, e.g. "bsd-new"
+    key: str  # ScanCode key, e.g. "bsd-new", or choosealicense-<name>
     spdx_id: str  # SPDX id, or LicenseRef-scancode-<key> for licenses SPDX does not list
     name: str
     is_exception: bool
     words: tuple[str, ...]
-    variable: frozenset[int]  # token positions inside ScanCode {{...}} markers
-    boiler: frozenset[int]  # token positions on the template's own copyright lines
+    variable: frozenset[int]  # positions of {{...}} / [placeholder] words ("\x00" in words)
+    boiler: frozenset[int]  # positions on the template's own copyright lines (and addresses)
     title_len: int  # leading tokens of a title block, optional in a file
     optional_from: int  # tokens from here on are optional (after END OF TERMS AND CONDITIONS)
     ignorable_holders: tuple[str, ...]
@@ -151,14 +151,7 @@ class Template:
 
     def unique(self) -> dict[str, int]:
         """Words found once in the template -> their position (anchors for long files)."""
-        got = _UNIQUE.get(self.key)
-        if got is None:
-            got = _UNIQUE[self.key] = {
-                w: p for p, w in enumerate(self.words) if self.counts[w] == 1}
-        return got
-
-
-_UNIQUE: dict[str, dict[str, int]] = {}
+        return {w: p for p, w in enumerate(self.words) if self.counts[w] == 1}
 
 
 def data_dir() -> Path:
@@ -296,15 +289,22 @@ class TemplateIndex:
         return None if i is None else self.template(i)
 
     def candidates(self, words: Iterable[str], min_containment: float = 0.45) -> list[int]:
-        """Templates whose rare words are mostly present in ``words``, best first."""
+        """Templates whose rare words are mostly present in ``words``, best first: ranked by
+        the harmonic mean of how much of the template is present and how much of the words'
+        rare vocabulary it explains, so that MIT ranks above a short fragment of MIT."""
         acc: dict[int, float] = defaultdict(float)
+        total = 0.0
         for w in set(words):
             idf = self.idf.get(w)
             if idf is not None:
+                total += idf
                 for i in self.postings[w]:
                     acc[i] += idf
-        scored = [(s / self.weight[i], i) for i, s in acc.items()
-                  if s >= min_containment * self.weight[i] > 0]
+        scored = []
+        for i, s in acc.items():
+            if s >= min_containment * self.weight[i] > 0:
+                contained, explained = s / self.weight[i], s / total
+                scored.append((2 * contained * explained / (contained + explained), i))
         scored.sort(reverse=True)
         return [i for _, i in scored]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from difflib import SequenceMatcher
 from functools import cache
 from pathlib import Path
@@ -439,8 +439,11 @@ def analyze_license(
 def analyze_file(path: str | Path) -> LicenseAnalysis:
     """Read a license file (BOM, CRLF, UTF-16, invalid UTF-8 all survive) and analyse it."""
     p = Path(path)
+    limit = MAX_CHARS * 4  # bytes: enough for MAX_CHARS characters of any UTF-8 text
     with p.open("rb") as fh:
-        raw = fh.read(MAX_CHARS * 4)
+        raw = fh.read(limit + 1)
+    more = len(raw) > limit
+    raw = raw[:limit]
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         text = raw.decode("utf-16", errors="replace")
     else:
@@ -448,13 +451,17 @@ def analyze_file(path: str | Path) -> LicenseAnalysis:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:  # not UTF-8: cp1252 when it is text, else replace
-            cut = exc.start > len(raw) - 4  # only a character cut by the read limit
+            cut = more and exc.start > len(raw) - 4  # only a character cut by the read limit
             text = raw.decode("utf-8" if cut else "cp1252", errors="replace")
     try:
         siblings = [str(s) for s in p.parent.iterdir() if is_license_file(s.name)]
     except OSError:
         siblings = []
-    return analyze_license(text, str(p), siblings)
+    analysis = analyze_license(text, str(p), siblings)
+    note = f"only the first {MAX_CHARS // 1024} KiB of the file were analysed"
+    if more and note not in analysis.notes:
+        analysis = replace(analysis, notes=(note, *analysis.notes))
+    return analysis
 
 
 _LICENSE_NAME_RE = re.compile(

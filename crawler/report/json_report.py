@@ -15,13 +15,25 @@ from typing import Any
 import jsonschema
 
 from crawler.diff import Findings, detected_license, github_spdx
-from crawler.model import FetchError, ProjectSnapshot
+from crawler.model import Change, FetchError, ProjectSnapshot
 
 SCHEMA_VERSION = 1
 
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+def change_to_dict(change: Change) -> dict[str, Any]:
+    return {
+        "project": change.project,
+        "kind": change.kind.value,
+        "summary": change.summary,
+        "before": change.before,
+        "after": change.after,
+        "evidence_url": change.evidence_url,
+        "details": change.details,
+    }
 
 
 def build_report(
@@ -82,18 +94,7 @@ def build_report(
             "flags": len(findings.flags),
             "changes_by_kind": dict(sorted(counts.items())),
         },
-        "changes": [
-            {
-                "project": c.project,
-                "kind": c.kind.value,
-                "summary": c.summary,
-                "before": c.before,
-                "after": c.after,
-                "evidence_url": c.evidence_url,
-                "details": c.details,
-            }
-            for c in findings.changes
-        ],
+        "changes": [change_to_dict(c) for c in findings.changes],
         "flags": [
             {
                 "project": f.project,

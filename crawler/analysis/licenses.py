@@ -506,23 +506,25 @@ def pick_root_license(paths: Sequence[str]) -> str | None:
 
 def noassertion_explanation(analysis: LicenseAnalysis) -> str:
     """Why GitHub's licensee answered NOASSERTION, in one or two sentences, with the ids."""
-    ids = ", ".join(analysis.spdx_ids) or "no SPDX id"
     texts = [m for m in analysis.matches if m.verdict != "reference"]
-    named = ", ".join(m.spdx_id for m in texts)
+    refs = [f"{m.spdx_id} (line {m.start_line})" for m in analysis.matches
+            if m.verdict == "reference"]
     if analysis.verdict == "unknown":
-        if analysis.spdx_ids:
-            return f"No known license text found; the file only names {ids}."
+        if refs:
+            return f"No known license text found; the file only names {', '.join(refs)}."
         return "No known license text found: unknown or custom license, review the file."
-    lines = "; ".join(f"lines {s.start_line}-{s.end_line}" for s in analysis.extra_text)
-    several = f" ({len(texts)} licenses in one file: {named})" if len(texts) > 1 else ""
+    named = ", ".join(m.spdx_id for m in texts)
+    several = f" ({len(texts)} licenses in one file)" if len(texts) > 1 else ""
+    also = f"; it also names {', '.join(refs)}" if refs else ""
     if analysis.verdict == "modified":
-        where = "; ".join(f"lines {s.start_line}-{s.end_line}" for s in analysis.altered_text)
+        where = ", ".join(f"lines {s.start_line}-{s.end_line}" for s in analysis.altered_text)
         return (f"Modified {named} text{several}, {analysis.coverage:.0%} of the template: "
-                f"altered {where or 'by omission (see notes)'}.")
+                f"altered {where or 'by omission (see notes)'}{also}.")
     if analysis.verdict == "match_with_extra_text":
-        return f"Known license {named}{several} plus extra text at {lines}."
+        lines = ", ".join(f"lines {s.start_line}-{s.end_line}" for s in analysis.extra_text)
+        return f"Known license {named}{several} plus extra text at {lines}{also}."
     return (f"Standard {named} text{several}, word for word apart from title, copyright and "
-            f"SPDX lines; GitHub's licensee does not recognise it in this form.")
+            f"SPDX lines; GitHub's licensee does not recognise it in this form{also}.")
 
 
 def word_diff(old: str, new: str, context: int = 5) -> list[tuple[str, str]]:

@@ -65,6 +65,11 @@ def graphql_batch_query(
     return "\n".join(parts)
 
 
+def _carried_sources(prior: ProjectSnapshot | None, facet: str) -> list[tuple[str, Source]]:
+    """The provenance of a fact reused from the previous audit: where and when it was fetched."""
+    return [(name, src) for name, src in (prior.sources if prior else ()) if name == facet]
+
+
 def _is_timeout(status: int, doc: dict[str, Any] | None) -> bool:
     if status in (502, 504):
         return True
@@ -185,14 +190,15 @@ class GitHubFetcher:
                     snapshot = replace(snapshot, head=parse.commit_from_rest(response.data))
                 sources.append(("head", Source(response.url, now)))
 
-            url = self.api.absolute(f"{base}/license")
-            response = self.api.get_json(url, allow=(404,))
-            if response.status == 200:
-                license_file, verdict = parse.license_file_from_rest(response.data)
-                snapshot = replace(snapshot, license_file=license_file)
-                if snapshot.github_license == parse.github_license(None):
-                    snapshot = replace(snapshot, github_license=verdict)
-            sources.append(("license", Source(response.url, now)))
+            # GitHub's repository answer already says when there is no license file (null);
+            # /license would only 404, unconditionally, every night.
+            if gh_license.key is not None:
+                url = self.api.absolute(f"{base}/license")
+                response = self.api.get_json(url, allow=(404,))
+                if response.status == 200:
+                    license_file, _ = parse.license_file_from_rest(response.data)
+                    snapshot = replace(snapshot, license_file=license_file)
+                sources.append(("license", Source(response.url, now)))
 
             snapshot = self._rest_inventory(snapshot, prior, projects_left, sources, now)
         except BudgetExhausted:
@@ -234,6 +240,7 @@ class GitHubFetcher:
             or (mode == "auto" and not affordable)
             or not snapshot.repo.default_branch
         ):
+            sources.extend(_carried_sources(prior, "license_inventory"))
             return replace(snapshot, license_inventory=carried)
         base = f"/repos/{snapshot.repo.full_name}"
         response = self.api.get_json(
@@ -241,6 +248,7 @@ class GitHubFetcher:
             allow=(404, 409),
         )
         if response.status != 200:
+            sources.extend(_carried_sources(prior, "license_inventory"))
             return replace(snapshot, license_inventory=carried)
         sources.append(("license_inventory", Source(response.url, now)))
         return replace(snapshot, license_inventory=parse.inventory_from_tree(response.data))
@@ -334,8 +342,9 @@ class GitHubFetcher:
         prior_file = prior.license_file if prior else None
         if prior_file is not None and blob_oid == prior_file.blob_sha:
             snapshot = replace(snapshot, license_file=prior_file)
-        elif prior_file is None and prior is not None and gh_license.key is None and not blob_oid:
-            pass  # still no license file; nothing to fetch
+            sources.extend(_carried_sources(prior, "license"))
+        elif gh_license.key is None and not blob_oid:
+            pass  # GitHub sees no license file and there is none at the known path
         else:
             response = self.api.get_json(f"/repos/{repo.full_name}/license", allow=(404,))
             if response.status == 200:
@@ -352,6 +361,7 @@ class GitHubFetcher:
             or (head_unmoved and prior_inventory is not None)
         ):
             snapshot = replace(snapshot, license_inventory=prior_inventory)
+            sources.extend(_carried_sources(prior, "license_inventory"))
         else:
             response = self.api.get_json(
                 f"/repos/{repo.full_name}/git/trees/{head.sha}?recursive=1", allow=(404, 409)

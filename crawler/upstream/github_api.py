@@ -269,20 +269,16 @@ class GitHubApi:
         url = self.graphql_url
 
         def attempt() -> tuple[int, dict[str, Any] | None, str]:
+            # 502/504 is how GitHub says a query timed out: the caller shrinks the batch
             status, headers, body = self._send(
-                "POST", url, input={"query": query}, budget=self.graphql_budget
+                "POST", url, input={"query": query}, budget=self.graphql_budget, answers=(502, 504)
             )
             self.stats.graphql_queries += 1
-            if status in (401, 403, 429) or (status >= 500 and status not in (502, 504)):
+            if status in (401, 403, 429):
                 self._raise_for_status(status, headers, body, url)
-            try:
-                doc = json.loads(body)
-            except ValueError:
-                if status in (502, 504):
-                    return status, None, f"HTTP {status}"
-                raise _Transient("GraphQL answer was not valid JSON") from None
-            if not isinstance(doc, dict):
-                raise _Transient("GraphQL answer was not a JSON object")
+            if status in (502, 504):
+                return status, None, f"HTTP {status} (GitHub timed out)"
+            doc = self._parse(body, dict)
             rate = (doc.get("data") or {}).get("rateLimit") if doc.get("data") else None
             if isinstance(rate, dict):
                 self.stats.graphql_points += int(rate.get("cost") or 0)
@@ -301,7 +297,9 @@ class GitHubApi:
         headers: dict[str, str] | None = None,
         input: Any = None,
         budget: RateBudget,
+        answers: tuple[int, ...] = (),
     ) -> tuple[int, dict[str, Any], str]:
+        """One request; 5xx other than ``answers`` and transport failures are _Transient."""
         url = self.absolute(path)
         self._check_budget(budget, url)
         self.stats.requests += 1
@@ -313,7 +311,7 @@ class GitHubApi:
             raise _Transient(self._redact(_transport_message(exc)), unreachable=True) from None
         resp_headers = {k.lower(): v for k, v in resp_headers.items()}
         budget.update(resp_headers)
-        if status >= 500:
+        if status >= 500 and status not in answers:
             raise _Transient(f"HTTP {status} from GitHub")
         if status in (403, 429):
             self._rate_limited(status, resp_headers, body, url)

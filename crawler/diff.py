@@ -55,6 +55,40 @@ def detected_license(snapshot: ProjectSnapshot | None) -> str | None:
     return " AND ".join(analysis.spdx_ids) or None
 
 
+def license_reading(snapshot: ProjectSnapshot | None) -> dict[str, Any] | None:
+    """Our reading of the root license file, for the report: ids, verdict, the text that
+    differs from the template (verbatim, with lines) and why GitHub may disagree."""
+    analysis = _analysis(snapshot)
+    if snapshot is None or snapshot.license_file is None or analysis is None:
+        return None
+    github = github_spdx(snapshot)
+    ours = detected_license(snapshot)
+    differs = (github or NOASSERTION) != (ours or NOASSERTION) or analysis.verdict != "exact"
+    why = None
+    if differs:
+        why = noassertion_explanation(analysis)
+        if github not in (None, NOASSERTION) and analysis.verdict in (
+            "match_with_extra_text",
+            "modified",
+        ):
+            why = f"GitHub reads {github} and ignores the rest: {why}"
+    return {
+        "path": snapshot.license_file.path,
+        "url": snapshot.license_file.url or None,
+        "blob_sha": snapshot.license_file.blob_sha,
+        "spdx_ids": list(analysis.spdx_ids),
+        "expression": analysis.expression,
+        "verdict": analysis.verdict,
+        "coverage": round(analysis.coverage, 3),
+        "copyright_holders": list(analysis.copyright_holders[:20]),
+        "extra_text": [span.__dict__ for span in analysis.extra_text[:10]],
+        "altered_text": [span.__dict__ for span in analysis.altered_text[:10]],
+        "notes": list(analysis.notes[:10]),
+        "differs_from_github": differs,
+        "why": why,
+    }
+
+
 def license_label(snapshot: ProjectSnapshot | None) -> str | None:
     """The catalog's license column: GitHub's verdict, corrected by our reading when needed."""
     if snapshot is None:

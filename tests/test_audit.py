@@ -140,6 +140,15 @@ def test_first_audit_reports_projects_versions_flags_and_writes_files(harness: H
     assert rows["Gamma"]["github_license"] == "NOASSERTION"
     assert rows["Gamma"]["detected_license"] == "MIT"
     assert (rows["Offsite"]["status"], rows["Offsite"]["version"]) == ("untracked", None)
+    assert rows["Alpha"]["license_analysis"]["differs_from_github"] is False
+    gamma = rows["Gamma"]["license_analysis"]
+    assert (gamma["verdict"], gamma["spdx_ids"], gamma["path"]) == (
+        "match_with_extra_text",
+        ["MIT"],
+        "LICENSE",
+    )
+    assert [s["text"] for s in gamma["extra_text"]] == ["Extra terms apply to the logo."]
+    assert gamma["why"].startswith("Known license MIT plus extra text at lines")
     flags = {(f["project"], f["kind"]): f for f in report["flags"]}
     assert set(flags) == {("Gamma", "license_noassertion"), ("Gamma", "no_tagged_release")}
     assert flags[("Gamma", "license_noassertion")]["new"] is True

@@ -40,6 +40,13 @@ def test_demo_shows_every_change_kind_flag_and_an_error(tmp_path: Path) -> None:
         "v0.33.0rc3",
         True,
     )
+    vendor = rows["Vendor Platform"]["license_analysis"]
+    assert (rows["Vendor Platform"]["github_license"], vendor["verdict"]) == (
+        "Apache-2.0",
+        "match_with_extra_text",
+    )
+    assert vendor["why"].startswith("GitHub reads Apache-2.0 and ignores the rest: ")
+    assert "weights/ are NOT covered" in vendor["extra_text"][0]["text"]
     markdown = (latest / "report.md").read_text()
     assert result.output.strip() == f"demo report: {tmp_path / 'demo' / 'reports'}/" + (
         f"{Path(result.output.split('reports/')[1].strip()).parent}/report.md"

@@ -17,6 +17,11 @@ COLLABORATION_NOTE = (
     "to additional collaboration terms with Example Corporation.**\n"
 )
 
+APPENDED_NOTICE = (
+    "\nThe bundled model weights under weights/ are NOT covered by this license and may "
+    "not be redistributed.\n"
+)
+
 DEMO_PROJECTS_BEFORE = """\
 github:
   graphql_batch: 4
@@ -165,7 +170,11 @@ def state_before() -> GitHubState:
             _repo("legacy-kernels", 109, "MIT", releases=[_rel("v2.0.0", "05-05")]),
             _repo("vanished-ops", 110, "Apache-2.0", releases=[_rel("v5.4.0", "09-28")]),
             _repo("retired-plugin", 111, "Apache-2.0", releases=[_rel("v0.9.0", "03-01")]),
-            _repo("vendor-platform", 112, "Apache-2.0", releases=[_rel("v3.7.1", "08-07")]),
+            replace(
+                _repo("vendor-platform", 112, "Apache-2.0", releases=[_rel("v3.7.1", "08-07")]),
+                # GitHub's licensee stops at END OF TERMS AND CONDITIONS: it reads Apache-2.0
+                license_text=reference_text("Apache-2.0") + APPENDED_NOTICE,
+            ),
         ]
     )
 

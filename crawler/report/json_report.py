@@ -14,7 +14,7 @@ from typing import Any
 
 import jsonschema
 
-from crawler.diff import Findings, detected_license, github_spdx
+from crawler.diff import Findings, detected_license, github_spdx, license_reading
 from crawler.model import Change, FetchError, ProjectSnapshot
 
 SCHEMA_VERSION = 1
@@ -72,6 +72,7 @@ def build_report(
                 "license": row.license,
                 "github_license": github_spdx(snapshot),
                 "detected_license": detected_license(snapshot),
+                "license_analysis": license_reading(snapshot),
                 "url": row.url,
             }
         )

@@ -81,30 +81,44 @@ def _release_lines(changes: list[dict[str, Any]]) -> list[str]:
 
 
 def _license_lines(report: dict[str, Any]) -> list[str]:
+    """GitHub's verdict beside ours for every project where they differ, the text that makes
+    the difference quoted, then the license changes."""
+    noassertion = {f["project"]: f for f in report["flags"] if f["kind"] == "license_noassertion"}
+    differing = [
+        p
+        for p in report["projects"]
+        if (p.get("license_analysis") or {}).get("differs_from_github") or p["name"] in noassertion
+    ]
     lines: list[str] = []
-    by_project = {p["name"]: p for p in report["projects"]}
-    for flag in report["flags"]:
-        if flag["kind"] != "license_noassertion":
-            continue
-        project = by_project.get(flag["project"], {})
-        new = " (new since the baseline)" if flag["new"] else " (standing)"
-        lines.append(f"### {escape(flag['project'])}: NOASSERTION{new}")
-        lines.append("")
+    if differing:
         lines += _table(
-            ["GitHub says", "Our reading", "Evidence"],
+            ["Project", "GitHub says", "Our reading", "Verdict", "Why they differ"],
             [
                 [
-                    escape(project.get("github_license")),
-                    escape(project.get("detected_license")),
-                    link("license file", flag["evidence_url"]),
+                    escape(p["name"]),
+                    escape(p.get("github_license")),
+                    escape(p.get("detected_license")),
+                    escape((p.get("license_analysis") or {}).get("verdict")),
+                    escape((p.get("license_analysis") or {}).get("why"), 400),
                 ]
+                for p in differing
             ],
         )
-        lines += ["", escape(flag["detail"], 600), ""]
-        analysis = (flag.get("details") or {}).get("analysis") or {}
-        for span in analysis.get("extra_text", [])[:5]:
-            lines.append(f"Extra text, lines {span['start_line']}–{span['end_line']}:")
-            lines += [*_quote_block(span["text"]), ""]
+        lines.append("")
+    for project in differing:
+        reading = project.get("license_analysis") or {}
+        flag = noassertion.get(project["name"])
+        status = ""
+        if flag is not None:
+            status = " — NOASSERTION, new since the baseline" if flag["new"] else " — NOASSERTION"
+        evidence = link(reading.get("path") or "license file", reading.get("url"))
+        lines += [f"### {escape(project['name'])}{status}", "", f"File: {evidence}", ""]
+        for label, key in (("Extra text", "extra_text"), ("Altered text", "altered_text")):
+            for span in (reading.get(key) or [])[:5]:
+                lines.append(f"{label}, lines {span['start_line']}–{span['end_line']}:")
+                lines += [*_quote_block(span["text"]), ""]
+        if reading.get("notes"):
+            lines += [f"- note: {escape(note, 300)}" for note in reading["notes"][:5]] + [""]
     for change in report["changes"]:
         if change["kind"] not in LICENSE_KINDS:
             continue

@@ -35,6 +35,8 @@ from types import TracebackType
 from typing import Any, Literal, cast, get_args
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
+from crawler.analysis.license_texts import reference_text
+
 # --------------------------------------------------------------------------------------- state
 
 
@@ -1065,44 +1067,6 @@ def _not_modified(handler: BaseHTTPRequestHandler, etag: str, last_modified: str
 
 # ------------------------------------------------------------------------------ synthetic data
 
-MIT_TEXT = """MIT License
-
-Copyright (c) {year} {holder}
-
-Permission is hereby granted, free of charge, to any person obtaining a copy
-of this software and associated documentation files (the "Software"), to deal
-in the Software without restriction, including without limitation the rights
-to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
-copies of the Software, and to permit persons to whom the Software is
-furnished to do so, subject to the following conditions:
-
-The above copyright notice and this permission notice shall be included in all
-copies or substantial portions of the Software.
-
-THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
-IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
-FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
-AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
-LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
-OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
-SOFTWARE.
-"""
-
-APACHE_NOTICE = """Copyright {year} {holder}
-
-Licensed under the Apache License, Version 2.0 (the "License");
-you may not use this file except in compliance with the License.
-You may obtain a copy of the License at
-
-    http://www.apache.org/licenses/LICENSE-2.0
-
-Unless required by applicable law or agreed to in writing, software
-distributed under the License is distributed on an "AS IS" BASIS,
-WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-See the License for the specific language governing permissions and
-limitations under the License.
-"""
-
 _EXTRA_CLAUSE = """
 Additional terms: the model weights distributed with this software may only be used
 for non-commercial research unless a separate agreement is signed with {holder}.
@@ -1130,7 +1094,8 @@ def synthetic_state(n: int, seed: int = 0) -> GitHubState:
         shape, holder = i % 5, f"Org {i % 37} Authors"
         repo = FakeRepo(owner=f"org{i % 37}", name=f"project-{i:04d}", id=100_000 + i)
         repo.description = f"Synthetic project {i}"
-        text = (APACHE_NOTICE if shape in (1, 4) else MIT_TEXT).format(year=2024, holder=holder)
+        # License texts come from the license-data package, never typed into this repository.
+        text = reference_text("Apache-2.0" if shape in (1, 4) else "MIT", f"2024 {holder}")
         if shape == 3:
             repo.license_key, repo.spdx_id, repo.license_name = "other", "NOASSERTION", "Other"
             repo.license_text = text + _EXTRA_CLAUSE.format(holder=holder)

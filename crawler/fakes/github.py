@@ -684,6 +684,13 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     fake: FakeGitHub
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (killed, timed out) is not the server's error."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 def _abort(handler: BaseHTTPRequestHandler) -> None:
     """Close the socket with an RST and no answer: the client sees a connection reset."""

@@ -470,10 +470,21 @@ _LICENSE_NAME_RE = re.compile(
 )
 
 
+# Names that match the patterns but are code or templates, not license texts (license.py,
+# copyright.html, notice_test.go): kept out of the inventory.
+_CODE_SUFFIX_RE = re.compile(
+    r"\.(?:py|pyi|js|mjs|ts|tsx|jsx|go|rs|c|cc|cpp|cxx|h|hpp|java|kt|rb|php|sh|bash|ps1|"
+    r"cmake|html?|css|scss|vue|swift|scala|cs|lua|pl|r|jl)$",
+    re.IGNORECASE,
+)
+
+
 def is_license_file(path: str) -> bool:
     """LICENSE*, LICENCE*, COPYING*, NOTICE*, COPYRIGHT*, PATENTS*, THIRD_PARTY*, THIRD-PARTY*
-    and third-party-notices*, case-insensitively, on the file's own name."""
-    return _LICENSE_NAME_RE.match(path.replace("\\", "/").rsplit("/", 1)[-1]) is not None
+    and third-party-notices*, case-insensitively, on the file's own name; source code and
+    templates with such names (license.py, copyright.html) are not license files."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return _LICENSE_NAME_RE.match(name) is not None and _CODE_SUFFIX_RE.search(name) is None
 
 
 def pick_root_license(paths: Sequence[str]) -> str | None:

@@ -1,0 +1,85 @@
+"""GitHub JSON is untrusted input: wrong shapes are clear errors, long strings are capped."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from crawler.model import Release
+from crawler.upstream import github_parse as parse
+
+
+def test_wrong_shapes_raise_shape_errors_naming_the_field() -> None:
+    with pytest.raises(parse.ShapeError, match="missing field 'id'"):
+        parse.repo_from_rest({"full_name": "o/r"})
+    with pytest.raises(parse.ShapeError, match="release entry is not an object"):
+        parse.releases_from_rest(["v1"])
+    with pytest.raises(parse.ShapeError, match=r"missing field 'commit\.sha'"):
+        parse.tags_from_rest([{"name": "v1", "commit": "abc"}])
+    with pytest.raises(parse.ShapeError, match="commit list is empty"):
+        parse.commit_from_rest([])
+    with pytest.raises(parse.ShapeError, match="tree is not a list"):
+        parse.inventory_from_tree({"tree": {"path": "LICENSE"}})
+
+
+def test_release_names_and_tags_are_capped() -> None:
+    [release] = parse.releases_from_rest(
+        [{"tag_name": "v" * 5000, "name": "n" * 5000, "html_url": "https://x"}]
+    )
+    assert (len(release.tag), len(release.name or "")) == (300, 300)
+    assert release.tag.endswith("…")
+
+
+def test_license_file_is_decoded_without_bom_and_with_replacement() -> None:
+    raw = "\ufeffMIT License\n".encode() + b"\xff\n"
+    content = base64.encodebytes(raw).decode()
+    license_file, verdict = parse.license_file_from_rest(
+        {
+            "path": "LICENSE",
+            "sha": "abc",
+            "html_url": "https://h",
+            "content": content,
+            "license": {"key": "mit", "spdx_id": "MIT", "name": "MIT License"},
+        }
+    )
+    assert license_file.text == "MIT License\n\ufffd\n"
+    assert (verdict.key, verdict.spdx_id) == ("mit", "MIT")
+
+
+def test_graphql_tags_peel_annotated_tags_to_their_commit() -> None:
+    node = {
+        "refs": {
+            "nodes": [
+                {
+                    "name": "v2",
+                    "target": {"oid": "tagobj", "target": {"oid": "c2", "committedDate": "D2"}},
+                },
+                {"name": "v1", "target": {"oid": "c1", "committedDate": "D1"}},
+            ]
+        }
+    }
+    assert [(t.name, t.sha, t.date) for t in parse.tags_from_graphql(node)] == [
+        ("v2", "c2", "D2"),
+        ("v1", "c1", "D1"),
+    ]
+
+
+def test_only_license_ish_blobs_enter_the_inventory() -> None:
+    tree = {
+        "tree": [
+            {"path": "LICENSE", "type": "blob", "sha": "1"},
+            {"path": "third_party/x/COPYING.txt", "type": "blob", "sha": "2"},
+            {"path": "examples/ep/LICENSE-DeepEP", "type": "blob", "sha": "3"},
+            {"path": "src/license.py", "type": "blob", "sha": "4"},
+            {"path": "licenses", "type": "tree", "sha": "5"},
+            {"path": "NOTICE", "type": "blob", "sha": "6"},
+        ]
+    }
+    assert [(e.path, e.blob_sha) for e in parse.inventory_from_tree(tree)] == [
+        ("LICENSE", "1"),
+        ("NOTICE", "6"),
+        ("examples/ep/LICENSE-DeepEP", "3"),
+        ("third_party/x/COPYING.txt", "2"),
+    ]
+    assert isinstance(Release, type)

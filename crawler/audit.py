@@ -121,9 +121,11 @@ class PageReader:
 
     def read(
         self, spec: ProjectSpec, snapshot: ProjectSnapshot, prior: ProjectSnapshot | None
-    ) -> tuple[ProjectSnapshot, list[FetchError]]:
+    ) -> tuple[ProjectSnapshot, list[FetchError], list[str]]:
+        """The snapshot with its pages, the page errors, and notes on pages not checked."""
         pages: list[PageSnapshot] = []
         errors: list[FetchError] = []
+        notes: list[str] = []
         sources = list(snapshot.sources)
         earlier = {p.name: p for p in (prior.pages if prior else ())}
         for page in spec.pages:
@@ -133,13 +135,14 @@ class PageReader:
                 pages.append(extract_page(page, body, content_type, url))
                 sources.append((f"page:{page.name}", Source(url, self.clock())))
             except BudgetExhausted:  # not checked tonight: keep the last extraction, no error
+                notes.append(f"page '{page.name}' not checked: rate budget spent")
                 if page.name in earlier:
                     pages.append(earlier[page.name])
             except (PageFetchError, ExtractionError, GitHubError, ValueError) as exc:
                 errors.append(FetchError(spec.name, f"page:{page.name}", where, str(exc)))
                 if page.name in earlier:
                     pages.append(earlier[page.name])  # carry the last good extraction forward
-        return replace(snapshot, pages=tuple(pages), sources=tuple(sources)), errors
+        return replace(snapshot, pages=tuple(pages), sources=tuple(sources)), errors, notes
 
 
 def _overall_status(results: Mapping[str, ProjectResult]) -> str:
@@ -152,7 +155,12 @@ def _overall_status(results: Mapping[str, ProjectResult]) -> str:
 
 
 def _statuses(results: Mapping[str, ProjectResult]) -> dict[str, str]:
-    return {name: f"{r.status}:{r.note or ''}" for name, r in results.items() if r.status != "ok"}
+    """Projects not plainly ok: not checked, failed, or checked only in part (with a note)."""
+    return {
+        name: f"{r.status}:{r.note or ''}"
+        for name, r in results.items()
+        if r.status != "ok" or r.note
+    }
 
 
 def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
@@ -270,9 +278,13 @@ def _fetch(
             continue
         snapshot = _with_license_analysis(result.snapshot, prior.get(spec.name))
         errors: list[FetchError] = []
+        notes: list[str] = []
         if spec.pages:
-            snapshot, errors = reader.read(spec, snapshot, prior.get(spec.name))
-        results[spec.name] = replace(result, snapshot=snapshot, errors=(*result.errors, *errors))
+            snapshot, errors, notes = reader.read(spec, snapshot, prior.get(spec.name))
+        combined = "; ".join(n for n in (result.note, *notes) if n) or None
+        results[spec.name] = replace(
+            result, snapshot=snapshot, errors=(*result.errors, *errors), note=combined
+        )
     return results
 
 

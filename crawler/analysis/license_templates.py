@@ -19,6 +19,7 @@ import importlib.util
 import math
 import os
 import re
+import sys
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -33,11 +34,36 @@ _MAX_DF_FRACTION = 0.25  # words found in more templates than this are not index
 MIN_COVERAGE = 0.5  # below this share of a template, the template is not said to be present
 MIN_WORDS = 20  # fewer matched words than this is no match
 # template words that stand for a name and may be replaced ("the ORGANIZATION", "X CONSORTIUM")
-PLACEHOLDER_WORDS = frozenset((
-    "the", "of", "organization", "organizations", "copyright", "holder", "holders", "owner",
-    "owners", "author", "authors", "regents", "university", "california", "x", "consortium",
-    "name", "names", "its", "yyyy", "year", "licensor", "company", "and", "or", "contributors",
-))
+PLACEHOLDER_WORDS = frozenset(
+    (
+        "the",
+        "of",
+        "organization",
+        "organizations",
+        "copyright",
+        "holder",
+        "holders",
+        "owner",
+        "owners",
+        "author",
+        "authors",
+        "regents",
+        "university",
+        "california",
+        "x",
+        "consortium",
+        "name",
+        "names",
+        "its",
+        "yyyy",
+        "year",
+        "licensor",
+        "company",
+        "and",
+        "or",
+        "contributors",
+    )
+)
 _MAX_FILL_WORDS = 30
 
 # Copyright statements: "Copyright (c) 2024 X", "© X", "(c) X", "Copyright 2019 X",
@@ -50,14 +76,29 @@ _COPYRIGHT_RE = re.compile(
     r"|(?<=©)\s*\S)|\(c\)\s*\d{4}|all rights reserved\.?\s*$)",
     re.IGNORECASE,
 )
-SPDX_TAG_RE = re.compile(r"SPDX-License-Identifier\s*:\s*(?P<expr>.*?)\s*(?:\*/|-->)?\s*$",
-                         re.IGNORECASE)
+SPDX_TAG_RE = re.compile(
+    r"SPDX-License-Identifier\s*:\s*(?P<expr>.*?)\s*(?:\*/|-->)?\s*$", re.IGNORECASE
+)
 # length-preserving, so token offsets stay valid in the original line
-_TRANSLATE = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00ab": '"', "\u00bb": '"',
-    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-",
-    "\u00a0": " ", "\ufeff": " ", "\t": " ",
-})
+_TRANSLATE = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u00ab": '"',
+        "\u00bb": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2212": "-",
+        "\u00a0": " ",
+        "\ufeff": " ",
+        "\t": " ",
+    }
+)
 # list markers ("1.", "(a)", "a)", "a.", "(iv)", "iv.") are dropped wherever they stand, so
 # re-wrapping never changes the token stream; group 1 is a word (inner hyphens, apostrophes kept)
 _TOKEN_RE = re.compile(
@@ -66,18 +107,32 @@ _TOKEN_RE = re.compile(
     r"|([a-z0-9]+(?:(?:[-']|-[ ]+)[a-z0-9]+)*|&)"
 )
 # bytes.translate table for the index: ASCII letters and digits kept (lower-cased), rest space
-_ROUGH_TABLE = bytes(c + 32 if 65 <= c <= 90 else c if 48 <= c <= 57 or 97 <= c <= 122 else 32
-                     for c in range(256))
+_ROUGH_TABLE = bytes(
+    c + 32 if 65 <= c <= 90 else c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256)
+)
 # ScanCode's {{variable}} marks and choosealicense's [year]/[fullname]/[project] placeholders
 _VARIABLE_RE = re.compile(r"\{\{.*?\}\}|\[[a-z ]{2,30}\]")
 # varietal spellings treated as equal (after the SPDX matching guidelines' equivalent words)
 _VARIANTS = {
-    "licence": "license", "licences": "licenses", "licenced": "licensed", "licencing": "licensing",
-    "https": "http", "acknowledgement": "acknowledgment", "acknowledgements": "acknowledgments",
-    "analogue": "analog", "authorisation": "authorization", "authorised": "authorized",
-    "favour": "favor", "organisation": "organization", "organisations": "organizations",
-    "practise": "practice", "sublicence": "sublicense", "utilisation": "utilization",
-    "whilst": "while", "wilful": "willful", "&": "and",
+    "licence": "license",
+    "licences": "licenses",
+    "licenced": "licensed",
+    "licencing": "licensing",
+    "https": "http",
+    "acknowledgement": "acknowledgment",
+    "acknowledgements": "acknowledgments",
+    "analogue": "analog",
+    "authorisation": "authorization",
+    "authorised": "authorized",
+    "favour": "favor",
+    "organisation": "organization",
+    "organisations": "organizations",
+    "practise": "practice",
+    "sublicence": "sublicense",
+    "utilisation": "utilization",
+    "whilst": "while",
+    "wilful": "willful",
+    "&": "and",
 }
 
 
@@ -104,8 +159,11 @@ def normalize_words(text: str) -> list[str]:
 
 def tokenize_line(line: str) -> list[tuple[str, int, int]]:
     """(word, start, end) for each normalised word of one line, offsets into ``line``."""
-    return [(_word(m.group(1)), m.start(1), m.end(1))
-            for m in _TOKEN_RE.finditer(_prep(line)) if m.group(1)]
+    return [
+        (_word(m.group(1)), m.start(1), m.end(1))
+        for m in _TOKEN_RE.finditer(_prep(line))
+        if m.group(1)
+    ]
 
 
 _EOL_HYPHEN_RE = re.compile(r"[A-Za-z0-9]-\s*$")
@@ -208,17 +266,24 @@ def _parse(entry: _Entry) -> Template:
     lines = entry.body.splitlines()
     toks = tokenize_lines(lines)
     words = [w for _, w, _, _, _ in toks]
-    spans = {i: [m.span() for m in _VARIABLE_RE.finditer(ln)] for i, ln in enumerate(lines)
-             if "{{" in ln or "[" in ln}
-    variable = {k for k, (ln, _, s, _, _) in enumerate(toks)
-                if any(a <= s < b for a, b in spans.get(ln, ()))}
+    spans = {
+        i: [m.span() for m in _VARIABLE_RE.finditer(ln)]
+        for i, ln in enumerate(lines)
+        if "{{" in ln or "[" in ln
+    }
+    variable = {
+        k
+        for k, (ln, _, s, _, _) in enumerate(toks)
+        if any(a <= s < b for a, b in spans.get(ln, ()))
+    }
     for k in variable:  # a placeholder never equals a file word: whatever fills it is a fill
         words[k] = "\x00"
     # copyright lines and what continues them (an address, an e-mail) are the holder's data
     held: set[int] = set()
     for i, ln in enumerate(lines):
-        if is_copyright_line(ln) or (i - 1 in held and ln.strip() and len(ln.split()) <= 12
-                                     and re.search(r"\d|@|<|http", ln)):
+        if is_copyright_line(ln) or (
+            i - 1 in held and ln.strip() and len(ln.split()) <= 12 and re.search(r"\d|@|<|http", ln)
+        ):
             held.add(i)
     boiler = {k for k, (ln, _, _, _, _) in enumerate(toks) if ln in held}
     optional_from = len(words)
@@ -325,8 +390,9 @@ def _load(folder: Path, extra: Path | None = None) -> TemplateIndex:
     aliases: dict[str, str] = {}  # deprecated SPDX ids -> current (GPL-2.0 -> GPL-2.0-only)
     for item in sorted(os.scandir(folder), key=lambda e: e.name):
         got = _read(item.path, b"\n---\n") if item.name.endswith(".LICENSE") else None
-        if got is None or any(got[0].get(f) == "yes" for f in (
-                "is_deprecated", "is_unknown", "is_generic")):
+        if got is None or any(
+            got[0].get(f) == "yes" for f in ("is_deprecated", "is_unknown", "is_generic")
+        ):
             continue
         meta, body = got
         key = item.name.removesuffix(".LICENSE")
@@ -340,14 +406,22 @@ def _load(folder: Path, extra: Path | None = None) -> TemplateIndex:
         spdx = got[0].get("spdx-id") if got else None
         if got and isinstance(spdx, str):
             title = got[0].get("title")
-            entries.append(_Entry(f"choosealicense-{path.stem}", aliases.get(spdx, spdx),
-                                  title if isinstance(title, str) else spdx, got[0], got[1]))
+            entries.append(
+                _Entry(
+                    f"choosealicense-{path.stem}",
+                    aliases.get(spdx, spdx),
+                    title if isinstance(title, str) else spdx,
+                    got[0],
+                    got[1],
+                )
+            )
     kept: list[_Entry] = []
     word_sets: list[set[str]] = []
     for e in entries:
         rough = e.raw.translate(_ROUGH_TABLE).decode("ascii").split()  # C speed, ASCII words
         if len(rough) >= MIN_TEMPLATE_WORDS:
-            words = set(rough)
+            # interned: 2,300 sets then share one vocabulary, which halves the peak memory
+            words = set(map(sys.intern, rough))
             for w in words & _VARIANTS.keys():
                 words.discard(w)
                 words.add(_VARIANTS[w])
@@ -427,8 +501,9 @@ def _blocks(tpl: Template, words: Sequence[str]) -> list[tuple[int, int, int]]:
     return _trim(out, a, b)
 
 
-def _trim(out: list[tuple[int, int, int]], a: Sequence[str],
-          b: Sequence[str]) -> list[tuple[int, int, int]]:
+def _trim(
+    out: list[tuple[int, int, int]], a: Sequence[str], b: Sequence[str]
+) -> list[tuple[int, int, int]]:
     """Drop sparse runs of small blocks at either edge (a stray "the software" matched in text
     that is not the license), then extend the edge blocks over words that do match."""
     while len(out) > 1:
@@ -470,16 +545,22 @@ def _runs(positions: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def align(tpl: Template, words: Sequence[str], offset: int = 0,
-          ignorable: Sequence[bool] = ()) -> Alignment | None:
+def align(
+    tpl: Template, words: Sequence[str], offset: int = 0, ignorable: Sequence[bool] = ()
+) -> Alignment | None:
     """Align ``tpl`` with ``words`` (file words from index ``offset``). File words flagged in
     ``ignorable`` (indexed like the whole file: copyright lines) are never extra text."""
     blocks = _blocks(tpl, words)
     if not blocks:
         return None
     first, last = blocks[0], blocks[-1]
-    res = Alignment(tpl, offset + first[1], offset + last[1] + last[2],
-                    [(a, offset + b, k) for a, b, k in blocks], sum(k for _, _, k in blocks))
+    res = Alignment(
+        tpl,
+        offset + first[1],
+        offset + last[1] + last[2],
+        [(a, offset + b, k) for a, b, k in blocks],
+        sum(k for _, _, k in blocks),
+    )
     gaps = [(0, first[0], first[1], first[1])]
     gaps += [(a1 + k1, a2, b1 + k1, b2) for (a1, b1, k1), (a2, b2, _) in pairwise(blocks)]
     gaps.append((last[0] + last[2], len(tpl.words), last[1] + last[2], last[1] + last[2]))
@@ -487,8 +568,7 @@ def align(tpl: Template, words: Sequence[str], offset: int = 0,
     for ta, tb, fa, fb in gaps:
         req = [p for p in range(ta, tb) if tpl.title_len <= p < tpl.optional_from]
         optional_unmatched += (tb - ta) - len(req)
-        free = [offset + k for k in range(fa, fb)
-                if not (ignorable and ignorable[offset + k])]
+        free = [offset + k for k in range(fa, fb) if not (ignorable and ignorable[offset + k])]
         tw = [tpl.words[p] for p in req]
         if not req:
             res.inserted += _runs(free)
@@ -496,8 +576,8 @@ def align(tpl: Template, words: Sequence[str], offset: int = 0,
             res.matched += len(req)
             res.inserted += _runs(free) if len(free) > _MAX_FILL_WORDS else []
         elif len(free) <= _MAX_FILL_WORDS and all(
-                p in tpl.variable or p in tpl.boiler or tpl.words[p] in PLACEHOLDER_WORDS
-                for p in req):
+            p in tpl.variable or p in tpl.boiler or tpl.words[p] in PLACEHOLDER_WORDS for p in req
+        ):
             res.matched += len(req)
             if free:
                 res.fills.append((free[0], free[-1] + 1, tw))
@@ -512,8 +592,9 @@ def align(tpl: Template, words: Sequence[str], offset: int = 0,
     return res
 
 
-def best_alignment(index: TemplateIndex, words: Sequence[str], offset: int = 0,
-                   ignorable: Sequence[bool] = ()) -> Alignment | None:
+def best_alignment(
+    index: TemplateIndex, words: Sequence[str], offset: int = 0, ignorable: Sequence[bool] = ()
+) -> Alignment | None:
     """The template that best explains ``words``, or None when none covers enough of itself."""
     seg = Counter(words)
     bounds = []
@@ -568,8 +649,11 @@ def reference_text(spdx_id: str, source: str = "scancode") -> str:
     index = load_index()
     prefix = "choosealicense-" if source == "choosealicense" else ""
     for e in index.entries:
-        if e.spdx_id == spdx_id and e.key.startswith(prefix) and (
-                prefix or not e.key.startswith("choosealicense-")):
+        if (
+            e.spdx_id == spdx_id
+            and e.key.startswith(prefix)
+            and (prefix or not e.key.startswith("choosealicense-"))
+        ):
             body = re.sub(r"\{\{(.*?)\}\}", r"\1", e.body, flags=re.DOTALL)
             return body.strip("\n") + "\n"
     raise KeyError(f"{spdx_id} is not in the {source} license texts")

@@ -217,9 +217,9 @@ def render_markdown(report: dict[str, Any]) -> str:
     unchecked = [
         f"- **{escape(p['name'])}** {escape(p['status'])}: {escape(p.get('note'), 300)}"
         for p in report["projects"]
-        if p["status"] in ("deferred", "untracked")
+        if p["status"] in ("deferred", "untracked") or p.get("note")
     ]
-    lines += _section("Not checked this time", unchecked, "Every project was checked.")
+    lines += _section("Not checked, or only in part", unchecked, "Every project was checked.")
     rows = [
         [
             escape(p["name"]),

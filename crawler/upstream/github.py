@@ -268,7 +268,8 @@ class GitHubFetcher:
             paths = [self._license_path(prior.get(s.name)) for s in batch]
             try:
                 status, doc, message = self.api.post_graphql(
-                    graphql_batch_query(batch, paths, self.settings)
+                    graphql_batch_query(batch, paths, self.settings),
+                    retry_timeouts=len(batch) == 1,
                 )
             except BudgetExhausted as exc:
                 for spec in [*batch, *queue]:

@@ -114,11 +114,21 @@ _TRANSPORT_REASONS = (
     ("Read timed out", "timed out"),
     ("reset by peer", "connection reset"),
     ("RemoteDisconnected", "connection closed without an answer"),
-    ("IncompleteRead", "answer cut off"),
 )
 
 
+_CUT_OFF = ("ChunkedEncodingError", "IncompleteRead", "ContentDecodingError", "InvalidChunkLength")
+
+
+def _answered(exc: Exception) -> bool:
+    """GitHub did answer, but the body was cut off or garbled: not an unreachable GitHub."""
+    text = f"{type(exc).__name__}: {exc!r}"
+    return any(name in text for name in _CUT_OFF)
+
+
 def _transport_message(exc: Exception) -> str:
+    if _answered(exc):
+        return f"GitHub's answer was cut off ({type(exc).__name__})"
     text = f"{type(exc).__name__}: {exc}"
     for needle, reason in _TRANSPORT_REASONS:
         if needle in text:
@@ -262,10 +272,14 @@ class GitHubApi:
         response: ApiResponse = self._with_retries(attempt, url)
         return response
 
-    def post_graphql(self, query: str) -> tuple[int, dict[str, Any] | None, str]:
+    def post_graphql(
+        self, query: str, *, retry_timeouts: bool = False
+    ) -> tuple[int, dict[str, Any] | None, str]:
         """POST one GraphQL document; returns (status, parsed body or None, short message).
 
-        PyGithub's graphql_query raises on any error; a batch needs the partial data."""
+        PyGithub's graphql_query raises on any error; a batch needs the partial data. A 502/504
+        (GitHub's query timeout) is returned for the caller to shrink the batch, or retried
+        like any 5xx when ``retry_timeouts`` says the batch cannot shrink any more."""
         url = self.graphql_url
 
         def attempt() -> tuple[int, dict[str, Any] | None, str]:
@@ -277,6 +291,8 @@ class GitHubApi:
             if status in (401, 403, 429):
                 self._raise_for_status(status, headers, body, url)
             if status in (502, 504):
+                if retry_timeouts:
+                    raise _Transient(f"HTTP {status} from GitHub (query timed out)")
                 return status, None, f"HTTP {status} (GitHub timed out)"
             doc = self._parse(body, dict)
             rate = (doc.get("data") or {}).get("rateLimit") if doc.get("data") else None
@@ -308,7 +324,8 @@ class GitHubApi:
                 verb, path, headers=headers, input=input
             )
         except Exception as exc:  # connection reset, timeout, protocol error
-            raise _Transient(self._redact(_transport_message(exc)), unreachable=True) from None
+            message = self._redact(_transport_message(exc))
+            raise _Transient(message, unreachable=not _answered(exc)) from None
         resp_headers = {k.lower(): v for k, v in resp_headers.items()}
         budget.update(resp_headers)
         if status >= 500 and status not in answers:

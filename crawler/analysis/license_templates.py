@@ -255,7 +255,15 @@ class _Entry:
     spdx_id: str
     name: str
     meta: dict[str, str | list[str]]
-    raw: bytes  # the license text, UTF-8
+    path: str  # the text is read again when a template is first needed: 2,300 bodies
+    offset: int  # held in memory would cost ~15 MB for the few templates ever aligned
+
+    @property
+    def raw(self) -> bytes:
+        """The license text, UTF-8."""
+        with open(self.path, "rb") as fh:
+            fh.seek(self.offset)
+            return fh.read()
 
     @property
     def body(self) -> str:
@@ -374,19 +382,21 @@ class TemplateIndex:
         return [i for _, i in scored]
 
 
-def _read(path: str, sep: bytes) -> tuple[dict[str, str | list[str]], bytes] | None:
+def _read(path: str, sep: bytes) -> tuple[dict[str, str | list[str]], bytes, int] | None:
+    """(front matter, body, offset of the body) of a data file."""
     with open(path, "rb") as fh:
         raw = fh.read()
     cut = raw.find(sep, 3)
     if not raw.startswith(b"---") or cut < 0:
         return None
-    return _frontmatter(raw[4:cut].decode("utf-8", errors="replace")), raw[cut + len(sep) :]
+    start = cut + len(sep)
+    return _frontmatter(raw[4:cut].decode("utf-8", errors="replace")), raw[start:], start
 
 
 def _load(folder: Path, extra: Path | None = None) -> TemplateIndex:
     """ScanCode's licenses, then the choosealicense.com texts (what GitHub's license picker
     writes into new repositories) when ``extra`` holds them."""
-    entries: list[_Entry] = []
+    entries: list[tuple[_Entry, set[str] | None]] = []
     aliases: dict[str, str] = {}  # deprecated SPDX ids -> current (GPL-2.0 -> GPL-2.0-only)
     for item in sorted(os.scandir(folder), key=lambda e: e.name):
         got = _read(item.path, b"\n---\n") if item.name.endswith(".LICENSE") else None
@@ -394,40 +404,49 @@ def _load(folder: Path, extra: Path | None = None) -> TemplateIndex:
             got[0].get(f) == "yes" for f in ("is_deprecated", "is_unknown", "is_generic")
         ):
             continue
-        meta, body = got
+        meta, body, offset = got
         key = item.name.removesuffix(".LICENSE")
         spdx, name = meta.get("spdx_license_key"), meta.get("name")
         spdx_id = spdx if isinstance(spdx, str) and spdx else f"LicenseRef-scancode-{key}"
         for old in meta.get("other_spdx_license_keys", []):
             aliases.setdefault(old, spdx_id)
-        entries.append(_Entry(key, spdx_id, name if isinstance(name, str) else key, meta, body))
+        label = name if isinstance(name, str) else key
+        entries.append((_Entry(key, spdx_id, label, meta, item.path, offset), _word_set(body)))
     for path in sorted(extra.glob("*.txt")) if extra else []:
         got = _read(str(path), b"\n---\n")
         spdx = got[0].get("spdx-id") if got else None
         if got and isinstance(spdx, str):
             title = got[0].get("title")
-            entries.append(
-                _Entry(
-                    f"choosealicense-{path.stem}",
-                    aliases.get(spdx, spdx),
-                    title if isinstance(title, str) else spdx,
-                    got[0],
-                    got[1],
-                )
+            entry = _Entry(
+                f"choosealicense-{path.stem}",
+                aliases.get(spdx, spdx),
+                title if isinstance(title, str) else spdx,
+                got[0],
+                str(path),
+                got[2],
             )
+            entries.append((entry, _word_set(got[1])))
     kept: list[_Entry] = []
     word_sets: list[set[str]] = []
-    for e in entries:
-        rough = e.raw.translate(_ROUGH_TABLE).decode("ascii").split()  # C speed, ASCII words
-        if len(rough) >= MIN_TEMPLATE_WORDS:
-            # interned: 2,300 sets then share one vocabulary, which halves the peak memory
-            words = set(map(sys.intern, rough))
-            for w in words & _VARIANTS.keys():
-                words.discard(w)
-                words.add(_VARIANTS[w])
+    for e, words in entries:
+        if words is not None:
             kept.append(e)
             word_sets.append(words)
     return TemplateIndex(kept, word_sets)
+
+
+def _word_set(body: bytes) -> set[str] | None:
+    """The template's vocabulary for the index, or None for a text too short to be a license.
+    Computed while reading, so no more than one body is in memory at a time."""
+    rough = body.translate(_ROUGH_TABLE).decode("ascii").split()  # C speed, ASCII words
+    if len(rough) < MIN_TEMPLATE_WORDS:
+        return None
+    # interned: 2,300 sets then share one vocabulary, which halves the peak memory
+    words = set(map(sys.intern, rough))
+    for w in words & _VARIANTS.keys():
+        words.discard(w)
+        words.add(_VARIANTS[w])
+    return words
 
 
 def _choosealicense_dir() -> Path | None:

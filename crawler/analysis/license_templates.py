@@ -554,7 +554,8 @@ def _trim(
     return out
 
 
-def _runs(positions: list[int]) -> list[tuple[int, int]]:
+def runs_of(positions: list[int]) -> list[tuple[int, int]]:
+    """Sorted positions as half-open runs: [1, 2, 3, 7] -> [(1, 4), (7, 8)]."""
     runs: list[tuple[int, int]] = []
     for p in positions:
         if runs and runs[-1][1] == p:
@@ -590,10 +591,10 @@ def align(
         free = [offset + k for k in range(fa, fb) if not (ignorable and ignorable[offset + k])]
         tw = [tpl.words[p] for p in req]
         if not req:
-            res.inserted += _runs(free)
+            res.inserted += runs_of(free)
         elif all(p in tpl.boiler for p in req):  # the template's own copyright line
             res.matched += len(req)
-            res.inserted += _runs(free) if len(free) > _MAX_FILL_WORDS else []
+            res.inserted += runs_of(free) if len(free) > _MAX_FILL_WORDS else []
         elif len(free) <= _MAX_FILL_WORDS and all(
             p in tpl.variable or p in tpl.boiler or tpl.words[p] in PLACEHOLDER_WORDS for p in req
         ):

@@ -27,6 +27,7 @@ from crawler.analysis.license_templates import (
     is_copyright_line,
     load_index,
     normalize_words,
+    runs_of,
     tokenize_lines,
 )
 
@@ -246,17 +247,7 @@ def _leftover(doc: _Doc, found: list[Alignment]) -> list[tuple[int, int]]:
         if len(free) == len(idx) and heading and doc.kind.get(nxt or -1) == "copyright":
             continue
         extra += free
-    return _runs(extra)
-
-
-def _runs(positions: list[int]) -> list[tuple[int, int]]:
-    runs: list[tuple[int, int]] = []
-    for p in positions:
-        if runs and runs[-1][1] == p:
-            runs[-1] = (runs[-1][0], p + 1)
-        else:
-            runs.append((p, p + 1))
-    return runs
+    return runs_of(extra)
 
 
 def _merge(doc: _Doc, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:

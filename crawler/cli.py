@@ -151,6 +151,7 @@ def schedule(
 def history(name: str, config_path: str, db_url: str | None, as_json: bool) -> None:
     """The dated versions and licenses seen for one project."""
     from crawler.diff import license_label
+    from crawler.report.markdown import one_line
     from crawler.versions import current_version
 
     config = _load(config_path)
@@ -176,6 +177,7 @@ def history(name: str, config_path: str, db_url: str | None, as_json: bool) -> N
             row.update(
                 version=version.version,
                 source=version.version_source,
+                prerelease=version.prerelease,
                 published_at=version.published_at,
                 license=version.license,
             )
@@ -186,15 +188,15 @@ def history(name: str, config_path: str, db_url: str | None, as_json: bool) -> N
     if not rows:
         click.echo(f"no history for {name} yet: run `crawler audit`")
     for row in rows:
+        when = f"{row['date'][:19]}  audit #{row['audit']}"
         if row["status"] == "ok":
+            pre = ", pre-release" if row["prerelease"] else ""
             click.echo(
-                f"{row['date'][:19]}  audit #{row['audit']}  {row['version']} "
-                f"({row['source']}, {row['published_at']})  license: {row['license']}"
+                f"{when}  {one_line(row['version'])} ({row['source']}{pre}, "
+                f"{row['published_at']})  license: {one_line(row['license'])}"
             )
         else:
-            click.echo(
-                f"{row['date'][:19]}  audit #{row['audit']}  {row['status']}: {row['note'] or ''}"
-            )
+            click.echo(f"{when}  {row['status']}: {one_line(row['note'])}")
 
 
 @cli.command()
@@ -234,7 +236,7 @@ def diff(audit_a: int, audit_b: int, config_path: str, db_url: str | None, as_js
     """What changed between two stored audits."""
     from crawler.audit import findings_between
     from crawler.report.json_report import change_to_dict
-    from crawler.report.markdown import escape
+    from crawler.report.markdown import one_line
 
     config = _load(config_path)
     store = _open_store(db_url)
@@ -251,7 +253,9 @@ def diff(audit_a: int, audit_b: int, config_path: str, db_url: str | None, as_js
         return
     click.echo(f"{len(findings.changes)} changes from audit #{audit_a} to #{audit_b}")
     for change in findings.changes:
-        click.echo(f"- {escape(change.project)} {change.kind.value}: {escape(change.summary, 300)}")
+        click.echo(
+            f"- {one_line(change.project)} {change.kind.value}: {one_line(change.summary, 300)}"
+        )
 
 
 @cli.command("license")

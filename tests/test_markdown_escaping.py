@@ -36,3 +36,10 @@ def test_links_only_to_http_targets_and_target_is_encoded() -> None:
     assert link("rel", "https://github.com/o/r/releases/tag/v1 (a)>") == (
         "[rel](<https://github.com/o/r/releases/tag/v1%20%28a%29%3E>)"
     )
+
+
+def test_terminal_lines_drop_control_characters_without_markdown_escapes() -> None:
+    from crawler.report.markdown import one_line
+
+    assert one_line("v1.0 | \x1b[2Jcleared\nnext") == "v1.0 | [2Jcleared next"
+    assert one_line(None) == "—"

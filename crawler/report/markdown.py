@@ -20,15 +20,21 @@ NEW_RELEASE_KINDS = ("new_release", "new_prerelease", "new_tag", "new_commit", "
 LICENSE_KINDS = ("license_changed", "license_text_changed", "license_files_changed")
 
 
-def escape(value: Any, limit: int = MAX_CELL) -> str:
-    """Plain text safe inside Markdown, a table cell and HTML: one line, capped, escaped."""
+def one_line(value: Any, limit: int = MAX_CELL) -> str:
+    """Untrusted text made safe for a terminal line: no control characters, capped."""
     if value is None:
         return "—"
     text = _CONTROL.sub(" ", str(value)).replace("\r", " ").replace("\n", " ")
     text = re.sub(r"\s+", " ", text).strip()
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    return _MD_SPECIAL.sub(r"\\\1", text) if text else "—"
+    return text or "—"
+
+
+def escape(value: Any, limit: int = MAX_CELL) -> str:
+    """Plain text safe inside Markdown, a table cell and HTML: one line, capped, escaped."""
+    text = one_line(value, limit)
+    return "—" if text == "—" else _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def link(text: Any, url: str | None) -> str:

@@ -15,335 +15,56 @@ body is fixed by a commit (commits, branches).
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import email.utils
 import hashlib
 import json
 import math
-import random
 import re
 import socket
 import struct
 import threading
 import time
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime, timedelta
-from functools import cached_property
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Literal, cast, get_args
+from typing import Any, Literal, cast
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
-from crawler.analysis.license_texts import reference_text
+from crawler.fakes.faults import FAULT_KINDS, FaultKind, FaultPlan, FaultRule
+from crawler.fakes.github_state import (
+    FakeRelease,
+    FakeRepo,
+    FakeTag,
+    GitHubState,
+    RepoView,
+    _b64_lines,
+    _epoch,
+    _iso,
+    git_blob_sha,
+    latest_release,
+    node_id,
+)
+from crawler.fakes.synthetic import synthetic_state
 
-# --------------------------------------------------------------------------------------- state
-
-
-@dataclass
-class FakeRelease:
-    tag: str
-    name: str | None
-    published_at: str | None  # ISO-8601 'Z'; None for drafts
-    created_at: str
-    prerelease: bool = False
-    draft: bool = False
-    make_latest: bool | None = None  # True: explicitly latest; False: never latest
-
-
-@dataclass
-class FakeTag:
-    name: str
-    sha: str  # the commit the tag points to
-    date: str  # that commit's date
-    annotated: bool = False  # GraphQL refs then target a Tag object wrapping the commit
-
-
-@dataclass
-class FakeRepo:
-    owner: str
-    name: str
-    id: int
-    default_branch: str = "main"
-    archived: bool = False
-    license_key: str | None = None  # GitHub's verdict; all three None: "no license detected"
-    spdx_id: str | None = None
-    license_name: str | None = None
-    license_path: str | None = "LICENSE"
-    license_text: str | None = None  # None: no license file at all
-    releases: list[FakeRelease] = field(default_factory=list)
-    tags: list[FakeTag] = field(default_factory=list)
-    head_sha: str | None = None  # None: empty repository
-    head_date: str | None = None
-    tree: list[tuple[str, str]] = field(default_factory=list)  # (path, blob sha) without text
-    files: dict[str, str] = field(default_factory=dict)  # path -> text (contents API)
-    moved_to: str | None = None  # "owner/name": the old name answers 301
-    description: str | None = None
-
-    @property
-    def full_name(self) -> str:
-        return self.moved_to or f"{self.owner}/{self.name}"
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["tree"] = [list(entry) for entry in self.tree]
-        return data
-
-    @staticmethod
-    def from_dict(data: dict[str, Any]) -> FakeRepo:
-        data = dict(data)
-        data["releases"] = [FakeRelease(**r) for r in data.get("releases", [])]
-        data["tags"] = [FakeTag(**t) for t in data.get("tags", [])]
-        data["tree"] = [
-            (e["path"], e["sha"]) if isinstance(e, dict) else (e[0], e[1])
-            for e in data.get("tree", [])
-        ]
-        data["files"] = dict(data.get("files", {}))
-        return FakeRepo(**data)
-
-
-@dataclass
-class GitHubState:
-    repos: list[FakeRepo] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"repos": [r.to_dict() for r in self.repos]}
-
-    @staticmethod
-    def from_dict(data: dict[str, Any]) -> GitHubState:
-        return GitHubState(repos=[FakeRepo.from_dict(r) for r in data.get("repos", [])])
-
-    def repo(self, full_name: str) -> FakeRepo:
-        for repo in self.repos:
-            if full_name.lower() in (repo.full_name.lower(), f"{repo.owner}/{repo.name}".lower()):
-                return repo
-        raise KeyError(full_name)
-
-
-# ---------------------------------------------------------------------------------- git facts
-
-
-def git_blob_sha(data: str | bytes) -> str:
-    """The SHA git (and GitHub) gives a file with this content."""
-    raw = data.encode() if isinstance(data, str) else data
-    return hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
-
-
-def _oid_bytes(sha: str) -> bytes:
-    try:
-        return bytes.fromhex(sha) if len(sha) == 40 else hashlib.sha1(sha.encode()).digest()
-    except ValueError:
-        return hashlib.sha1(sha.encode()).digest()
-
-
-def _epoch(ts: str) -> float:
-    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-
-
-def _iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def node_id(kind: str, key: object) -> str:
-    return base64.b64encode(f"{kind}:{key}".encode()).decode().rstrip("=")
-
-
-def _b64_lines(data: bytes) -> str:
-    """Base64 the way GitHub's contents API sends it: a newline every 60 characters."""
-    text = base64.b64encode(data).decode()
-    return "".join(text[i : i + 60] + "\n" for i in range(0, len(text), 60))
-
-
-def latest_release(releases: list[FakeRelease]) -> FakeRelease | None:
-    """GitHub's "latest": an explicit make_latest, else the newest full release by created_at."""
-    full = [r for r in releases if not r.draft and not r.prerelease]
-    explicit = [r for r in full if r.make_latest]
-    candidates = explicit or [r for r in full if r.make_latest is not False]
-    return max(candidates, key=lambda r: _epoch(r.created_at), default=None)
-
-
-class RepoView:
-    """What the git host derives from a FakeRepo: blob and tree SHAs, refs, the latest release."""
-
-    def __init__(self, repo: FakeRepo, base_url: str) -> None:
-        self.repo = repo
-        self.full_name = repo.full_name
-        self.api = f"{base_url}/repos/{self.full_name}"
-        self.html = f"https://github.com/{self.full_name}"
-        self.raw = f"{base_url}/raw/{self.full_name}"
-
-    @property
-    def empty(self) -> bool:
-        return self.repo.head_sha is None
-
-    @cached_property
-    def files(self) -> dict[str, tuple[str, bytes | None]]:
-        """path -> (blob sha, content or None when the state gives only a SHA)."""
-        repo = self.repo
-        if self.empty:
-            return {}
-        out: dict[str, tuple[str, bytes | None]] = {p.strip("/"): (s, None) for p, s in repo.tree}
-        texts = dict(repo.files)
-        if repo.license_path and repo.license_text is not None:
-            texts[repo.license_path] = repo.license_text
-        for path, text in texts.items():
-            data = text.encode()
-            out[path.strip("/")] = (git_blob_sha(data), data)
-        return out
-
-    @property
-    def dirs(self) -> dict[str, dict[str, tuple[str, str]]]:
-        """directory ("" for the root) -> {name: ("blob" | "tree", sha)}."""
-        return self._trees[0]
-
-    def tree_sha(self, directory: str) -> str:
-        return self._trees[1][directory]
-
-    def tree_dir_by_sha(self, sha: str) -> str | None:
-        return next((d for d, s in self._trees[1].items() if s == sha), None)
-
-    @cached_property
-    def _trees(self) -> tuple[dict[str, dict[str, tuple[str, str]]], dict[str, str]]:
-        """Directory listings and git tree SHAs, computed from the leaves up."""
-        kids: dict[str, dict[str, tuple[str, str]]] = {"": {}} if not self.empty else {}
-        for path, (sha, _) in self.files.items():
-            parts = path.split("/")
-            for depth in range(len(parts)):
-                parent = "/".join(parts[:depth])
-                entry = ("blob", sha) if depth == len(parts) - 1 else ("tree", "")
-                kids.setdefault(parent, {})[parts[depth]] = entry
-        shas: dict[str, str] = {}
-        for directory in sorted(kids, key=lambda d: -d.count("/") - (d != "")):
-            entries = kids[directory]
-            body = b""
-            for name in sorted(entries, key=lambda n: n + "/" if entries[n][0] == "tree" else n):
-                kind, sha = entries[name]
-                mode = b"100644" if kind == "blob" else b"40000"
-                body += mode + b" " + name.encode() + b"\0" + _oid_bytes(sha)
-            shas[directory] = hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()
-            if directory:
-                parent, _, name = directory.rpartition("/")
-                kids[parent][name] = ("tree", shas[directory])
-        return kids, shas
-
-    def blob_by_sha(self, sha: str) -> tuple[str, bytes | None] | None:
-        for path, (blob_sha, data) in self.files.items():
-            if blob_sha == sha:
-                return path, data
-        return None
-
-    def commits(self) -> list[tuple[str, str]]:
-        """Every commit the state knows (head and tagged ones), newest first."""
-        repo = self.repo
-        if repo.head_sha is None:
-            return []
-        seen = {repo.head_sha: repo.head_date or "1970-01-01T00:00:00Z"}
-        for tag in repo.tags:
-            seen.setdefault(tag.sha, tag.date)
-        head_first = sorted(seen.items(), key=lambda c: c[0] != repo.head_sha)
-        return sorted(head_first, key=lambda c: -_epoch(c[1]))
-
-    def resolve_commit(self, ref: str) -> tuple[str, str] | None:
-        repo = self.repo
-        commits = self.commits()
-        if not commits:
-            return None
-        branch = repo.default_branch
-        if ref in ("HEAD", branch, f"refs/heads/{branch}", f"heads/{branch}"):
-            return commits[0] if commits[0][0] == repo.head_sha else self._by_sha(repo.head_sha)
-        name = ref.removeprefix("refs/tags/").removeprefix("tags/")
-        for tag in repo.tags:
-            if tag.name == name:
-                return tag.sha, tag.date
-        return self._by_sha(ref) if len(ref) >= 4 else None
-
-    def _by_sha(self, prefix: str | None) -> tuple[str, str] | None:
-        matches = [c for c in self.commits() if prefix and c[0].startswith(prefix.lower())]
-        return matches[0] if len(matches) == 1 else None
-
-    def license_verdict(self) -> dict[str, str | None] | None:
-        """GitHub's license object (REST shape), "other" when a file exists but is unknown."""
-        repo = self.repo
-        if repo.license_key or repo.spdx_id:
-            key = (repo.license_key or repo.spdx_id or "other").lower()
-            spdx = repo.spdx_id or "NOASSERTION"
-            name = repo.license_name or key
-        elif repo.license_text is not None and repo.license_path:
-            key, spdx, name = "other", "NOASSERTION", "Other"
-        else:
-            return None
-        url = None if key == "other" else f"https://api.github.com/licenses/{key}"
-        return {"key": key, "name": name, "spdx_id": spdx, "url": url, "node_id": node_id("L", key)}
-
-    def pushed_at(self) -> str:
-        repo = self.repo
-        stamps = [repo.head_date, *(t.date for t in repo.tags)]
-        stamps += [d for r in repo.releases for d in (r.created_at, r.published_at)]
-        known = [s for s in stamps if s]
-        return max(known, key=_epoch) if known else "2020-01-01T00:00:00Z"
-
-
-# -------------------------------------------------------------------------------------- faults
-
-FaultKind = Literal[
-    "status_500",
-    "status_502",
-    "reset",
-    "truncate",
-    "html_200",
-    "secondary_limit",
-    "rate_429",
-    "delay",
+__all__ = [
+    "FAULT_KINDS",
+    "FakeGitHub",
+    "FakeRelease",
+    "FakeRepo",
+    "FakeTag",
+    "FaultKind",
+    "FaultPlan",
+    "FaultRule",
+    "GitHubState",
+    "PointsUsed",
+    "RepoView",
+    "RequestRecord",
+    "git_blob_sha",
+    "latest_release",
+    "node_id",
+    "synthetic_state",
 ]
-FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
-
-
-@dataclass
-class FaultRule:
-    """A one-shot fault: fires on the first ``times`` requests whose path matches ``path``."""
-
-    kind: FaultKind
-    path: str = ""  # regex, searched in the request path including the query string
-    times: int = 1
-    method: str | None = None
-    retry_after: int | None = None  # secondary_limit / rate_429 (default: the plan's)
-    delay: float | None = None  # delay (default: the plan's)
-    fired: int = 0
-
-
-@dataclass
-class FaultPlan:
-    """Deterministic per-request faults: one-shot rules first, then seeded random rates."""
-
-    rates: dict[str, float] = field(default_factory=dict)  # fault kind -> probability
-    rules: list[FaultRule] = field(default_factory=list)
-    seed: int = 0
-    retry_after: int = 1
-    delay: float = 0.2
-    _rng: random.Random = field(init=False, repr=False)
-    _lock: threading.Lock = field(init=False, repr=False, default_factory=threading.Lock)
-
-    def __post_init__(self) -> None:
-        unknown = {*self.rates, *(r.kind for r in self.rules)} - set(FAULT_KINDS)
-        if unknown:
-            raise ValueError(f"unknown fault kinds: {sorted(unknown)}")
-        self._rng = random.Random(self.seed)
-
-    def pick(self, method: str, path: str) -> FaultRule | None:
-        with self._lock:
-            draw = self._rng.random()  # drawn for every request so rates stay reproducible
-            for rule in self.rules:
-                wanted = rule.method is None or rule.method.upper() == method
-                if wanted and rule.fired < rule.times and re.search(rule.path, path):
-                    rule.fired += 1
-                    return rule
-            edge = 0.0
-            for kind in FAULT_KINDS:
-                edge += self.rates.get(kind, 0.0)
-                if draw < edge:
-                    return FaultRule(kind=kind, fired=1)
-        return None
-
 
 # ------------------------------------------------------------------------------ records/budget
 
@@ -600,9 +321,17 @@ def _rest(view: RepoView, sub: str, query: list[tuple[str, str]], link_base: str
         if blob is None:
             return _not_found()
         content = blob[1] or b""
-        return _Resp(200, {"sha": blob_sha, "size": len(content), "node_id": node_id("B", blob_sha),
-                           "url": f"{view.api}/git/blobs/{blob_sha}",
-                           "content": _b64_lines(content), "encoding": "base64"})
+        return _Resp(
+            200,
+            {
+                "sha": blob_sha,
+                "size": len(content),
+                "node_id": node_id("B", blob_sha),
+                "url": f"{view.api}/git/blobs/{blob_sha}",
+                "content": _b64_lines(content),
+                "encoding": "base64",
+            },
+        )
     if sub == "/contents" or sub.startswith("/contents/"):
         if view.empty:
             return _error(404, "This repository is empty.")
@@ -634,11 +363,26 @@ def _tree_json(view: RepoView, directory: str, recursive: bool) -> dict[str, Any
             if kind == "blob":
                 data = view.files[f"{current}/{name}" if current else name][1]
                 size = len(data) if data is not None else int(sha[:3], 16) + 100
-                entries.append({"path": path, "mode": "100644", "type": "blob", "sha": sha,
-                                "size": size, "url": f"{view.api}/git/blobs/{sha}"})
+                entries.append(
+                    {
+                        "path": path,
+                        "mode": "100644",
+                        "type": "blob",
+                        "sha": sha,
+                        "size": size,
+                        "url": f"{view.api}/git/blobs/{sha}",
+                    }
+                )
             else:
-                entries.append({"path": path, "mode": "040000", "type": "tree", "sha": sha,
-                                "url": f"{view.api}/git/trees/{sha}"})
+                entries.append(
+                    {
+                        "path": path,
+                        "mode": "040000",
+                        "type": "tree",
+                        "sha": sha,
+                        "url": f"{view.api}/git/trees/{sha}",
+                    }
+                )
                 if recursive:
                     walk(f"{current}/{name}" if current else name, path + "/")
 
@@ -827,8 +571,10 @@ class FakeGitHub:
         reset_in: int | None = None,
     ) -> None:
         """Simulate a (nearly) exhausted budget."""
-        name = "graphql" if resource == "graphql" else (
-            "authenticated" if authenticated else "anonymous"
+        name = (
+            "graphql"
+            if resource == "graphql"
+            else ("authenticated" if authenticated else "anonymous")
         )
         with self._lock:
             bucket = self._buckets[name]
@@ -842,8 +588,11 @@ class FakeGitHub:
             for bucket in self._buckets.values():
                 bucket.refresh()
             core = self._buckets["authenticated" if authenticated else "anonymous"].doc()
-            graphql = self._buckets["graphql"].doc() if authenticated else {
-                "limit": 0, "used": 0, "remaining": 0, "reset": core["reset"]}
+            graphql = (
+                self._buckets["graphql"].doc()
+                if authenticated
+                else {"limit": 0, "used": 0, "remaining": 0, "reset": core["reset"]}
+            )
         return {"resources": {"core": core, "graphql": graphql}, "rate": core}
 
     def charge_graphql(self, cost: int, dry_run: bool) -> dict[str, Any] | None:
@@ -856,8 +605,13 @@ class FakeGitHub:
                     return None
                 bucket.remaining -= cost
                 self._used["graphql"] += cost
-            return {"cost": cost, "limit": bucket.limit, "remaining": bucket.remaining,
-                    "used": bucket.limit - bucket.remaining, "resetAt": _iso(bucket.reset)}
+            return {
+                "cost": cost,
+                "limit": bucket.limit,
+                "remaining": bucket.remaining,
+                "used": bucket.limit - bucket.remaining,
+                "resetAt": _iso(bucket.reset),
+            }
 
     def track(self, conn: socket.socket, alive: bool) -> None:
         with self._lock:
@@ -879,8 +633,15 @@ class FakeGitHub:
         fault = self.faults.pick(method, target) if self.faults else None
 
         def log(status: int, cost: int = 0) -> None:
-            rec = RequestRecord(method, target, status, authenticated, conditional, cost,
-                                fault.kind if fault else None)
+            rec = RequestRecord(
+                method,
+                target,
+                status,
+                authenticated,
+                conditional,
+                cost,
+                fault.kind if fault else None,
+            )
             with self._lock:
                 self.requests.append(rec)
 
@@ -980,8 +741,14 @@ class FakeGitHub:
                 stamp = _epoch(resp.last_modified)
                 resp.headers["Last-Modified"] = email.utils.formatdate(stamp, usegmt=True)
             if _not_modified(handler, etag, resp.last_modified):
-                resp = _Resp(304, None, {"ETag": etag, **{
-                    k: v for k, v in resp.headers.items() if k == "Last-Modified"}})
+                resp = _Resp(
+                    304,
+                    None,
+                    {
+                        "ETag": etag,
+                        **{k: v for k, v in resp.headers.items() if k == "Last-Modified"},
+                    },
+                )
         with self._lock:
             bucket = self._buckets[name]
             bucket.refresh()
@@ -1007,8 +774,11 @@ class FakeGitHub:
             if repo.full_name.lower() != f"{owner}/{name}".lower():
                 location = f"{self.base_url}/repositories/{repo.id}{sub}"
                 location += f"?{raw_query}" if raw_query else ""
-                return _Resp(301, {"message": "Moved Permanently", "url": location,
-                                   "documentation_url": _DOCS}, {"Location": location})
+                return _Resp(
+                    301,
+                    {"message": "Moved Permanently", "url": location, "documentation_url": _DOCS},
+                    {"Location": location},
+                )
             link_base = f"{self.base_url}/repos/{repo.full_name}{sub}"
         elif by_id:
             with self._lock:
@@ -1070,71 +840,3 @@ def _not_modified(handler: BaseHTTPRequestHandler, etag: str, last_modified: str
             return False
         return int(_epoch(last_modified)) <= int(since)
     return False
-
-
-# ------------------------------------------------------------------------------ synthetic data
-
-_EXTRA_CLAUSE = """
-Additional terms: the model weights distributed with this software may only be used
-for non-commercial research unless a separate agreement is signed with {holder}.
-"""
-
-
-def synthetic_state(n: int, seed: int = 0) -> GitHubState:
-    """``n`` plausible repositories for benchmarks, in five rotating shapes.
-
-    0: releases with an -rc prerelease (MIT); 1: tags only (Apache-2.0); 2: no tags, commits
-    only (MIT); 3: NOASSERTION license (MIT text plus an extra clause); 4: archived with
-    releases (Apache-2.0). Every seventh repository has no license file.
-    """
-    rng = random.Random(seed)
-    base = datetime(2024, 1, 1, tzinfo=UTC)
-
-    def stamp(days: float) -> str:
-        return (base + timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-    def sha(*key: object) -> str:
-        return hashlib.sha1(repr((seed, *key)).encode()).hexdigest()
-
-    repos = []
-    for i in range(n):
-        shape, holder = i % 5, f"Org {i % 37} Authors"
-        repo = FakeRepo(owner=f"org{i % 37}", name=f"project-{i:04d}", id=100_000 + i)
-        repo.description = f"Synthetic project {i}"
-        # License texts come from the license-data package, never typed into this repository.
-        text = reference_text("Apache-2.0" if shape in (1, 4) else "MIT", f"2024 {holder}")
-        if shape == 3:
-            repo.license_key, repo.spdx_id, repo.license_name = "other", "NOASSERTION", "Other"
-            repo.license_text = text + _EXTRA_CLAUSE.format(holder=holder)
-        elif shape in (1, 4):
-            repo.license_key, repo.spdx_id = "apache-2.0", "Apache-2.0"
-            repo.license_name, repo.license_text = "Apache License 2.0", text
-        else:
-            repo.license_key, repo.spdx_id, repo.license_name = "mit", "MIT", "MIT License"
-            repo.license_text = text
-        if i % 7 == 6:
-            repo.license_key = repo.spdx_id = repo.license_name = repo.license_text = None
-            repo.license_path = None
-        day = rng.uniform(0, 300)
-        count = rng.randint(1, 6)
-        for k in range(count if shape != 2 else 0):
-            day += rng.uniform(5, 40)
-            version = f"v1.{k}.0"
-            repo.tags.append(FakeTag(version, sha(i, version), stamp(day)))
-            if shape in (0, 3, 4):
-                when = stamp(day + 0.01)
-                repo.releases.append(FakeRelease(version, f"Release {version}", when, when))
-        if shape == 0:
-            day += rng.uniform(1, 10)
-            rc = f"v1.{count}.0-rc1"
-            repo.tags.append(FakeTag(rc, sha(i, rc), stamp(day)))
-            when = stamp(day + 0.01)
-            repo.releases.append(FakeRelease(rc, rc, when, when, prerelease=True))
-        day += rng.uniform(0, 20)
-        repo.head_sha, repo.head_date = sha(i, "head"), stamp(day)
-        repo.archived = shape == 4
-        repo.files = {"README.md": f"# project-{i:04d}\n\nSynthetic project for benchmarks.\n"}
-        repo.tree = [("src/main.py", sha(i, "main.py")), ("docs/index.md", sha(i, "docs"))]
-        repos.append(repo)
-    return GitHubState(repos)
-

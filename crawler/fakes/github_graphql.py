@@ -313,8 +313,10 @@ def _analyse(
     }
 
     def walk(
-        selections: SelectionSetNode, parent: GraphQLObjectType | GraphQLInterfaceType,
-        multiplier: int, path: list[str],
+        selections: SelectionSetNode,
+        parent: GraphQLObjectType | GraphQLInterfaceType,
+        multiplier: int,
+        path: list[str],
     ) -> None:
         for sel in selections.selections:
             if isinstance(sel, InlineFragmentNode | FragmentSpreadNode):
@@ -343,19 +345,27 @@ def _analyse(
                 loc = sel.loc.source.get_location(sel.loc.start) if sel.loc else None
                 where = [{"line": loc.line, "column": loc.column}] if loc else []
                 if size is None:
-                    out.errors.append({
-                        "type": "MISSING_PAGINATION_BOUNDARIES", "path": here, "locations": where,
-                        "message": f"You must provide a `first` or `last` value to properly "
-                        f"paginate the `{name}` connection.",
-                    })
+                    out.errors.append(
+                        {
+                            "type": "MISSING_PAGINATION_BOUNDARIES",
+                            "path": here,
+                            "locations": where,
+                            "message": f"You must provide a `first` or `last` value to properly "
+                            f"paginate the `{name}` connection.",
+                        }
+                    )
                     size = 0
                 elif not 0 <= size <= 100:
                     arg = "first" if args.get("first") is not None else "last"
-                    out.errors.append({
-                        "type": "EXCESSIVE_PAGINATION", "path": here, "locations": where,
-                        "message": f"Requesting {size} records on the `{name}` connection "
-                        f"exceeds the `{arg}` limit of 100 records.",
-                    })
+                    out.errors.append(
+                        {
+                            "type": "EXCESSIVE_PAGINATION",
+                            "path": here,
+                            "locations": where,
+                            "message": f"Requesting {size} records on the `{name}` connection "
+                            f"exceeds the `{arg}` limit of 100 records.",
+                        }
+                    )
                 out.requests += multiplier
                 out.nodes += multiplier * size
                 child = multiplier * max(size, 1)
@@ -411,8 +421,11 @@ def handle(fake: FakeGitHub, raw: bytes) -> tuple[int, dict[str, Any], int]:
         return 200, _RATE_LIMITED, 0
     rate["nodeCount"] = analysis.nodes
     result = execute_sync(
-        SCHEMA, document, root_value=_root(fake, rate),
-        variable_values=variables, operation_name=operation_name,
+        SCHEMA,
+        document,
+        root_value=_root(fake, rate),
+        variable_values=variables,
+        operation_name=operation_name,
     )
     body: dict[str, Any] = {"data": result.data}
     if result.errors:
@@ -423,8 +436,12 @@ def handle(fake: FakeGitHub, raw: bytes) -> tuple[int, dict[str, Any], int]:
 def _format(err: GraphQLError) -> dict[str, Any]:
     out = dict(err.formatted)
     if isinstance(err.original_error, _NotFound):
-        return {"type": "NOT_FOUND", "path": out.get("path"), "locations": out.get("locations"),
-                "message": err.message}
+        return {
+            "type": "NOT_FOUND",
+            "path": out.get("path"),
+            "locations": out.get("locations"),
+            "message": err.message,
+        }
     return out
 
 
@@ -505,8 +522,13 @@ def _blob(view: RepoView, path: str) -> dict[str, Any]:
     sha, data = view.files[path]
     size = len(data) if data is not None else int(sha[:3], 16) + 100
     text = data.decode(errors="replace") if data is not None else None
-    return {**_oid("Blob", sha), "byteSize": size, "text": text, "isBinary": False,
-            "isTruncated": False}
+    return {
+        **_oid("Blob", sha),
+        "byteSize": size,
+        "text": text,
+        "isBinary": False,
+        "isTruncated": False,
+    }
 
 
 def _tree(view: RepoView, directory: str) -> dict[str, Any]:
@@ -545,8 +567,12 @@ def _tag_target(view: RepoView, name: str) -> dict[str, Any] | None:
             commit = _commit(view, tag.sha, tag.date)
             if not tag.annotated:
                 return commit
-            return {**_oid("Tag", _tag_oid(view, name)), "name": name, "message": name,
-                    "target": commit}
+            return {
+                **_oid("Tag", _tag_oid(view, name)),
+                "name": name,
+                "message": name,
+                "target": commit,
+            }
     return None
 
 
@@ -627,8 +653,10 @@ def _refs(view: RepoView, args: dict[str, Any]) -> dict[str, Any]:
         items = [(view.repo.default_branch, view.repo.head_date or "")]
     if args.get("query"):
         items = [item for item in items if args["query"] in item[0]]
-    order = args.get("orderBy") or {"field": "ALPHABETICAL",
-                                    "direction": args.get("direction") or "ASC"}
+    order = args.get("orderBy") or {
+        "field": "ALPHABETICAL",
+        "direction": args.get("direction") or "ASC",
+    }
     items.sort(key=(lambda i: i[1]) if order["field"] == "TAG_COMMIT_DATE" else (lambda i: i[0]))
     if order["direction"] == "DESC":
         items.reverse()
@@ -640,8 +668,13 @@ def _refs(view: RepoView, args: dict[str, Any]) -> dict[str, Any]:
             head = view.resolve_commit("HEAD")
             return _commit(view, *head) if head else None
 
-        return {"__typename": "Ref", "id": node_id("REF", f"{view.repo.id}/{prefix}{name}"),
-                "name": name, "prefix": prefix, "target": target}
+        return {
+            "__typename": "Ref",
+            "id": node_id("REF", f"{view.repo.id}/{prefix}{name}"),
+            "name": name,
+            "prefix": prefix,
+            "target": target,
+        }
 
     return _connection([ref(name) for name, _ in items], args)
 
@@ -649,9 +682,15 @@ def _refs(view: RepoView, args: dict[str, Any]) -> dict[str, Any]:
 def _license(verdict: dict[str, str | None] | None) -> dict[str, Any] | None:
     if verdict is None:
         return None
-    return {"__typename": "License", "id": verdict["node_id"], "key": verdict["key"],
-            "name": verdict["name"], "spdxId": verdict["spdx_id"], "url": verdict["url"],
-            "pseudoLicense": verdict["key"] == "other"}
+    return {
+        "__typename": "License",
+        "id": verdict["node_id"],
+        "key": verdict["key"],
+        "name": verdict["name"],
+        "spdxId": verdict["spdx_id"],
+        "url": verdict["url"],
+        "pseudoLicense": verdict["key"] == "other",
+    }
 
 
 def _repository(view: RepoView) -> dict[str, Any]:

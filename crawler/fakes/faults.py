@@ -1,0 +1,70 @@
+"""Deterministic fault injection for the fake servers: one-shot rules and seeded rates."""
+
+from __future__ import annotations
+
+import random
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+# -------------------------------------------------------------------------------------- faults
+
+FaultKind = Literal[
+    "status_500",
+    "status_502",
+    "reset",
+    "truncate",
+    "html_200",
+    "secondary_limit",
+    "rate_429",
+    "delay",
+]
+FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
+
+
+@dataclass
+class FaultRule:
+    """A one-shot fault: fires on the first ``times`` requests whose path matches ``path``."""
+
+    kind: FaultKind
+    path: str = ""  # regex, searched in the request path including the query string
+    times: int = 1
+    method: str | None = None
+    retry_after: int | None = None  # secondary_limit / rate_429 (default: the plan's)
+    delay: float | None = None  # delay (default: the plan's)
+    fired: int = 0
+
+
+@dataclass
+class FaultPlan:
+    """Deterministic per-request faults: one-shot rules first, then seeded random rates."""
+
+    rates: dict[str, float] = field(default_factory=dict)  # fault kind -> probability
+    rules: list[FaultRule] = field(default_factory=list)
+    seed: int = 0
+    retry_after: int = 1
+    delay: float = 0.2
+    _rng: random.Random = field(init=False, repr=False)
+    _lock: threading.Lock = field(init=False, repr=False, default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        unknown = {*self.rates, *(r.kind for r in self.rules)} - set(FAULT_KINDS)
+        if unknown:
+            raise ValueError(f"unknown fault kinds: {sorted(unknown)}")
+        self._rng = random.Random(self.seed)
+
+    def pick(self, method: str, path: str) -> FaultRule | None:
+        with self._lock:
+            draw = self._rng.random()  # drawn for every request so rates stay reproducible
+            for rule in self.rules:
+                wanted = rule.method is None or rule.method.upper() == method
+                if wanted and rule.fired < rule.times and re.search(rule.path, path):
+                    rule.fired += 1
+                    return rule
+            edge = 0.0
+            for kind in FAULT_KINDS:
+                edge += self.rates.get(kind, 0.0)
+                if draw < edge:
+                    return FaultRule(kind=kind, fired=1)
+        return None

@@ -155,12 +155,6 @@ class ProjectSnapshot:
         blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()
 
-    def source_url(self, facet: str) -> str | None:
-        for name, src in self.sources:
-            if name == facet:
-                return src.url
-        return None
-
     @staticmethod
     def from_dict(data: dict[str, Any]) -> ProjectSnapshot:
         def opt_tuple(items: list[dict[str, Any]] | None, cls: type[Any]) -> tuple[Any, ...] | None:

@@ -18,6 +18,7 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
 
 NEW_RELEASE_KINDS = ("new_release", "new_prerelease", "new_tag", "new_commit", "release_removed")
 LICENSE_KINDS = ("license_changed", "license_text_changed", "license_files_changed")
+PAGE_KINDS = ("table_changed", "pin_changed", "page_changed")
 
 
 def one_line(value: Any, limit: int = MAX_CELL) -> str:
@@ -195,13 +196,10 @@ def render_markdown(report: dict[str, Any]) -> str:
     releases = [c for c in changes if c["kind"] in NEW_RELEASE_KINDS]
     lines += _section("New releases", _release_lines(releases), "No new releases.")
     lines += _section("License findings", _license_lines(report), "No license findings.")
-    pages = [c for c in changes if c["kind"] in ("table_changed", "pin_changed", "page_changed")]
+    pages = [c for c in changes if c["kind"] in PAGE_KINDS]
     lines += _section("Support tables and pins", _page_lines(pages), "No page changes.")
-    other = [
-        c
-        for c in changes
-        if c not in releases and c not in pages and c["kind"] not in LICENSE_KINDS
-    ]
+    sectioned = (*NEW_RELEASE_KINDS, *LICENSE_KINDS, *PAGE_KINDS)
+    other = [c for c in changes if c["kind"] not in sectioned]
     other_lines = [
         f"- **{escape(c['project'])}** {escape(c['kind'])}: {escape(c['summary'], 400)}"
         + (f" ({link('evidence', c['evidence_url'])})" if c["evidence_url"] else "")

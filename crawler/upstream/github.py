@@ -286,7 +286,7 @@ class GitHubFetcher:
                 log.info("GraphQL batch of %d timed out; retrying with %d", len(batch), batch_size)
                 queue = batch + queue
                 continue
-            self._read_batch(batch, status, doc, message, prior, results)
+            self._read_batch(batch, doc, message, prior, results)
 
     @staticmethod
     def _license_path(prior: ProjectSnapshot | None) -> str:
@@ -297,7 +297,6 @@ class GitHubFetcher:
     def _read_batch(
         self,
         batch: list[ProjectSpec],
-        status: int,
         doc: dict[str, Any] | None,
         message: str,
         prior: dict[str, ProjectSnapshot],

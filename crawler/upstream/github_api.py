@@ -15,7 +15,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from github import Auth, Github
@@ -75,7 +75,6 @@ class ApiStats:
     retries: int = 0
     graphql_queries: int = 0
     graphql_points: int = 0
-    faults: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -254,7 +253,7 @@ class GitHubApi:
                 return ApiResponse(200, self._parse(cached.body.decode(), expect), url, True)
             if status in allow:
                 return ApiResponse(status, None, url)
-            self._raise_for_status(status, resp_headers, body, url)
+            self._raise_for_status(status, body, url)
             data = self._parse(body, expect)
             if resp_headers.get("etag") or resp_headers.get("last-modified"):
                 self._cache.put_response(
@@ -284,12 +283,12 @@ class GitHubApi:
 
         def attempt() -> tuple[int, dict[str, Any] | None, str]:
             # 502/504 is how GitHub says a query timed out: the caller shrinks the batch
-            status, headers, body = self._send(
+            status, _headers, body = self._send(
                 "POST", url, input={"query": query}, budget=self.graphql_budget, answers=(502, 504)
             )
             self.stats.graphql_queries += 1
             if status in (401, 403, 429):
-                self._raise_for_status(status, headers, body, url)
+                self._raise_for_status(status, body, url)
             if status in (502, 504):
                 if retry_timeouts:
                     raise _Transient(f"HTTP {status} from GitHub (query timed out)")
@@ -345,7 +344,7 @@ class GitHubApi:
             wait = float(str(retry_after)) if str(retry_after or "").isdigit() else 60.0
             raise _Transient(f"secondary rate limit (HTTP {status})", retry_after=wait)
 
-    def _raise_for_status(self, status: int, headers: dict[str, Any], body: str, url: str) -> None:
+    def _raise_for_status(self, status: int, body: str, url: str) -> None:
         if status < 400:
             return
         message = self._redact(_message(body))
@@ -386,7 +385,6 @@ class GitHubApi:
             except _Transient as exc:
                 last = str(exc)
                 unreachable = exc.unreachable
-                self.stats.faults.append(last)
                 if number == settings.max_retries:
                     break
                 if exc.retry_after is not None:

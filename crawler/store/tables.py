@@ -39,6 +39,10 @@ class AuditRow(Base):
     config_path: Mapped[str] = mapped_column(Text)
     project_set_id: Mapped[int] = mapped_column(ForeignKey("project_sets.id"))
     baseline_audit_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # the projects this audit actually checked (None for audits before revision 0002)
+    checked_set_id: Mapped[int | None] = mapped_column(
+        ForeignKey("project_sets.id", name="fk_audits_checked_set"), nullable=True
+    )
     stats: Mapped[str] = mapped_column(Text, default="{}")  # JSON: requests, points, errors, ...
 
 

@@ -123,7 +123,7 @@ def child_main(argv: Sequence[str]) -> int:
     parser.add_argument("--workdir", type=Path, required=True)
     args = parser.parse_args(argv)
 
-    from crawler.audit import GitHubAccess, run_audit
+    from crawler.audit import run_audit
     from crawler.config import parse_config
     from crawler.store import Store
 
@@ -137,7 +137,7 @@ def child_main(argv: Sequence[str]) -> int:
     config = parse_config(config_text(synthetic_repos(args.n, args.seed)))
     db = args.workdir / "crawler.sqlite"
     store = Store(f"sqlite:///{db}")
-    access = GitHubAccess(args.base_url, args.token)
+    env = {"GITHUB_API_URL": args.base_url, **({"GITHUB_TOKEN": args.token} if args.token else {})}
 
     def size() -> int:
         with store.engine.connect() as conn:
@@ -148,7 +148,7 @@ def child_main(argv: Sequence[str]) -> int:
     wait()
     for number in range(1, args.unchanged + 2):
         started = time.perf_counter()
-        outcome = run_audit(config, store, args.workdir / "reports", access=access)
+        outcome = run_audit(config, store, args.workdir / "reports", env=env)
         seconds = time.perf_counter() - started
         summary = outcome.report["summary"]
         say(event="audit", number=number, seconds=seconds, status=outcome.status,
@@ -366,7 +366,7 @@ SHIPPED_VARIANTS = ("tags", "mixed", "tags + README pages via API")
 
 
 def run_shipped(variant: str) -> ShippedRun:
-    from crawler.audit import GitHubAccess, run_audit
+    from crawler.audit import run_audit
     from crawler.fakes.github import FakeGitHub
     from crawler.store import Store
 
@@ -377,7 +377,7 @@ def run_shipped(variant: str) -> ShippedRun:
         store = Store(f"sqlite:///{tmp}/crawler.sqlite")
         try:
             outcome = run_audit(config, store, Path(tmp) / "reports",
-                                access=GitHubAccess(server.base_url, None))
+                                env=server.env())
         finally:
             store.close()
         report = outcome.report

@@ -1,48 +1,46 @@
-"""Orchestration: config → fetch → analyse → store → diff → report. The only place that wires
-I/O (GitHub, vendor pages, database, report files) to the pure core."""
+"""Orchestration: config → sources → diff → report → store. The only place that wires the I/O
+(sources, pages, database, report files) to the pure core.
+
+The report is written before the audit is recorded as finished: an audit whose report could
+not be written (read-only or full disk, a kill in between) never becomes the baseline, so the
+next audit reports its findings again instead of losing them.
+"""
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from crawler.analysis.licenses import analyze_license
-from crawler.analysis.tables import ExtractionError, extract_page
-from crawler.config import DEFAULT_API_URL, Config, ConfigError, PageSpec, ProjectSpec
-from crawler.diff import Findings, diff_audit
-from crawler.model import FetchError, PageSnapshot, ProjectResult, ProjectSnapshot, Source
-from crawler.report.json_report import build_report, validate_report
+from crawler.config import Config, ConfigError, ProjectSpec
+from crawler.diff import DiffRules, Findings, SourceNames, Tracked, diff_audit
+from crawler.gather import Gatherer, open_sources
+from crawler.model import (
+    FetchError,
+    Flag,
+    FlagKind,
+    ProjectOutcome,
+    ProjectResult,
+    ProjectSnapshot,
+    ProjectStatus,
+)
+from crawler.report.json_report import AuditHeader, build_report
 from crawler.report.markdown import render_markdown
 from crawler.store import AuditInfo, Store
-from crawler.upstream.github import GitHubFetcher
-from crawler.upstream.github_api import BudgetExhausted, GitHubApi, GitHubError
 from crawler.upstream.http import redact
-from crawler.upstream.pages import FetchedPage, PageFetcher, PageFetchError
+from crawler.upstream.pages import PageFetcher
+from crawler.upstream.source import source_kinds
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class GitHubAccess:
-    api_url: str
-    token: str | None
-
-    @staticmethod
-    def from_env(config: Config, env: Mapping[str, str] | None = None) -> GitHubAccess:
-        """GITHUB_API_URL (set by GitHub Actions), else sources.yaml, else api.github.com."""
-        env = os.environ if env is None else env
-        api_url = env.get("GITHUB_API_URL") or config.github.api_url or DEFAULT_API_URL
-        token = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or None
-        return GitHubAccess(api_url.rstrip("/"), token)
+_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|PRIVATE", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -50,11 +48,15 @@ class AuditOutcome:
     audit_id: int
     status: str
     report: dict[str, Any]
-    report_dir: Path
+    report_dir: Path | None
+    report_error: str | None = None  # why the report files could not be written
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.report["summary"]["errors"] else 0
+        """0 all checked and reported; 1 when anything needs a person (errors, stale
+        projects, a report that could not be written)."""
+        summary = self.report["summary"]
+        return 1 if self.report_error or summary["errors"] or summary["stale"] else 0
 
 
 def _now() -> datetime:
@@ -63,6 +65,15 @@ def _now() -> datetime:
 
 def _iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
+
+
+def secrets_in(env: Mapping[str, str]) -> list[str]:
+    """Values of the environment that must never be printed: tokens, passwords, keys."""
+    return [v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= 6]
+
+
+def source_names() -> dict[str, SourceNames]:
+    return {n: SourceNames(k.label, k.project_key) for n, k in source_kinds().items()}
 
 
 def select_projects(config: Config, only: Sequence[str] | None) -> list[ProjectSpec]:
@@ -75,97 +86,36 @@ def select_projects(config: Config, only: Sequence[str] | None) -> list[ProjectS
     return [p for p in config.projects if p.name in only]
 
 
-def _with_license_analysis(
-    snapshot: ProjectSnapshot, prior: ProjectSnapshot | None
-) -> ProjectSnapshot:
-    """Analyse the root license text once per blob; reuse the analysis while the blob stands."""
-    current = snapshot.license_file
-    if current is None or current.analysis is not None:
-        return snapshot
-    earlier = prior.license_file if prior else None
-    if earlier and earlier.blob_sha == current.blob_sha and earlier.analysis is not None:
-        return replace(snapshot, license_file=replace(current, analysis=earlier.analysis))
-    siblings = [e.path for e in snapshot.license_inventory or () if "/" not in e.path]
-    analysis = analyze_license(current.text or "", current.path, siblings)
-    return replace(snapshot, license_file=replace(current, analysis=analysis.to_dict()))
+def fetch_order(
+    specs: Sequence[ProjectSpec], last_checked: Mapping[str, datetime]
+) -> list[ProjectSpec]:
+    """Least recently checked first, so a budget smaller than one audit rotates through the
+    catalog instead of starving its tail every night; never-checked projects lead."""
+    epoch = datetime.min.replace(tzinfo=UTC)
+    ranked = sorted(enumerate(specs), key=lambda p: (last_checked.get(p[1].name, epoch), p[0]))
+    return [spec for _, spec in ranked]
 
 
-class PageReader:
-    """Fetch and extract a project's watched pages; a failure keeps the last good extraction."""
-
-    def __init__(self, fetcher: PageFetcher, api: GitHubApi, clock: Callable[[], str]) -> None:
-        self.fetcher = fetcher
-        self.api = api
-        self.clock = clock
-
-    def _body(self, page: PageSpec) -> tuple[str, str | None, str]:
-        url = page.url
-        if url is None and self.api.api_url == DEFAULT_API_URL:
-            # github.com's raw file host does not spend the API budget
-            url = f"https://raw.githubusercontent.com/{page.repo}/HEAD/{page.path}"
-        if url is not None:
-            fetched: FetchedPage = self.fetcher.fetch(url)
-            if page.url is None:
-                blob = f"https://github.com/{page.repo}/blob/HEAD/{page.path}"
-                return (
-                    fetched.body,
-                    "text/markdown" if (page.path or "").endswith(".md") else None,
-                    blob,
-                )
-            return fetched.body, fetched.content_type, fetched.url
-        response = self.api.get_json(f"/repos/{page.repo}/contents/{page.path}")
-        data = response.data
-        text = base64.b64decode(data.get("content") or "").decode("utf-8", errors="replace")
-        url = str(data.get("html_url") or f"https://github.com/{page.repo}/blob/HEAD/{page.path}")
-        return text, "text/markdown", url
-
-    def read(
-        self, spec: ProjectSpec, snapshot: ProjectSnapshot, prior: ProjectSnapshot | None
-    ) -> tuple[ProjectSnapshot, list[FetchError], list[str]]:
-        """The snapshot with its pages, the page errors, and notes on pages not checked."""
-        pages: list[PageSnapshot] = []
-        errors: list[FetchError] = []
-        notes: list[str] = []
-        sources = list(snapshot.sources)
-        earlier = {p.name: p for p in (prior.pages if prior else ())}
-        for page in spec.pages:
-            where = page.url or f"https://github.com/{page.repo}/blob/HEAD/{page.path}"
-            try:
-                body, content_type, url = self._body(page)
-                pages.append(extract_page(page, body, content_type, url))
-                sources.append((f"page:{page.name}", Source(url, self.clock())))
-            except BudgetExhausted:  # not checked tonight: keep the last extraction, no error
-                notes.append(f"page '{page.name}' not checked: rate budget spent")
-                if page.name in earlier:
-                    pages.append(earlier[page.name])
-            except (PageFetchError, ExtractionError, GitHubError, ValueError) as exc:
-                errors.append(FetchError(spec.name, f"page:{page.name}", where, str(exc)))
-                if page.name in earlier:
-                    pages.append(earlier[page.name])  # carry the last good extraction forward
-        return replace(snapshot, pages=tuple(pages), sources=tuple(sources)), errors, notes
-
-
-def _overall_status(results: Mapping[str, ProjectResult]) -> str:
-    tracked = [r for r in results.values() if r.status != "untracked"]
-    if tracked and all(r.status == "error" for r in tracked):
-        return "failed"
-    if any(r.errors for r in results.values()):
-        return "partial"
-    return "complete"
-
-
-def _statuses(results: Mapping[str, ProjectResult]) -> dict[str, str]:
-    """Projects not plainly ok: not checked, failed, or checked only in part (with a note)."""
-    return {
-        name: f"{r.status}:{r.note or ''}"
-        for name, r in results.items()
-        if r.status != "ok" or r.note
-    }
+def check_removals(config: Config, baseline: AuditInfo | None, allow_removals: bool) -> None:
+    """Refuse a configuration that would drop more than half of the tracked projects at once
+    (an emptied or truncated sources.yaml), unless asked to."""
+    if baseline is None or allow_removals or not baseline.projects:
+        return
+    listed = {p.name for p in config.projects}
+    dropped = [name for name in baseline.projects if name not in listed]
+    if len(dropped) * 2 > len(baseline.projects):
+        shown = ", ".join(dropped[:5]) + (
+            f" and {len(dropped) - 5} more" if len(dropped) > 5 else ""
+        )
+        raise ConfigError(
+            f"{config.path}: lists {len(listed)} project(s) where the last audit tracked "
+            f"{len(baseline.projects)}: {len(dropped)} would be reported removed ({shown}). "
+            "If that is intended, run with --allow-removals; otherwise check the file."
+        )
 
 
 def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
-    """reports/<UTC timestamp>/report.{md,json}, then refresh reports/latest/."""
-    validate_report(report)
+    """reports/<UTC timestamp>-audit<N>/report.{md,json}, then refresh reports/latest/."""
     stamp = report["audit"]["started_at"].replace(":", "").replace("-", "")
     target = reports_dir / f"{stamp}-audit{report['audit']['id']}"
     target.mkdir(parents=True, exist_ok=True)
@@ -182,147 +132,241 @@ def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
     return target
 
 
+def _overall_status(results: Mapping[str, ProjectResult], stopped: bool) -> str:
+    tracked = [r for r in results.values() if r.status != ProjectStatus.UNTRACKED]
+    if tracked and all(r.status == ProjectStatus.ERROR for r in tracked):
+        return "failed"
+    if stopped or any(r.errors for r in results.values()):
+        return "partial"
+    return "complete"
+
+
+def _outcomes(results: Mapping[str, ProjectResult]) -> dict[str, ProjectOutcome]:
+    """Projects not plainly checked: not checked, failed, or checked only in part."""
+    return {
+        name: ProjectOutcome(r.status, r.note)
+        for name, r in results.items()
+        if r.status != ProjectStatus.OK or r.note or r.errors
+    }
+
+
+def _location(spec: ProjectSpec) -> str | None:
+    if spec.forge is not None:
+        return spec.forge.path
+    if spec.channels:
+        return str(spec.channels[0])
+    return spec.homepage
+
+
+def _age(since: datetime | None, now: datetime) -> str:
+    if since is None:
+        return "never checked yet"
+    days = (now - since).days
+    ago = "today" if days == 0 else f"{days} day{'s' * (days != 1)} ago"
+    return f"last checked {since.date().isoformat()} ({ago})"
+
+
+def stale_flags(
+    names: Sequence[str],
+    results: Mapping[str, ProjectOutcome],
+    last_checked: Mapping[str, datetime],
+    first_audit: datetime | None,
+    now: datetime,
+    stale_after: timedelta,
+) -> list[Flag]:
+    """A project the audits have not checked for longer than ``stale_after``: the catalog
+    would show old facts as current, so it is a flag and a non-zero exit."""
+    flags = []
+    for name in names:
+        outcome = results.get(name)
+        if outcome is None or outcome.status in (ProjectStatus.OK, ProjectStatus.UNTRACKED):
+            continue
+        since = last_checked.get(name)
+        waited = now - (since or first_audit or now)
+        if waited <= stale_after:
+            continue
+        detail = (
+            f"not checked for {waited.days} days ({_age(since, now)}); the catalog shows its "
+            "last good state"
+        )
+        flags.append(
+            Flag(
+                project=name,
+                kind=FlagKind.STALE,
+                detail=detail,
+                new=True,
+                details={"last_checked": _iso(since) if since else None, "days": waited.days},
+            )
+        )
+    return flags
+
+
 def run_audit(
     config: Config,
     store: Store,
     reports_dir: Path,
     *,
-    access: GitHubAccess,
+    env: Mapping[str, str] | None = None,
     only: Sequence[str] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    should_stop: Callable[[], bool] | None = None,
+    allow_removals: bool = False,
 ) -> AuditOutcome:
+    env = dict(os.environ if env is None else env)
+    secrets = secrets_in(env)
     specs = select_projects(config, only)
     baseline = store.baseline_for()
+    check_removals(config, baseline, allow_removals or bool(only))
     prior = {
         n: s.snapshot for n, s in store.states_as_of(baseline.id if baseline else None).items()
     }
+    last_checked = store.last_checked()
     started = _now()
     audit_id = store.begin_audit(config.path, [p.name for p in config.projects], started)
 
     def clock() -> str:
         return _iso(_now())
 
-    api = GitHubApi(
-        access.api_url,
-        access.token,
-        store,
-        config.github,
-        timeout=config.settings.timeout,
-        sleep=sleep,
-    )
-    page_fetcher = PageFetcher(config.settings, store)
+    web = PageFetcher(config.settings, store)
+    stop = should_stop or (lambda: False)
     try:
-        results = _fetch(config, specs, prior, api, page_fetcher, clock)
-    except Exception as exc:  # never let a token escape in a traceback message
+        sources = open_sources(
+            config, specs, env=env, cache=store, web=web, clock=clock, sleep=sleep, should_stop=stop
+        )
+        try:
+            gatherer = Gatherer(sources, web, clock, secrets=secrets, should_stop=stop)
+            results = gatherer.gather(fetch_order(specs, last_checked), prior)
+            usage = sources.usage()
+        finally:
+            sources.close()
+    except Exception as exc:  # a defect outside any one project: never leak a token
         store.finish_audit(audit_id, [], "failed", _now(), None, {})
-        raise RuntimeError(redact(f"audit {audit_id} failed: {exc}", access.token)) from None
+        raise RuntimeError(redact(f"audit {audit_id} failed: {exc}", *secrets)) from None
     finally:
-        api.close()
-        page_fetcher.close()
+        web.close()
 
-    status = _overall_status(results)
-    stats: dict[str, Any] = {
-        **api.stats.as_dict(),
-        "rate_remaining": api.core.remaining,
-        "authenticated": api.authenticated,
+    results = {spec.name: results[spec.name] for spec in specs}  # sources.yaml order
+    stopped = stop()
+    status = _overall_status(results, stopped)
+    current = dict(prior)
+    current.update(
+        {n: r.snapshot for n, r in results.items() if r.status == ProjectStatus.OK and r.snapshot}
+    )
+    observed = {n for n, r in results.items() if r.status == ProjectStatus.OK}
+    names = source_names()
+    rules = DiffRules(
+        now=started, names=names, channel_grace=timedelta(days=config.settings.channel_grace_days)
+    )
+    findings = diff_audit(
+        [Tracked(s.name, _location(s)) for s in specs],
+        [p.name for p in config.projects],
+        prior,
+        baseline.projects if baseline else None,
+        current,
+        observed,
+        rules,
+    )
+    outcomes = _outcomes(results)
+    first = store.first_audit_started() if baseline else None
+    stale = stale_flags(
+        [s.name for s in specs], outcomes, last_checked, first, started,
+        timedelta(days=config.settings.stale_after_days),
+    )  # fmt: skip
+    findings = replace(findings, flags=(*findings.flags, *stale))
+    outcomes = {
+        name: replace(o, note=f"{o.note or 'not checked'}; {_age(last_checked.get(name), started)}")
+        if o.status == ProjectStatus.DEFERRED
+        else o
+        for name, o in outcomes.items()
     }
+    errors = [e for r in results.values() for e in r.errors] + list(findings.problems)
     finished = _now()
+    stats = {"sources": usage}
+    report = build_report(
+        audit=AuditHeader(audit_id, started, finished, status, baseline.id if baseline else None),
+        findings=findings,
+        errors=errors,
+        outcomes=outcomes,
+        states=current,
+        usage=stats,
+        names=names,
+    )
+    report_dir: Path | None = None
+    report_error: str | None = None
+    try:
+        report_dir = write_report(report, reports_dir)
+    except OSError as exc:
+        # Not recorded as a usable audit: the next one diffs against the last reported
+        # baseline and reports these findings again.
+        report_error = f"could not write the report under {reports_dir}: {exc.strerror or exc}"
+        status = "failed"
+        log.error("%s", report_error)
     store.finish_audit(
         audit_id, results.values(), status, finished, baseline.id if baseline else None, stats
     )
-    current = dict(prior)
-    current.update({n: r.snapshot for n, r in results.items() if r.status == "ok" and r.snapshot})
-    fetched = {n for n, r in results.items() if r.status == "ok"}
-    findings = diff_audit(
-        config.projects, prior, baseline.projects if baseline else None, current, fetched
-    )
-    errors = [e for r in results.values() for e in r.errors]
-    report = build_report(
-        audit_id=audit_id,
-        started_at=started,
-        finished_at=finished,
-        status=status,
-        baseline_audit_id=baseline.id if baseline else None,
-        findings=findings,
-        errors=errors,
-        statuses=_statuses(results),
-        states=current,
-        stats=stats,
-    )
-    return AuditOutcome(audit_id, status, report, write_report(report, reports_dir))
-
-
-def _fetch(
-    config: Config,
-    specs: list[ProjectSpec],
-    prior: dict[str, ProjectSnapshot],
-    api: GitHubApi,
-    page_fetcher: PageFetcher,
-    clock: Callable[[], str],
-) -> dict[str, ProjectResult]:
-    results: dict[str, ProjectResult] = {}
-    for spec in specs:
-        if spec.repo is None and not spec.pages:
-            note = f"not on GitHub ({spec.homepage}): not trackable yet"
-            results[spec.name] = ProjectResult(spec.name, "untracked", note=note)
-        elif spec.repo is None:  # off GitHub, but its pages can still be watched
-            note = f"not on GitHub ({spec.homepage}): releases not trackable yet; pages watched"
-            snapshot = ProjectSnapshot(project=spec.name)
-            results[spec.name] = ProjectResult(spec.name, "ok", snapshot=snapshot, note=note)
-    fetcher = GitHubFetcher(api, config.github, clock)
-    results.update(fetcher.fetch_all([s for s in specs if s.repo], prior))
-    reader = PageReader(page_fetcher, api, clock)
-    for spec in specs:
-        result = results[spec.name]
-        if result.status != "ok" or result.snapshot is None:
-            continue
-        snapshot = _with_license_analysis(result.snapshot, prior.get(spec.name))
-        errors: list[FetchError] = []
-        notes: list[str] = []
-        if spec.pages:
-            snapshot, errors, notes = reader.read(spec, snapshot, prior.get(spec.name))
-        combined = "; ".join(n for n in (result.note, *notes) if n) or None
-        results[spec.name] = replace(
-            result, snapshot=snapshot, errors=(*result.errors, *errors), note=combined
-        )
-    return results
+    return AuditOutcome(audit_id, status, report, report_dir, report_error)
 
 
 # -- re-rendering stored audits -------------------------------------------------------------------
 
 
 def findings_between(
-    store: Store, config: Config, before: AuditInfo | None, after: AuditInfo
-) -> tuple[Findings, dict[str, ProjectSnapshot], dict[str, str], list[FetchError]]:
+    store: Store, config: Config | None, before: AuditInfo | None, after: AuditInfo
+) -> tuple[Findings, dict[str, ProjectSnapshot], dict[str, ProjectOutcome], list[FetchError]]:
+    """What changed from one stored audit to another, from the database alone (sources.yaml,
+    when given, only names where projects are fetched from)."""
     baseline = {n: s.snapshot for n, s in store.states_as_of(before.id if before else None).items()}
-    current = {n: s.snapshot for n, s in store.states_as_of(after.id).items()}
-    statuses, errors = store.audit_results(after.id)
-    specs = _specs_for(config, after.projects)
-    fetched = {name for name in after.projects if name not in statuses}
-    findings = diff_audit(specs, baseline, before.projects if before else None, current, fetched)
-    return findings, current, statuses, errors
+    current = {n: s.snapshot for n, s in store.states_as_of(after.id, include_own=True).items()}
+    outcomes, errors = store.audit_results(after.id)
+    observed = (
+        set(after.checked)
+        if after.checked is not None
+        else {
+            name for name in after.projects if name not in outcomes or outcomes[name].status == "ok"
+        }
+    )
+    known = {p.name: p for p in config.projects} if config else {}
+    tracked = []
+    for name in after.projects:
+        state = current.get(name)
+        location = _location(known[name]) if name in known else None
+        if location is None and state is not None and state.repo is not None:
+            location = state.repo.full_name
+        tracked.append(Tracked(name, location))
+    rules = DiffRules(now=after.started_at, names=source_names())
+    findings = diff_audit(
+        tracked,
+        after.projects,
+        baseline,
+        before.projects if before else None,
+        current,
+        observed,
+        rules,
+    )
+    return findings, current, outcomes, errors + list(findings.problems)
 
 
-def _specs_for(config: Config, names: Sequence[str]) -> list[ProjectSpec]:
-    known = {p.name: p for p in config.projects}
-    return [known.get(n) or ProjectSpec(name=n, homepage="(not in sources.yaml)") for n in names]
-
-
-def rebuild_report(store: Store, config: Config, audit_id: int | None) -> dict[str, Any]:
+def rebuild_report(store: Store, config: Config | None, audit_id: int | None) -> dict[str, Any]:
     audit = store.audit(audit_id) if audit_id is not None else store.latest_audit()
     if audit is None:
         raise ConfigError(f"no audit {audit_id} in the database" if audit_id else "no audits yet")
+    if audit.status == "running":
+        latest = store.latest_audit()
+        hint = f"; the latest finished audit is #{latest.id}" if latest else ""
+        raise ConfigError(
+            f"audit #{audit.id} never finished (killed, or still running): it has no report of "
+            f"its own{hint}"
+        )
     before = store.audit(audit.baseline_audit_id) if audit.baseline_audit_id else None
-    findings, current, statuses, errors = findings_between(store, config, before, audit)
+    findings, current, outcomes, errors = findings_between(store, config, before, audit)
     return build_report(
-        audit_id=audit.id,
-        started_at=audit.started_at,
-        finished_at=audit.finished_at,
-        status=audit.status,
-        baseline_audit_id=audit.baseline_audit_id,
+        audit=AuditHeader(
+            audit.id, audit.started_at, audit.finished_at, audit.status, audit.baseline_audit_id
+        ),
         findings=findings,
         errors=errors,
-        statuses=statuses,
+        outcomes=outcomes,
         states=current,
-        stats=audit.stats,
+        usage=audit.stats,
+        names=source_names(),
     )

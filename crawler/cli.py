@@ -53,6 +53,12 @@ def _load(config_path: str) -> Config:
         raise click.UsageError(str(exc)) from None
 
 
+def _load_if_present(config_path: str) -> Config | None:
+    """sources.yaml only names where projects are fetched from: reading stored audits works
+    without it (after `crawler demo`, or for projects since removed)."""
+    return _load(config_path) if Path(config_path).exists() else None
+
+
 def _open_store(db_url: str | None) -> Store:
     try:
         return Store(_db_url(db_url))
@@ -73,13 +79,24 @@ def cli(verbose: int) -> None:
 @db_option
 @reports_option
 @click.option("--only", multiple=True, metavar="NAME", help="Audit only these projects.")
-def audit(config_path: str, db_url: str | None, reports_dir: str, only: tuple[str, ...]) -> None:
+@click.option(
+    "--allow-removals",
+    is_flag=True,
+    help="Accept a sources.yaml that drops more than half of the tracked projects at once.",
+)
+def audit(
+    config_path: str,
+    db_url: str | None,
+    reports_dir: str,
+    only: tuple[str, ...],
+    allow_removals: bool,
+) -> None:
     """Fetch every project, store the snapshot, diff against the last good audit, report."""
-    from crawler.audit import GitHubAccess, run_audit
+    from crawler.audit import run_audit
 
     config = _load(config_path)
-    access = GitHubAccess.from_env(config)
-    if not access.token:
+    uses_github = any(p.forge and p.forge.source == "github" for p in config.projects)
+    if uses_github and not (os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")):
         click.echo(
             "warning: no GITHUB_TOKEN or GH_TOKEN: GitHub allows 60 unauthenticated requests "
             "an hour; the audit uses REST with conditional requests and defers what does not fit",
@@ -87,18 +104,31 @@ def audit(config_path: str, db_url: str | None, reports_dir: str, only: tuple[st
         )
     store = _open_store(db_url)
     try:
-        outcome = run_audit(config, store, Path(reports_dir), access=access, only=only or None)
+        outcome = run_audit(
+            config, store, Path(reports_dir), only=only or None, allow_removals=allow_removals
+        )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     finally:
         store.close()
+    _print_outcome(outcome)
+    sys.exit(outcome.exit_code)
+
+
+def _print_outcome(outcome: Any) -> None:
     summary = outcome.report["summary"]
     click.echo(
         f"audit #{outcome.audit_id} {outcome.status}: {summary['changes']} changes, "
         f"{summary['flags']} flags, {summary['errors']} errors, {summary['deferred']} deferred"
+        + (f", {summary['stale']} stale" if summary["stale"] else "")
     )
-    click.echo(f"report: {outcome.report_dir / 'report.md'}")
-    sys.exit(outcome.exit_code)
+    if outcome.report_error:
+        click.echo(
+            f"error: {outcome.report_error}; the next audit will report these findings again",
+            err=True,
+        )
+    else:
+        click.echo(f"report: {outcome.report_dir / 'report.md'}")
 
 
 @cli.command()
@@ -116,7 +146,7 @@ def schedule(
     config_path: str, db_url: str | None, reports_dir: str, cron: str, run_now: bool
 ) -> None:
     """Stay running and audit on a schedule (for a container without cron)."""
-    from crawler.audit import GitHubAccess, run_audit
+    from crawler.audit import run_audit
     from crawler.schedule import build_scheduler
 
     _load(config_path)  # fail fast on a bad file; it is re-read before every audit
@@ -125,10 +155,8 @@ def schedule(
         config = load_config(config_path)
         store = _open_store(db_url)
         try:
-            outcome = run_audit(
-                config, store, Path(reports_dir), access=GitHubAccess.from_env(config)
-            )
-            click.echo(f"audit #{outcome.audit_id} {outcome.status}: {outcome.report_dir}")
+            outcome = run_audit(config, store, Path(reports_dir))
+            _print_outcome(outcome)
         finally:
             store.close()
 
@@ -145,25 +173,25 @@ def schedule(
 
 @cli.command()
 @click.argument("name")
-@config_option
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def history(name: str, config_path: str, db_url: str | None, as_json: bool) -> None:
-    """The dated versions and licenses seen for one project."""
-    from crawler.diff import license_label
+def history(name: str, db_url: str | None, as_json: bool) -> None:
+    """The dated versions and licenses stored for one project (from the database alone)."""
+    from crawler.audit import source_names
+    from crawler.diff.licenses import license_label
     from crawler.report.markdown import one_line
     from crawler.versions import current_version
 
-    config = _load(config_path)
-    try:
-        spec = config.project(name)
-    except KeyError:
-        raise click.UsageError(f"unknown project {name!r} in {config_path}") from None
     store = _open_store(db_url)
     try:
         entries = store.history(name)
+        known = store.known_projects() if not entries else []
     finally:
         store.close()
+    if not entries and name not in known:
+        hint = f"; known: {', '.join(sorted(known)[:20])}" if known else ": run `crawler audit`"
+        raise click.UsageError(f"no project {name!r} in the database{hint}")
+    names = source_names()
     rows: list[dict[str, Any]] = []
     for entry in entries:
         row: dict[str, Any] = {
@@ -173,7 +201,7 @@ def history(name: str, config_path: str, db_url: str | None, as_json: bool) -> N
             "note": entry.note,
         }
         if entry.snapshot is not None:
-            version = current_version(spec, entry.snapshot, license_label(entry.snapshot))
+            version = current_version(name, entry.snapshot, license_label(entry.snapshot, names))
             row.update(
                 version=version.version,
                 source=version.version_source,
@@ -189,7 +217,7 @@ def history(name: str, config_path: str, db_url: str | None, as_json: bool) -> N
         click.echo(f"no history for {name} yet: run `crawler audit`")
     for row in rows:
         when = f"{row['date'][:19]}  audit #{row['audit']}"
-        if row["status"] == "ok":
+        if row["status"] == "ok" and "version" in row:
             pre = ", pre-release" if row["prerelease"] else ""
             click.echo(
                 f"{when}  {one_line(row['version'])} ({row['source']}{pre}, "
@@ -212,7 +240,7 @@ def report(
     from crawler.audit import rebuild_report, write_report
     from crawler.report.markdown import render_markdown
 
-    config = _load(config_path)
+    config = _load_if_present(config_path)
     store = _open_store(db_url)
     try:
         rendered = rebuild_report(store, config, audit_id)
@@ -238,7 +266,7 @@ def diff(audit_a: int, audit_b: int, config_path: str, db_url: str | None, as_js
     from crawler.report.json_report import change_to_dict
     from crawler.report.markdown import one_line
 
-    config = _load(config_path)
+    config = _load_if_present(config_path)
     store = _open_store(db_url)
     try:
         before, after = store.audit(audit_a), store.audit(audit_b)

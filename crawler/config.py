@@ -13,8 +13,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-REPO_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
-DEFAULT_API_URL = "https://api.github.com"
+from crawler.model import Tracking, TrackMode
+
 DEFAULT_PAGE_SIZE_LIMIT = 5 * 1024 * 1024
 LINE_KEY = "__line__"
 
@@ -37,12 +37,6 @@ def _check_regex(value: str | None, what: str) -> str | None:
     return value
 
 
-def _check_repo(value: str | None) -> str | None:
-    if value is not None and not REPO_RE.match(value):
-        raise ValueError(f"repo {value!r} must look like 'owner/name'")
-    return value
-
-
 class TableSpec(_Model):
     """One table to watch on a page: chosen by CSS selector or by the heading it follows."""
 
@@ -58,16 +52,75 @@ class TableSpec(_Model):
         return self
 
 
+class Location(_Model):
+    """Where something lives on a source: ``github`` ``owner/name``, ``pypi`` ``vllm``…"""
+
+    source: str  # a crawler.upstream registry name
+    path: str
+    options: tuple[tuple[str, str], ...] = ()  # per-project source options, e.g. gitlab_url
+
+    def option(self, key: str) -> str | None:
+        return dict(self.options).get(key)
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.path}"
+
+
+def _take_locations(data: dict[str, Any]) -> list[Location]:
+    """Pop every registry key (``repo``, ``gitee``, ``gitlab``, ``pypi``…) and its options."""
+    from crawler.upstream.source import source_kinds
+
+    found: list[Location] = []
+    for kind in source_kinds().values():
+        options = {k: data.pop(k) for k in kind.option_keys if k in data}
+        if kind.project_key not in data:
+            if options:
+                raise ValueError(
+                    f"{', '.join(options)} only applies with '{kind.project_key}:' "
+                    f"(a {kind.label} project)"
+                )
+            continue
+        path = data.pop(kind.project_key)
+        if not isinstance(path, str) or not path.strip():
+            raise ValueError(f"{kind.project_key} must be a non-empty string")
+        for key, value in options.items():
+            if not isinstance(value, str):
+                raise ValueError(f"{key} must be a string")
+        path = kind.check_path(path.strip())
+        opts = tuple(sorted((k, str(v)) for k, v in options.items()))
+        found.append(Location(source=kind.name, path=path, options=opts))
+    return found
+
+
+def _forge_keys() -> str:
+    from crawler.upstream.source import source_kinds
+
+    keys = [f"'{k.project_key}' ({k.label})" for k in source_kinds().values() if k.role == "forge"]
+    return ", ".join(keys)
+
+
 class PageSpec(_Model):
-    """A vendor documentation page or a file in a GitHub repository."""
+    """A vendor documentation page (``url``), or a file (``path``) in a repository: the
+    project's own, or one named like a project names its forge (``repo:``, ``gitee:``…)."""
 
     name: str
     url: str | None = None
-    repo: str | None = None
+    location: Location | None = None
     path: str | None = None
     tables: tuple[TableSpec, ...] = ()
     pins: dict[str, str] = Field(default_factory=dict)
     text: str | None = None  # CSS selector of a block compared as normalised text
+
+    @model_validator(mode="before")
+    @classmethod
+    def _locate(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("location") is None:
+            data = dict(data)
+            locations = _take_locations(data)
+            if len(locations) > 1:
+                raise ValueError("a page lives in one repository: name one of them")
+            data["location"] = locations[0] if locations else None
+        return data
 
     @field_validator("url")
     @classmethod
@@ -75,11 +128,6 @@ class PageSpec(_Model):
         if value is not None and not re.match(r"^https?://[^/\s]+", value, re.IGNORECASE):
             raise ValueError(f"url {value!r} must start with http:// or https://")
         return value
-
-    @field_validator("repo")
-    @classmethod
-    def _repo(cls, value: str | None) -> str | None:
-        return _check_repo(value)
 
     @field_validator("pins")
     @classmethod
@@ -92,30 +140,55 @@ class PageSpec(_Model):
 
     @model_validator(mode="after")
     def _one_location(self) -> PageSpec:
-        if (self.url is None) == (self.repo is None):
-            raise ValueError(f"page {self.name!r} needs either 'url' or 'repo' and 'path'")
-        if self.repo is not None and not self.path:
-            raise ValueError(f"page {self.name!r} names a repo and needs a 'path' in it")
+        if self.url is not None and (self.path is not None or self.location is not None):
+            raise ValueError(f"page {self.name!r} needs either 'url' or a repository 'path'")
+        if self.url is None and not self.path:
+            raise ValueError(
+                f"page {self.name!r} needs 'url', or 'path' (a file in the project's repository, "
+                "or in the repository named beside it)"
+            )
         if not (self.tables or self.pins or self.text):
             raise ValueError(f"page {self.name!r} watches nothing: add 'tables', 'pins' or 'text'")
         return self
 
+    @property
+    def where(self) -> str:
+        """The page for messages: its URL, or ``repository:path``."""
+        if self.url is not None:
+            return self.url
+        return f"{self.location.path}:{self.path}" if self.location else f"{self.path}"
+
 
 class ProjectSpec(_Model):
     name: str = Field(min_length=1)
-    repo: str | None = None
-    homepage: str | None = None  # where a project lives when it is not on GitHub
-    track: Literal["auto", "releases", "tags", "commits"] = "auto"
+    forge: Location | None = None  # where the repository lives: GitHub, Gitee, GitLab…
+    channels: tuple[Location, ...] = ()  # where packages are published beside it: PyPI…
+    homepage: str | None = None  # for a project no source can fetch yet
+    track: TrackMode = "auto"
     tag_pattern: str | None = None
     prereleases: Literal["include", "exclude"] = "include"
     note: str | None = None
     pages: tuple[PageSpec, ...] = ()
     line: int = 0
 
-    @field_validator("repo")
+    @model_validator(mode="before")
     @classmethod
-    def _repo(cls, value: str | None) -> str | None:
-        return _check_repo(value)
+    def _locate(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("forge") or data.get("channels"):
+            return data
+        from crawler.upstream.source import source_kinds
+
+        data = dict(data)
+        locations = _take_locations(data)
+        forges = [loc for loc in locations if source_kinds()[loc.source].role == "forge"]
+        if len(forges) > 1:
+            raise ValueError(
+                "a project's repository lives on one forge: keep one of "
+                + ", ".join(source_kinds()[loc.source].project_key for loc in forges)
+            )
+        data["forge"] = forges[0] if forges else None
+        data["channels"] = tuple(loc for loc in locations if loc not in forges)
+        return data
 
     @field_validator("tag_pattern")
     @classmethod
@@ -124,25 +197,25 @@ class ProjectSpec(_Model):
 
     @model_validator(mode="after")
     def _somewhere(self) -> ProjectSpec:
-        if self.repo is None and self.homepage is None:
-            raise ValueError("needs 'repo: owner/name', or 'homepage' when it is not on GitHub")
+        if self.forge is None and not self.channels and self.homepage is None:
+            raise ValueError(
+                f"needs where it lives: {_forge_keys()}, a release channel, or 'homepage' "
+                "when no source can fetch it"
+            )
+        for page in self.pages:
+            if page.url is None and page.location is None and self.forge is None:
+                raise ValueError(
+                    f"page {page.name!r} names a 'path' but the project has no repository: "
+                    "name the repository beside the path"
+                )
         return self
 
     @property
-    def on_github(self) -> bool:
-        return self.repo is not None
+    def tracking(self) -> Tracking:
+        return Tracking(self.track, self.tag_pattern, self.prereleases)
 
-
-class GitHubSettings(_Model):
-    api_url: str | None = None
-    graphql_batch: int = Field(default=50, ge=1, le=100)
-    releases_per_repo: int = Field(default=10, ge=1, le=100)
-    tags_per_repo: int = Field(default=10, ge=1, le=100)
-    budget_reserve: int = Field(default=0, ge=0)  # requests kept unspent
-    max_retries: int = Field(default=3, ge=0, le=10)
-    max_retry_wait: float = Field(default=60.0, ge=0)  # total waiting per request, seconds
-    retry_base_delay: float = Field(default=1.0, ge=0)
-    inventory: Literal["auto", "always", "never"] = "auto"  # license-file tree scan
+    def locations(self) -> tuple[Location, ...]:
+        return ((self.forge,) if self.forge else ()) + self.channels
 
 
 class Settings(_Model):
@@ -150,12 +223,16 @@ class Settings(_Model):
     allow_private_addresses: bool = False
     timeout: float = Field(default=30.0, gt=0)
     per_host_concurrency: int = Field(default=2, ge=1, le=16)
+    # a project unchecked for longer than this is flagged `stale` (and the exit status is 1)
+    stale_after_days: float = Field(default=3.0, gt=0)
+    # a forge release with no package upload after this long is a channel_mismatch
+    channel_grace_days: float = Field(default=7.0, ge=0)
 
 
 class Config(_Model):
     path: str
-    github: GitHubSettings = GitHubSettings()
     settings: Settings = Settings()
+    sources: dict[str, Any] = Field(default_factory=dict)  # section name → its settings model
     projects: tuple[ProjectSpec, ...]
 
     def project(self, name: str) -> ProjectSpec:
@@ -163,6 +240,12 @@ class Config(_Model):
             if project.name == name:
                 return project
         raise KeyError(name)
+
+    def source_settings(self, name: str) -> Any:
+        """A source's settings section (its defaults when sources.yaml has none)."""
+        from crawler.upstream.source import source_kinds
+
+        return self.sources.get(name) or source_kinds()[name].settings()
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -232,20 +315,32 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
     if not isinstance(raw, dict) or not isinstance(raw.get("projects"), list):
         raise ConfigError(f"{path}:1: expected a mapping with a 'projects:' list")
 
-    unknown = set(raw) - {"github", "settings", "projects", LINE_KEY}
+    from crawler.upstream.source import source_kinds
+
+    kinds = source_kinds()
+    allowed = ["settings", "projects", *kinds]
+    unknown = set(raw) - {*allowed, LINE_KEY}
     if unknown:
         raise ConfigError(
             f"{path}:{raw[LINE_KEY]}: unknown top-level key(s) {sorted(unknown)}: "
-            "allowed are github, settings, projects"
+            f"allowed are {', '.join(allowed)}"
         )
     sections: dict[str, Any] = {}
-    for section, model in (("github", GitHubSettings), ("settings", Settings)):
+    source_settings: dict[str, Any] = {}
+    models: list[tuple[str, type[BaseModel]]] = [("settings", Settings)]
+    models += [(name, kind.settings) for name, kind in kinds.items()]
+    for section, model in models:
         value = raw.get(section) or {}
         line = value.get(LINE_KEY, raw[LINE_KEY]) if isinstance(value, dict) else raw[LINE_KEY]
         try:
-            sections[section] = model.model_validate(_strip_lines(value))
+            validated = model.model_validate(_strip_lines(value))
         except ValidationError as exc:
             raise ConfigError(f"{path}:{line}: {section}: {_explain(exc)}") from None
+        if section == "settings":
+            sections[section] = validated
+        else:
+            source_settings[section] = validated
+    sections["sources"] = source_settings
 
     projects: list[ProjectSpec] = []
     first_line: dict[str, int] = {}

@@ -1,19 +1,32 @@
-"""Plain, immutable data that flows from the fetchers through the store to the diff and reports.
+"""Plain, immutable data that flows from the sources through the store to the diff and reports.
 
-Nothing here does I/O. Timestamps are ISO-8601 strings in UTC (``2026-11-02T10:00:00Z``) so
-that a snapshot serialises to the same JSON, byte for byte, every time it is observed: the
-store deduplicates on that JSON's hash.
+Nothing here does I/O, and nothing here names a forge: a repository is a repository whether
+GitHub, Gitee or GitLab serves it, and every link is the one its source gave. Timestamps are
+ISO-8601 strings in UTC (``2026-11-02T10:00:00Z``) so that a snapshot serialises to the same
+bytes every time it is observed: the store deduplicates on their hash.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal
 
+import msgspec
+
 Timestamp = str  # ISO-8601, UTC, e.g. "2026-11-02T10:00:00Z"
+
+
+class ReportSection(StrEnum):
+    """Where a change is shown in the report; declared by each change kind."""
+
+    RELEASES = "releases"
+    LICENSES = "licenses"
+    PAGES = "pages"
+    PACKAGES = "packages"
+    OTHER = "other"
 
 
 class ChangeKind(StrEnum):
@@ -22,6 +35,7 @@ class ChangeKind(StrEnum):
     RELEASE_REMOVED = "release_removed"
     NEW_TAG = "new_tag"
     NEW_COMMIT = "new_commit"
+    NEW_PACKAGE_VERSION = "new_package_version"
     LICENSE_CHANGED = "license_changed"
     LICENSE_TEXT_CHANGED = "license_text_changed"
     LICENSE_FILES_CHANGED = "license_files_changed"
@@ -33,14 +47,55 @@ class ChangeKind(StrEnum):
     PIN_CHANGED = "pin_changed"
     PAGE_CHANGED = "page_changed"
 
+    @property
+    def section(self) -> ReportSection:
+        return _SECTIONS.get(self, ReportSection.OTHER)
+
+
+_SECTIONS = {
+    ChangeKind.NEW_RELEASE: ReportSection.RELEASES,
+    ChangeKind.NEW_PRERELEASE: ReportSection.RELEASES,
+    ChangeKind.RELEASE_REMOVED: ReportSection.RELEASES,
+    ChangeKind.NEW_TAG: ReportSection.RELEASES,
+    ChangeKind.NEW_COMMIT: ReportSection.RELEASES,
+    ChangeKind.NEW_PACKAGE_VERSION: ReportSection.PACKAGES,
+    ChangeKind.LICENSE_CHANGED: ReportSection.LICENSES,
+    ChangeKind.LICENSE_TEXT_CHANGED: ReportSection.LICENSES,
+    ChangeKind.LICENSE_FILES_CHANGED: ReportSection.LICENSES,
+    ChangeKind.TABLE_CHANGED: ReportSection.PAGES,
+    ChangeKind.PIN_CHANGED: ReportSection.PAGES,
+    ChangeKind.PAGE_CHANGED: ReportSection.PAGES,
+}
+
 
 class FlagKind(StrEnum):
     LICENSE_NOASSERTION = "license_noassertion"
     NO_TAGGED_RELEASE = "no_tagged_release"
+    CHANNEL_MISMATCH = "channel_mismatch"
+    STALE = "stale"
 
 
 VersionSource = Literal["release", "tag", "commit"]
-ProjectStatus = Literal["ok", "error", "deferred", "untracked"]
+TrackMode = Literal["auto", "releases", "tags", "commits"]
+
+
+class ProjectStatus(StrEnum):
+    OK = "ok"  # checked in this audit
+    ERROR = "error"  # could not be checked: the last good state is kept
+    DEFERRED = "deferred"  # not attempted (rate budget, deadline, stop requested)
+    UNTRACKED = "untracked"  # nowhere the crawler can fetch from
+
+
+@dataclass(frozen=True)
+class Tracking:
+    """Which of a repository's releases, tags or commits the catalog row follows.
+
+    Stored with every snapshot, so reading a stored state (history, re-rendered reports, the
+    export) never depends on today's sources.yaml."""
+
+    track: TrackMode = "auto"
+    tag_pattern: str | None = None
+    prereleases: Literal["include", "exclude"] = "include"
 
 
 @dataclass(frozen=True)
@@ -51,7 +106,7 @@ class Release:
     prerelease: bool
     draft: bool
     url: str
-    is_latest: bool = False  # GitHub's own "latest" mark, when the API told us
+    is_latest: bool = False  # the forge's own "latest" mark, when it says
 
 
 @dataclass(frozen=True)
@@ -59,6 +114,7 @@ class Tag:
     name: str
     sha: str
     date: Timestamp | None = None
+    url: str | None = None  # the tag's page on the forge, as its source builds it
 
 
 @dataclass(frozen=True)
@@ -70,16 +126,17 @@ class Commit:
 
 @dataclass(frozen=True)
 class RepoInfo:
-    id: int
-    full_name: str
+    id: int  # the forge's stable numeric id: a rename keeps it, a re-creation does not
+    full_name: str  # owner/name, or group/sub/project on GitLab
     default_branch: str
     archived: bool
-    url: str
+    url: str  # the repository's web page
+    forge: str = "github"  # the source that serves it (crawler.upstream registry name)
 
 
 @dataclass(frozen=True)
-class GitHubLicense:
-    """GitHub's own verdict (licensee), as the API reports it."""
+class ForgeLicense:
+    """The forge's own license verdict (GitHub's licensee, GitLab's, Gitee's), as reported."""
 
     key: str | None
     spdx_id: str | None
@@ -104,6 +161,26 @@ class InventoryEntry:
 
 
 @dataclass(frozen=True)
+class PackageVersion:
+    version: str
+    uploaded_at: Timestamp | None
+    yanked: bool
+    prerelease: bool
+
+
+@dataclass(frozen=True)
+class PackageInfo:
+    """A release channel beside the forge: what users install (a PyPI project, …)."""
+
+    registry: str  # the channel source's registry name, e.g. "pypi"
+    name: str
+    url: str  # the package's page
+    versions: tuple[PackageVersion, ...]  # newest first (by the registry's version order)
+    license: str | None = None  # declared license (an SPDX expression where the package says)
+    license_source: str | None = None  # where it was declared, e.g. "license_expression"
+
+
+@dataclass(frozen=True)
 class ExtractedTable:
     """A table pulled from a page; rows keyed by the identity columns, cells normalised."""
 
@@ -123,7 +200,7 @@ class PageSnapshot:
 
 
 @dataclass(frozen=True)
-class Source:
+class Provenance:
     """Where a fact came from and when it was fetched."""
 
     url: str
@@ -135,64 +212,50 @@ class ProjectSnapshot:
     """Everything observed for one project in one audit."""
 
     project: str
+    tracking: Tracking = Tracking()
     repo: RepoInfo | None = None
     releases: tuple[Release, ...] | None = None  # None: not fetched (track does not need it)
     tags: tuple[Tag, ...] | None = None
     head: Commit | None = None
-    github_license: GitHubLicense | None = None
+    forge_license: ForgeLicense | None = None
     license_file: LicenseFile | None = None
     license_inventory: tuple[InventoryEntry, ...] | None = None
+    packages: tuple[PackageInfo, ...] = ()
     pages: tuple[PageSnapshot, ...] = ()
-    sources: tuple[tuple[str, Source], ...] = ()  # (facet, source)
+    provenance: tuple[tuple[str, Provenance], ...] = ()  # (facet, where and when)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_json(self) -> bytes:
+        """The stored form: compact JSON, fields in declaration order, byte-stable."""
+        return _ENCODER.encode(self)
 
     def content_hash(self) -> str:
         """Hash of the observed content, ignoring when it was fetched."""
-        data = self.to_dict()
-        data["sources"] = [[facet, src["url"]] for facet, src in data["sources"]]
-        blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
-        return hashlib.sha256(blob).hexdigest()
+        timeless = tuple((facet, Provenance(p.url, "")) for facet, p in self.provenance)
+        return hashlib.sha256(_ENCODER.encode(replace(self, provenance=timeless))).hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(msgspec.to_builtins(self))
+
+    @staticmethod
+    def from_json(data: str | bytes) -> ProjectSnapshot:
+        raw = data.encode() if isinstance(data, str) else data
+        if raw.startswith(b'{"project"'):  # to_json's own output: the fast path
+            return _DECODER.decode(raw)
+        return ProjectSnapshot.from_dict(json.loads(raw))
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> ProjectSnapshot:
-        def opt_tuple(items: list[dict[str, Any]] | None, cls: type[Any]) -> tuple[Any, ...] | None:
-            return None if items is None else tuple(cls(**item) for item in items)
+        """Also reads snapshots stored before the model was forge-neutral (revision 0001)."""
+        data = dict(data)
+        if "github_license" in data:
+            data["forge_license"] = data.pop("github_license")
+        if "sources" in data:
+            data["provenance"] = data.pop("sources")
+        return msgspec.convert(data, ProjectSnapshot)
 
-        repo = data.get("repo")
-        head = data.get("head")
-        gh_license = data.get("github_license")
-        license_file = data.get("license_file")
-        return ProjectSnapshot(
-            project=data["project"],
-            repo=RepoInfo(**repo) if repo else None,
-            releases=opt_tuple(data.get("releases"), Release),
-            tags=opt_tuple(data.get("tags"), Tag),
-            head=Commit(**head) if head else None,
-            github_license=GitHubLicense(**gh_license) if gh_license else None,
-            license_file=LicenseFile(**license_file) if license_file else None,
-            license_inventory=opt_tuple(data.get("license_inventory"), InventoryEntry),
-            pages=tuple(
-                PageSnapshot(
-                    name=p["name"],
-                    url=p["url"],
-                    tables=tuple(
-                        ExtractedTable(
-                            name=t["name"],
-                            key_columns=tuple(t["key_columns"]),
-                            columns=tuple(t["columns"]),
-                            rows=tuple(tuple(r) for r in t["rows"]),
-                        )
-                        for t in p.get("tables", ())
-                    ),
-                    pins=tuple((n, v) for n, v in p.get("pins", ())),
-                    text=p.get("text"),
-                )
-                for p in data.get("pages", ())
-            ),
-            sources=tuple((facet, Source(**src)) for facet, src in data.get("sources", ())),
-        )
+
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder(ProjectSnapshot)
 
 
 @dataclass(frozen=True)
@@ -200,20 +263,28 @@ class FetchError:
     """A fetch that failed. Errors are state, never findings: the diff carries forward."""
 
     project: str
-    source: str  # "github", "license", "page:<name>", ...
+    source: str  # "github", "gitee", "pypi", "license", "page:<name>", ...
     url: str
     message: str
 
 
 @dataclass(frozen=True)
 class ProjectResult:
-    """The outcome of fetching one project in one audit."""
+    """The outcome of fetching one project (or one facet of it) in one audit."""
 
     project: str
     status: ProjectStatus
     snapshot: ProjectSnapshot | None = None
     errors: tuple[FetchError, ...] = ()
     note: str | None = None  # e.g. why a project is untracked or deferred
+
+
+@dataclass(frozen=True)
+class ProjectOutcome:
+    """How an audit ended for one project that was not plainly checked."""
+
+    status: ProjectStatus
+    note: str | None
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,7 @@ from collections.abc import Iterable
 
 from packaging.version import InvalidVersion, Version
 
-from crawler.config import ProjectSpec
-from crawler.model import CurrentVersion, ProjectSnapshot, Release, Tag
+from crawler.model import CurrentVersion, ProjectSnapshot, Release, Tag, Tracking
 
 _PRERELEASE_WORD = re.compile(r"(?i)(?:^|[-._+\d])(rc|alpha|beta|dev|pre|preview|nightly)\d*")
 
@@ -32,18 +31,18 @@ def is_prerelease(release: Release) -> bool:
     return release.prerelease or looks_like_prerelease(release.tag)
 
 
-def _matches(spec: ProjectSpec, name: str) -> bool:
-    return spec.tag_pattern is None or re.search(spec.tag_pattern, name) is not None
+def _matches(tracking: Tracking, name: str) -> bool:
+    return tracking.tag_pattern is None or re.search(tracking.tag_pattern, name) is not None
 
 
-def usable_releases(spec: ProjectSpec, releases: Iterable[Release]) -> list[Release]:
+def usable_releases(tracking: Tracking, releases: Iterable[Release]) -> list[Release]:
     """Published releases that pass the project's filters, newest first."""
     kept = [
         r
         for r in releases
         if not r.draft
-        and _matches(spec, r.tag)
-        and (spec.prereleases == "include" or not is_prerelease(r))
+        and _matches(tracking, r.tag)
+        and (tracking.prereleases == "include" or not is_prerelease(r))
     ]
     return sorted(kept, key=lambda r: (r.published_at or "", r.tag), reverse=True)
 
@@ -56,14 +55,14 @@ def _version_key(name: str) -> tuple[int, Version | str]:
         return (0, name)
 
 
-def usable_tags(spec: ProjectSpec, tags: Iterable[Tag]) -> list[Tag]:
+def usable_tags(tracking: Tracking, tags: Iterable[Tag]) -> list[Tag]:
     """Tags that pass the filters, newest first: by commit date when every tag has one (GraphQL),
     else by version order (REST lists tags by name and without dates)."""
     kept = [
         t
         for t in tags
-        if _matches(spec, t.name)
-        and (spec.prereleases == "include" or not looks_like_prerelease(t.name))
+        if _matches(tracking, t.name)
+        and (tracking.prereleases == "include" or not looks_like_prerelease(t.name))
     ]
     if all(t.date for t in kept):
         return sorted(kept, key=lambda t: (t.date or "", t.name), reverse=True)
@@ -79,31 +78,33 @@ def usable_tags(spec: ProjectSpec, tags: Iterable[Tag]) -> list[Tag]:
 
 
 def current_version(
-    spec: ProjectSpec, snapshot: ProjectSnapshot | None, license_label: str | None
+    project: str, snapshot: ProjectSnapshot | None, license_label: str | None
 ) -> CurrentVersion:
-    """The catalog row: newest usable release, else newest tag, else head commit; never invented."""
-    repo = snapshot.repo.full_name if snapshot and snapshot.repo else spec.repo
-    empty = CurrentVersion(spec.name, repo, None, None, None, False, license_label, None)
+    """The catalog row: newest usable release, else newest tag, else head commit; never invented.
+    Follows the rules stored with the snapshot (its Tracking), not today's sources.yaml."""
+    repo = snapshot.repo.full_name if snapshot and snapshot.repo else None
+    empty = CurrentVersion(project, repo, None, None, None, False, license_label, None)
     if snapshot is None:
         return empty
-    releases = usable_releases(spec, snapshot.releases or ())
-    if spec.track in ("auto", "releases") and releases:
+    tracking = snapshot.tracking
+    releases = usable_releases(tracking, snapshot.releases or ())
+    if tracking.track in ("auto", "releases") and releases:
         newest = releases[0]
         return CurrentVersion(
-            spec.name, repo, "release", newest.tag, newest.published_at,
-            is_prerelease(newest), license_label, newest.url,
+            project, repo, "release", newest.tag, newest.published_at,
+            is_prerelease(newest), license_label, newest.url or None,
         )  # fmt: skip
-    tags = usable_tags(spec, snapshot.tags or ())
-    if spec.track in ("auto", "tags") and tags:
+    tags = usable_tags(tracking, snapshot.tags or ())
+    if tracking.track in ("auto", "tags") and tags:
         tag = tags[0]
-        url = f"https://github.com/{repo}/releases/tag/{tag.name}" if repo else None
         return CurrentVersion(
-            spec.name, repo, "tag", tag.name, tag.date,
-            looks_like_prerelease(tag.name), license_label, url,
+            project, repo, "tag", tag.name, tag.date,
+            looks_like_prerelease(tag.name), license_label, tag.url,
         )  # fmt: skip
-    if spec.track in ("auto", "commits") and snapshot.head is not None:
+    if tracking.track in ("auto", "commits") and snapshot.head is not None:
         head = snapshot.head
         return CurrentVersion(
-            spec.name, repo, "commit", head.sha[:12], head.date, False, license_label, head.url
-        )
+            project, repo, "commit", head.sha[:12], head.date, False, license_label,
+            head.url or None,
+        )  # fmt: skip
     return empty

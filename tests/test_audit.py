@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from crawler.analysis.license_texts import reference_text
-from crawler.audit import AuditOutcome, GitHubAccess, rebuild_report, run_audit
+from crawler.audit import AuditOutcome, rebuild_report, run_audit
 from crawler.config import Config, parse_config
 from crawler.fakes.github import (
     FakeGitHub,
@@ -103,11 +103,11 @@ class Harness:
         self.server = server
         self.store = Store(db_url)
         self.reports = tmp / "reports"
-        self.access = GitHubAccess(server.base_url, token)
+        self.env = server.env(token)
 
     def audit(self, config: Config) -> AuditOutcome:
         outcome = run_audit(
-            config, self.store, self.reports, access=self.access, sleep=lambda _s: None
+            config, self.store, self.reports, env=self.env, sleep=lambda _s: None
         )
         validate_report(outcome.report)
         return outcome
@@ -137,10 +137,10 @@ def test_first_audit_reports_projects_versions_flags_and_writes_files(harness: H
     assert rows["Alpha"]["published_at"] == "2026-10-20T10:00:00Z"
     assert rows["Alpha"]["license"] == "MIT"
     assert (rows["Gamma"]["version"], rows["Gamma"]["version_source"]) == ("v0.1.0", "tag")
-    assert rows["Gamma"]["github_license"] == "NOASSERTION"
+    assert rows["Gamma"]["forge_license"] == "NOASSERTION"
     assert rows["Gamma"]["detected_license"] == "MIT"
     assert (rows["Offsite"]["status"], rows["Offsite"]["version"]) == ("untracked", None)
-    assert rows["Alpha"]["license_analysis"]["differs_from_github"] is False
+    assert rows["Alpha"]["license_analysis"]["differs_from_forge"] is False
     gamma = rows["Gamma"]["license_analysis"]
     assert (gamma["verdict"], gamma["spdx_ids"], gamma["path"]) == (
         "match_with_extra_text",
@@ -303,8 +303,8 @@ def test_unreachable_github_is_given_up_on_quickly(db_url: str, tmp_path: Path) 
         + "".join(f"  - name: {n}\n    repo: org/{n.lower()}\n" for n in names)
     )
     store = Store(db_url)
-    access = GitHubAccess(f"http://127.0.0.1:{port}", None)
-    outcome = run_audit(config, store, tmp_path / "r", access=access, sleep=lambda _s: None)
+    env = {"GITHUB_API_URL": f"http://127.0.0.1:{port}"}
+    outcome = run_audit(config, store, tmp_path / "r", env=env, sleep=lambda _s: None)
     store.close()
     assert outcome.status == "failed" and outcome.exit_code == 1
     messages = {e["project"]: e["error"] for e in outcome.report["errors"]}

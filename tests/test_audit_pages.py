@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from crawler.analysis.license_texts import reference_text
-from crawler.audit import GitHubAccess, run_audit
+from crawler.audit import run_audit
 from crawler.config import parse_config
 from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
 from crawler.fakes.pages import FakePageServer
@@ -86,7 +86,7 @@ def _audit(github: FakeGitHub, site: FakePageServer, store: Store, tmp: Path) ->
         config,
         store,
         tmp / "reports",
-        access=GitHubAccess(github.base_url, None),
+        env=github.env(),
         sleep=lambda _s: None,
     )
     validate_report(outcome.report)

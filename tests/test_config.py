@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.config import ConfigError, load_config, parse_config
+from crawler.config import ConfigError, Location, load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,9 +21,9 @@ def test_shipped_sources_lists_the_seed_projects() -> None:
     assert len(names) == 20
     assert {"Triton", "TritonBench", "MLC-LLM", "torch-gcu", "vLLM Iluvatar plugin"} <= set(names)
     iluvatar = config.project("vLLM Iluvatar plugin")
-    assert iluvatar.repo is None
+    assert iluvatar.forge is None
     assert iluvatar.homepage == "https://gitee.com/deep-spark/vllm-iluvatar"
-    assert config.project("vLLM").repo == "vllm-project/vllm"
+    assert config.project("vLLM").forge == Location(source="github", path="vllm-project/vllm")
 
 
 def test_defaults() -> None:
@@ -57,7 +57,7 @@ def test_duplicate_key_in_one_entry() -> None:
 def test_malformed_repo(repo: str) -> None:
     message = _error(f"projects:\n  - name: a\n    repo: '{repo}'\n")
     assert (
-        message == f"sources.yaml:2: project 'a': repo: repo {repo!r} must look like 'owner/name'"
+        message == f"sources.yaml:2: project 'a': repo {repo!r} must look like 'owner/name'"
     )
 
 
@@ -78,10 +78,9 @@ def test_malformed_yaml_gives_line_and_column() -> None:
 
 
 def test_project_needs_a_location() -> None:
-    assert _error("projects:\n  - name: a\n") == (
-        "sources.yaml:2: project 'a': "
-        "needs 'repo: owner/name', or 'homepage' when it is not on GitHub"
-    )
+    message = _error("projects:\n  - name: a\n")
+    assert message.startswith("sources.yaml:2: project 'a': needs where it lives: 'repo' (GitHub)")
+    assert message.endswith("a release channel, or 'homepage' when no source can fetch it")
 
 
 def test_page_url_must_be_http() -> None:
@@ -101,10 +100,11 @@ def test_pin_needs_a_group() -> None:
 
 
 def test_unknown_top_level_key() -> None:
-    assert _error("projcts: []\nprojects: []\n") == (
-        "sources.yaml:1: unknown top-level key(s) ['projcts']: "
-        "allowed are github, settings, projects"
+    message = _error("projcts: []\nprojects: []\n")
+    assert message.startswith(
+        "sources.yaml:1: unknown top-level key(s) ['projcts']: allowed are settings, projects, "
     )
+    assert "github" in message.rsplit(":", 1)[1].split(", ")
 
 
 def test_missing_file(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from crawler.analysis.license_texts import reference_text
-from crawler.audit import AuditOutcome, GitHubAccess, run_audit
+from crawler.audit import AuditOutcome, run_audit
 from crawler.config import Config, parse_config
 from crawler.fakes import github_graphql
 from crawler.fakes.github import (
@@ -93,13 +93,13 @@ class Auditor:
         self.server = server
         self.store = Store(db_url)
         self.reports = tmp / "reports"
-        self.access = GitHubAccess(server.base_url, token)
+        self.env = server.env(token)
         self.sleeps: list[float] = []
 
     def audit(self, config: Config) -> AuditOutcome:
         self.sleeps.clear()
         self.server.reset_log()
-        outcome = run_audit(config, self.store, self.reports, access=self.access,
+        outcome = run_audit(config, self.store, self.reports, env=self.env,
                             sleep=self.sleeps.append)
         validate_report(outcome.report)
         return outcome

@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from crawler.model import Release
-from crawler.upstream import github_parse as parse
+from crawler.upstream.sources.github import parse
 
 
 def test_wrong_shapes_raise_shape_errors_naming_the_field() -> None:
@@ -16,7 +16,7 @@ def test_wrong_shapes_raise_shape_errors_naming_the_field() -> None:
     with pytest.raises(parse.ShapeError, match="release entry is not an object"):
         parse.releases_from_rest(["v1"])
     with pytest.raises(parse.ShapeError, match=r"missing field 'commit\.sha'"):
-        parse.tags_from_rest([{"name": "v1", "commit": "abc"}])
+        parse.tags_from_rest([{"name": "v1", "commit": "abc"}], "https://ghe.example/o/r")
     with pytest.raises(parse.ShapeError, match="commit list is empty"):
         parse.commit_from_rest([])
     with pytest.raises(parse.ShapeError, match="tree is not a list"):
@@ -59,9 +59,10 @@ def test_graphql_tags_peel_annotated_tags_to_their_commit() -> None:
             ]
         }
     }
-    assert [(t.name, t.sha, t.date) for t in parse.tags_from_graphql(node)] == [
-        ("v2", "c2", "D2"),
-        ("v1", "c1", "D1"),
+    tags = parse.tags_from_graphql(node, "https://ghe.example/o/r")
+    assert [(t.name, t.sha, t.date, t.url) for t in tags] == [
+        ("v2", "c2", "D2", "https://ghe.example/o/r/releases/tag/v2"),
+        ("v1", "c1", "D1", "https://ghe.example/o/r/releases/tag/v1"),
     ]
 
 

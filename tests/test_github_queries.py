@@ -7,9 +7,10 @@ from functools import cache
 import pytest
 from graphql import GraphQLSchema, build_schema, parse, validate
 
-from crawler.config import GitHubSettings, ProjectSpec
+from crawler.config import ProjectSpec
 from crawler.fakes.github_graphql import SCHEMA as FAKE_SCHEMA
-from crawler.upstream.github import graphql_batch_query
+from crawler.upstream.sources.github import GitHubSettings
+from crawler.upstream.sources.github.fetch import graphql_batch_query
 from tests.conftest import SHARED
 
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from crawler.analysis.license_texts import reference_text
-from crawler.audit import GitHubAccess, run_audit
+from crawler.audit import run_audit
 from crawler.config import parse_config
 from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, FaultPlan, GitHubState
 from crawler.store import Store
@@ -48,9 +48,8 @@ def test_kill_mid_audit_then_recover(db_url: str, tmp_path: Path) -> None:
     config_path.write_text(CONFIG)
     with FakeGitHub(_state("v1"), unauth_limit=5000) as server:
         store = Store(db_url)
-        access = GitHubAccess(server.base_url, None)
         config = parse_config(CONFIG)
-        first = run_audit(config, store, tmp_path / "r", access=access)
+        first = run_audit(config, store, tmp_path / "r", env=server.env())
         assert first.status == "complete"
 
         server.set_state(_state("v2"))
@@ -87,7 +86,7 @@ def test_kill_mid_audit_then_recover(db_url: str, tmp_path: Path) -> None:
         assert store.audit_results(2) == ({}, [])
 
         server.faults = None
-        third = run_audit(config, store, tmp_path / "r", access=access)
+        third = run_audit(config, store, tmp_path / "r", env=server.env())
         store.close()
     assert third.report["audit"]["baseline_audit_id"] == 1
     assert [

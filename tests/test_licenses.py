@@ -54,7 +54,7 @@ def test_standard_texts_are_exact(spdx_id: str) -> None:
 
 @pytest.mark.parametrize("spdx_id", ["MIT", "Apache-2.0", "BSD-3-Clause", "GPL-3.0-only",
                                      "EPL-2.0", "MPL-2.0"])
-def test_github_license_picker_texts_are_exact(spdx_id: str) -> None:
+def test_forge_license_picker_texts_are_exact(spdx_id: str) -> None:
     """GitHub's "Add license" writes choosealicense.com texts with the placeholders filled."""
     text = reference_text(spdx_id, "choosealicense")
     filled = text.replace("[year]", "2024").replace("[fullname]", "Jane Doe")

@@ -19,9 +19,9 @@ from crawler.analysis.tables import (
     parse_document,
 )
 from crawler.config import PageSpec, Settings, TableSpec
+from crawler.diff.pages import diff_page
 from crawler.fakes.pages import FakePageServer
 from crawler.model import ChangeKind, ExtractedTable, PageSnapshot
-from crawler.page_diff import diff_page
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import (
     FetchedPage,

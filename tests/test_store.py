@@ -6,7 +6,15 @@ from datetime import UTC, datetime
 
 from sqlalchemy import func, select
 
-from crawler.model import FetchError, ProjectResult, ProjectSnapshot, Release, Source
+from crawler.model import (
+    FetchError,
+    ProjectOutcome,
+    ProjectResult,
+    ProjectSnapshot,
+    ProjectStatus,
+    Provenance,
+    Release,
+)
 from crawler.store import Store
 from crawler.store.tables import ObservationRow, SnapshotRow
 from crawler.upstream.http import CachedResponse
@@ -19,12 +27,12 @@ def _snapshot(project: str, tag: str, fetched_at: str = "2026-11-01T03:00:00Z") 
     return ProjectSnapshot(
         project=project,
         releases=(release,),
-        sources=(("releases", Source("https://api/x/releases", fetched_at)),),
+        provenance=(("releases", Provenance("https://api/x/releases", fetched_at)),),
     )
 
 
 def _ok(snapshot: ProjectSnapshot) -> ProjectResult:
-    return ProjectResult(snapshot.project, "ok", snapshot=snapshot)
+    return ProjectResult(snapshot.project, ProjectStatus.OK, snapshot=snapshot)
 
 
 def _audit(store: Store, results: list[ProjectResult], status: str = "complete") -> int:
@@ -60,11 +68,12 @@ def test_error_carries_the_last_good_state_forward(db_url: str) -> None:
     store = Store(db_url)
     first = _audit(store, [_ok(_snapshot("a", "v1"))])
     error = FetchError("a", "github", "https://api/x", "HTTP 500 from GitHub")
-    second = _audit(store, [ProjectResult("a", "error", errors=(error,))], status="partial")
+    failed = ProjectResult("a", ProjectStatus.ERROR, errors=(error,))
+    second = _audit(store, [failed], status="partial")
     assert store.states_as_of(second)["a"].snapshot.releases[0].tag == "v1"  # type: ignore[index]
     assert store.states_as_of(second)["a"].observed_in_audit == first
     statuses, errors = store.audit_results(second)
-    assert statuses == {"a": "error:"}
+    assert statuses == {"a": ProjectOutcome(ProjectStatus.ERROR, None)}
     assert errors == [error]
     assert store.baseline_for().id == second  # type: ignore[union-attr]
     store.close()
@@ -76,7 +85,7 @@ def test_killed_audit_is_never_a_baseline(db_url: str) -> None:
     killed = store.begin_audit("sources.yaml", ["a"], T0)  # never finished
     assert store.baseline_for().id == first  # type: ignore[union-attr]
     assert store.audit(killed).status == "running"  # type: ignore[union-attr]
-    failed = _audit(store, [ProjectResult("a", "error")], status="failed")
+    failed = _audit(store, [ProjectResult("a", ProjectStatus.ERROR)], status="failed")
     assert store.baseline_for().id == first  # type: ignore[union-attr]
     assert store.latest_audit().id == failed  # type: ignore[union-attr]
     store.close()
@@ -86,7 +95,7 @@ def test_history_lists_each_state_change(db_url: str) -> None:
     store = Store(db_url)
     _audit(store, [_ok(_snapshot("a", "v1"))])
     _audit(store, [_ok(_snapshot("a", "v1"))])
-    _audit(store, [ProjectResult("a", "deferred", note="rate budget spent")])
+    _audit(store, [ProjectResult("a", ProjectStatus.DEFERRED, note="rate budget spent")])
     _audit(store, [_ok(_snapshot("a", "v2"))])
     history = store.history("a")
     assert [(h.audit_id, h.status) for h in history] == [(1, "ok"), (3, "deferred"), (4, "ok")]

@@ -2,8 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from crawler.config import ProjectSpec
-from crawler.model import Commit, ProjectSnapshot, Release, Tag
+from crawler.model import Commit, ProjectSnapshot, Release, Tag, Tracking
 from crawler.versions import current_version, looks_like_prerelease, usable_releases
 
 
@@ -37,16 +36,15 @@ RELEASES = (
 
 
 def test_release_candidate_is_labelled_not_passed_off_as_a_release() -> None:
-    spec = ProjectSpec(name="vLLM", repo="o/r")
     snapshot = ProjectSnapshot(project="vLLM", releases=RELEASES)
-    version = current_version(spec, snapshot, "Apache-2.0")
+    version = current_version("vLLM", snapshot, "Apache-2.0")
     assert (version.version, version.version_source, version.prerelease) == (
         "v0.33.0rc3",
         "release",
         True,
     )
-    spec_stable = ProjectSpec(name="vLLM", repo="o/r", prereleases="exclude")
-    stable = current_version(spec_stable, snapshot, "Apache-2.0")
+    stable_only = ProjectSnapshot("vLLM", Tracking(prereleases="exclude"), releases=RELEASES)
+    stable = current_version("vLLM", stable_only, "Apache-2.0")
     assert (stable.version, stable.prerelease, stable.published_at) == (
         "v0.32.1",
         False,
@@ -55,12 +53,12 @@ def test_release_candidate_is_labelled_not_passed_off_as_a_release() -> None:
 
 
 def test_drafts_and_tag_pattern_are_filtered() -> None:
-    spec = ProjectSpec(name="x", repo="o/r", tag_pattern=r"^v0\.32")
-    assert [r.tag for r in usable_releases(spec, RELEASES)] == ["v0.32.1"]
+    tracking = Tracking(tag_pattern=r"^v0\.32")
+    assert [r.tag for r in usable_releases(tracking, RELEASES)] == ["v0.32.1"]
 
 
 def test_falls_back_to_tag_then_commit_never_inventing_a_version() -> None:
-    spec = ProjectSpec(name="TritonBench", repo="o/r")
+    spec = "TritonBench"
     tags = (
         Tag("v0.1.0", "a" * 40, "2025-01-01T00:00:00Z"),
         Tag("v0.2.0", "b" * 40, "2025-06-01T00:00:00Z"),
@@ -81,7 +79,7 @@ def test_falls_back_to_tag_then_commit_never_inventing_a_version() -> None:
 
 
 def test_rest_tags_without_dates_are_ordered_by_version_not_by_name() -> None:
-    spec = ProjectSpec(name="x", repo="o/r")
+    spec = "x"
     tags = tuple(Tag(n, "0" * 40) for n in ("v0.9.0", "v0.20.0", "v0.10.1", "weekly", "v0.20.0rc1"))
     snapshot = ProjectSnapshot(project="x", releases=(), tags=tags)
     version = current_version(spec, snapshot, None)

@@ -92,7 +92,7 @@ _FORMAT_RE = re.compile(
 )
 
 
-class ExtractionError(Exception):
+class ExtractionError(ValueError):
     """The page no longer has the shape the spec expects (or is not parseable)."""
 
 

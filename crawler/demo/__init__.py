@@ -6,7 +6,7 @@ import shutil
 import time
 from pathlib import Path
 
-from crawler.audit import GitHubAccess, run_audit
+from crawler.audit import run_audit
 from crawler.config import parse_config
 from crawler.demo.scenario import (
     DEMO_PROJECTS_AFTER,
@@ -30,15 +30,17 @@ def run_demo(output: Path) -> Path:
     reports = output / "reports"
     with FakeGitHub(state_before(), token=DEMO_TOKEN) as github, FakePageServer() as site:
         site.set_page("/docs/support.html", support_page(after=False), "text/html", charset="utf-8")
-        access = GitHubAccess(github.base_url, DEMO_TOKEN)
+        env = {"GITHUB_API_URL": github.base_url, "GITHUB_TOKEN": DEMO_TOKEN}
         before = parse_config(DEMO_PROJECTS_BEFORE.format(site=site.base_url), "demo-before.yaml")
-        run_audit(before, store, reports, access=access, sleep=_no_wait)
+        run_audit(before, store, reports, env=env, sleep=_no_wait)
 
         github.set_state(state_after())
         site.set_page("/docs/support.html", support_page(after=True), "text/html", charset="utf-8")
         after = parse_config(DEMO_PROJECTS_AFTER.format(site=site.base_url), "demo-after.yaml")
-        outcome = run_audit(after, store, reports, access=access, sleep=_no_wait)
+        outcome = run_audit(after, store, reports, env=env, sleep=_no_wait)
     store.close()
+    if outcome.report_dir is None:
+        raise RuntimeError(outcome.report_error or "the demo report was not written")
     return outcome.report_dir / "report.md"
 
 

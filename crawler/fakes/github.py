@@ -518,6 +518,10 @@ class FakeGitHub:
     ) -> None:
         self.stop()
 
+    def env(self, token: str | None = None) -> dict[str, str]:
+        """The environment that points the crawler at this server (as GitHub Actions does)."""
+        return {"GITHUB_API_URL": self.base_url, **({"GITHUB_TOKEN": token} if token else {})}
+
     @property
     def graphql_url(self) -> str:
         return self.base_url + "/graphql"

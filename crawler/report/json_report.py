@@ -1,23 +1,33 @@
-"""The machine-readable report: one dict, validated against ``report.schema.json``.
+"""The machine-readable report: one dict, described by ``report.schema.json``.
 
-The Markdown report is rendered from this same dict, so the two never disagree.
+The Markdown report is rendered from this same dict, so the two never disagree. The tests
+validate every report they produce against the schema.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from functools import cache
 from importlib import resources
 from typing import Any
 
-import jsonschema
+from crawler.diff import Findings
+from crawler.diff.licenses import detected_license, forge_spdx, license_reading
+from crawler.diff.names import Names, label_of
+from crawler.model import Change, FetchError, ProjectOutcome, ProjectSnapshot, ProjectStatus
 
-from crawler.diff import Findings, detected_license, github_spdx, license_reading
-from crawler.model import Change, FetchError, ProjectSnapshot
+SCHEMA_VERSION = 2
 
-SCHEMA_VERSION = 1
+
+@dataclass(frozen=True)
+class AuditHeader:
+    id: int
+    started_at: datetime
+    finished_at: datetime | None
+    status: str
+    baseline_audit_id: int | None
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -28,6 +38,7 @@ def change_to_dict(change: Change) -> dict[str, Any]:
     return {
         "project": change.project,
         "kind": change.kind.value,
+        "section": change.kind.section.value,
         "summary": change.summary,
         "before": change.before,
         "after": change.after,
@@ -36,61 +47,90 @@ def change_to_dict(change: Change) -> dict[str, Any]:
     }
 
 
+def _packages(snapshot: ProjectSnapshot | None, names: Names) -> list[dict[str, Any]]:
+    if snapshot is None:
+        return []
+    out = []
+    for package in snapshot.packages:
+        newest = next((v for v in package.versions if not v.yanked), None)
+        out.append(
+            {
+                "registry": package.registry,
+                "registry_label": label_of(names, package.registry),
+                "name": package.name,
+                "url": package.url,
+                "version": newest.version if newest else None,
+                "uploaded_at": newest.uploaded_at if newest else None,
+                "prerelease": newest.prerelease if newest else False,
+                "license": package.license,
+            }
+        )
+    return out
+
+
 def build_report(
     *,
-    audit_id: int,
-    started_at: datetime,
-    finished_at: datetime | None,
-    status: str,
-    baseline_audit_id: int | None,
+    audit: AuditHeader,
     findings: Findings,
     errors: list[FetchError],
-    statuses: dict[str, str],
+    outcomes: dict[str, ProjectOutcome],
     states: dict[str, ProjectSnapshot],
-    stats: dict[str, Any],
+    usage: dict[str, Any],
+    names: Names,
 ) -> dict[str, Any]:
-    """``statuses`` maps each project to ok | error | deferred | untracked (with a note)."""
+    """``outcomes`` names the projects not plainly checked (error, deferred, untracked, or
+    checked with a note); every other project was checked."""
     counts: dict[str, int] = {}
     for change in findings.changes:
         counts[change.kind.value] = counts.get(change.kind.value, 0) + 1
-    status_of = {name: value.split(":", 1)[0] for name, value in statuses.items()}
     projects = []
     for row in findings.projects:
         snapshot = states.get(row.project)
-        raw_status = statuses.get(row.project, "ok")
-        state, _, note = raw_status.partition(":")
+        outcome = outcomes.get(row.project)
+        repo = snapshot.repo if snapshot else None
         projects.append(
             {
                 "name": row.project,
                 "repo": row.repo,
-                "status": state,
-                "note": note or None,
+                "forge": repo.forge if repo else None,
+                "forge_label": label_of(names, repo.forge) if repo else None,
+                "repo_url": repo.url if repo else None,
+                "status": (outcome.status if outcome else ProjectStatus.OK).value,
+                "note": outcome.note if outcome else None,
                 "version_source": row.version_source,
                 "version": row.version,
                 "published_at": row.published_at,
                 "prerelease": row.prerelease,
                 "license": row.license,
-                "github_license": github_spdx(snapshot),
+                "forge_license": forge_spdx(snapshot),
                 "detected_license": detected_license(snapshot),
-                "license_analysis": license_reading(snapshot),
+                "license_analysis": license_reading(snapshot, names),
+                "packages": _packages(snapshot, names),
                 "url": row.url,
             }
         )
+    status_of = {p["name"]: p["status"] for p in projects}
+    with_errors = {e.project for e in errors}
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "audit": {
-            "id": audit_id,
-            "started_at": _iso(started_at),
-            "finished_at": _iso(finished_at),
-            "status": status,
-            "baseline_audit_id": baseline_audit_id,
+            "id": audit.id,
+            "started_at": _iso(audit.started_at),
+            "finished_at": _iso(audit.finished_at),
+            "status": audit.status,
+            "baseline_audit_id": audit.baseline_audit_id,
         },
         "summary": {
-            "projects": len(findings.projects),
-            "checked": sum(1 for p in projects if p["status"] == "ok"),
-            "errors": sum(1 for s in status_of.values() if s == "error"),
+            "projects": len(projects),
+            "checked": sum(1 for s in status_of.values() if s == "ok"),
+            "checked_in_part": sum(
+                1 for n, s in status_of.items() if s == "ok" and n in with_errors
+            ),
+            "errors": len(errors),
+            "projects_with_errors": len(with_errors),
             "deferred": sum(1 for s in status_of.values() if s == "deferred"),
             "untracked": sum(1 for s in status_of.values() if s == "untracked"),
+            "stale": sum(1 for f in findings.flags if f.kind.value == "stale"),
             "changes": len(findings.changes),
             "flags": len(findings.flags),
             "changes_by_kind": dict(sorted(counts.items())),
@@ -112,7 +152,7 @@ def build_report(
             for e in errors
         ],
         "projects": projects,
-        "requests": stats,
+        "requests": usage,
     }
     # Round-trip through JSON so the dict holds exactly what the file will hold.
     return dict(json.loads(json.dumps(report, default=_default)))
@@ -134,4 +174,6 @@ def report_schema() -> dict[str, Any]:
 
 def validate_report(report: dict[str, Any]) -> None:
     """Raise jsonschema.ValidationError if the report does not match the shipped schema."""
+    import jsonschema
+
     jsonschema.Draft202012Validator(report_schema()).validate(report)

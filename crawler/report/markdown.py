@@ -16,10 +16,6 @@ MAX_QUOTE = 1200
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
 
-NEW_RELEASE_KINDS = ("new_release", "new_prerelease", "new_tag", "new_commit", "release_removed")
-LICENSE_KINDS = ("license_changed", "license_text_changed", "license_files_changed")
-PAGE_KINDS = ("table_changed", "pin_changed", "page_changed")
-
 
 def one_line(value: Any, limit: int = MAX_CELL) -> str:
     """Untrusted text made safe for a terminal line: no control characters, capped."""
@@ -94,16 +90,16 @@ def _license_lines(report: dict[str, Any]) -> list[str]:
     differing = [
         p
         for p in report["projects"]
-        if (p.get("license_analysis") or {}).get("differs_from_github") or p["name"] in noassertion
+        if (p.get("license_analysis") or {}).get("differs_from_forge") or p["name"] in noassertion
     ]
     lines: list[str] = []
     if differing:
         lines += _table(
-            ["Project", "GitHub says", "Our reading", "Verdict", "Why they differ"],
+            ["Project", "The forge says", "Our reading", "Verdict", "Why they differ"],
             [
                 [
                     escape(p["name"]),
-                    escape(p.get("github_license")),
+                    escape(_forge_verdict(p)),
                     escape(p.get("detected_license")),
                     escape((p.get("license_analysis") or {}).get("verdict")),
                     escape((p.get("license_analysis") or {}).get("why"), 400),
@@ -127,7 +123,7 @@ def _license_lines(report: dict[str, Any]) -> list[str]:
         if reading.get("notes"):
             lines += [f"- note: {escape(note, 300)}" for note in reading["notes"][:5]] + [""]
     for change in report["changes"]:
-        if change["kind"] not in LICENSE_KINDS:
+        if change["section"] != "licenses":
             continue
         lines.append(
             f"- **{escape(change['project'])}** {escape(change['kind'])}: "
@@ -144,6 +140,59 @@ def _license_lines(report: dict[str, Any]) -> list[str]:
                 for op, words in diff[:40]
             )
             lines.append(f"  - word diff: {rendered}")
+    return lines
+
+
+def _forge_verdict(project: dict[str, Any]) -> str | None:
+    verdict = project.get("forge_license")
+    label = project.get("forge_label")
+    return f"{label}: {verdict}" if label and verdict else verdict
+
+
+def _package_lines(changes: list[dict[str, Any]]) -> list[str]:
+    rows = [
+        [
+            escape(c["project"]),
+            escape(f"{(c.get('details') or {}).get('package', '')}"),
+            f"{escape(c['before'])} → {escape(c['after'])}",
+            escape(((c.get("details") or {}).get("uploaded_at") or "")[:10] or None)
+            + (" (pre-release)" if (c.get("details") or {}).get("prerelease") else ""),
+            link("evidence", c["evidence_url"]),
+        ]
+        for c in changes
+    ]
+    return (
+        _table(["Project", "Package", "Previous → new", "Uploaded", "Link"], rows) if rows else []
+    )
+
+
+def _headline(report: dict[str, Any]) -> list[str]:
+    """The first lines a reviewer reads: never all-clear while anything went unchecked."""
+    audit, summary = report["audit"], report["summary"]
+    baseline = audit["baseline_audit_id"]
+    since = f"since audit #{baseline}" if baseline else "(first audit: no baseline)"
+    in_part = summary["checked_in_part"]
+    checked = f"{summary['checked']} checked" + (f" ({in_part} only in part)" if in_part else "")
+    lines = [
+        f"**{audit['status']}**: {summary['projects']} projects, {checked}, "
+        f"{summary['deferred']} deferred, {summary['untracked']} not trackable; "
+        f"{summary['changes']} changes {since}, {summary['flags']} flags, "
+        f"{summary['errors']} errors.",
+        "",
+    ]
+    gaps = []
+    if summary["deferred"]:
+        gaps.append(f"{summary['deferred']} project(s) were not checked (deferred)")
+    if summary["stale"]:
+        gaps.append(f"{summary['stale']} project(s) have gone unchecked too long (stale)")
+    if summary["projects_with_errors"]:
+        gaps.append(f"{summary['projects_with_errors']} project(s) had errors")
+    if gaps:
+        lines += [
+            "**Not all clear:** " + "; ".join(gaps) + ". Their last good state is shown; see "
+            "“Not checked, or only in part” and “Errors”.",
+            "",
+        ]
     return lines
 
 
@@ -180,55 +229,54 @@ def _page_lines(changes: list[dict[str, Any]]) -> list[str]:
 
 
 def render_markdown(report: dict[str, Any]) -> str:
-    audit, summary = report["audit"], report["summary"]
+    audit = report["audit"]
     changes = report["changes"]
-    baseline = audit["baseline_audit_id"]
-    since = f"since audit #{baseline}" if baseline else "(first audit: no baseline)"
-    lines = [
-        f"# Upstream audit #{audit['id']} — {escape(audit['started_at'])}",
-        "",
-        f"**{audit['status']}**: {summary['projects']} projects, {summary['checked']} checked, "
-        f"{summary['changes']} changes {since}, {summary['flags']} flags, "
-        f"{summary['errors']} errors, {summary['deferred']} deferred, "
-        f"{summary['untracked']} not trackable.",
-        "",
-    ]
-    releases = [c for c in changes if c["kind"] in NEW_RELEASE_KINDS]
-    lines += _section("New releases", _release_lines(releases), "No new releases.")
+    lines = [f"# Upstream audit #{audit['id']} — {escape(audit['started_at'])}", ""]
+    lines += _headline(report)
+
+    def section(name: str) -> list[dict[str, Any]]:
+        return [c for c in changes if c["section"] == name]
+
+    lines += _section("New releases", _release_lines(section("releases")), "No new releases.")
+    if section("packages") or any(p.get("packages") for p in report["projects"]):
+        lines += _section(
+            "New package versions", _package_lines(section("packages")), "No new package versions."
+        )
     lines += _section("License findings", _license_lines(report), "No license findings.")
-    pages = [c for c in changes if c["kind"] in PAGE_KINDS]
-    lines += _section("Support tables and pins", _page_lines(pages), "No page changes.")
-    sectioned = (*NEW_RELEASE_KINDS, *LICENSE_KINDS, *PAGE_KINDS)
-    other = [c for c in changes if c["kind"] not in sectioned]
+    lines += _section("Support tables and pins", _page_lines(section("pages")), "No page changes.")
     other_lines = [
         f"- **{escape(c['project'])}** {escape(c['kind'])}: {escape(c['summary'], 400)}"
         + (f" ({link('evidence', c['evidence_url'])})" if c["evidence_url"] else "")
-        for c in other
+        for c in section("other")
     ]
     other_lines += [
         f"- **{escape(f['project'])}** {escape(f['kind'])}{' (new)' if f['new'] else ''}: "
         f"{escape(f['detail'], 400)}"
+        + (f" ({link('evidence', f['evidence_url'])})" if f.get("evidence_url") else "")
         for f in report["flags"]
         if f["kind"] != "license_noassertion"
     ]
     lines += _section("Other changes and flags", other_lines, "No other changes.")
     error_lines = [
-        f"- **{escape(e['project'])}** ({escape(e['source'])}): {escape(e['error'], 400)} — "
-        f"{link(e['url'], e['url'])}; the last good state, if any, is kept"
+        f"- **{escape(e['project'])}** ({escape(e['source'])}): {escape(e['error'], 400)}"
+        + (f" — {link(e['url'], e['url'])}" if e["url"] else "")
+        + "; the last good state, if any, is kept"
         for e in report["errors"]
     ]
     lines += _section("Errors", error_lines, "No errors.")
+    with_errors = {e["project"] for e in report["errors"]}
     unchecked = [
-        f"- **{escape(p['name'])}** {escape(p['status'])}: {escape(p.get('note'), 300)}"
+        f"- **{escape(p['name'])}** {escape(_status_text(p, p['name'] in with_errors))}"
+        + (f": {escape(p.get('note'), 300)}" if p.get("note") else "")
         for p in report["projects"]
-        if p["status"] in ("deferred", "untracked") or p.get("note")
+        if p["status"] != "ok" or p.get("note") or p["name"] in with_errors
     ]
     lines += _section("Not checked, or only in part", unchecked, "Every project was checked.")
     rows = [
         [
             escape(p["name"]),
             link(p["version"] or "—", p["url"]),
-            escape(p["version_source"]) + (" (pre-release)" if p.get("prerelease") else ""),
+            escape(_tracked_by(p)),
             escape((p["published_at"] or "")[:10] or None),
             escape(p["license"]),
         ]
@@ -236,7 +284,24 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     lines += _section(
         "Release and license snapshot",
-        _table(["Project", "Latest checked", "Source", "Date", "License"], rows),
+        _table(["Project", "Latest checked", "Tracked by", "Date", "License"], rows),
         "No projects.",
     )
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _status_text(project: dict[str, Any], has_errors: bool) -> str:
+    if project["status"] == "ok":
+        return "checked in part" if has_errors else "checked"
+    return {"error": "not checked (error)", "deferred": "not checked (deferred)"}.get(
+        project["status"], "not trackable"
+    )
+
+
+def _tracked_by(project: dict[str, Any]) -> str | None:
+    source = project.get("version_source")
+    if source is None:
+        return None
+    where = f"{project['forge_label']} " if project.get("forge_label") else ""
+    pre = " (pre-release)" if project.get("prerelease") else ""
+    return f"{where}{source}{pre}"

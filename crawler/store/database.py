@@ -21,7 +21,13 @@ from alembic.config import Config as AlembicConfig
 from sqlalchemy import Engine, create_engine, event, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from crawler.model import FetchError, ProjectResult, ProjectSnapshot
+from crawler.model import (
+    FetchError,
+    ProjectOutcome,
+    ProjectResult,
+    ProjectSnapshot,
+    ProjectStatus,
+)
 from crawler.store.tables import (
     AuditRow,
     FetchErrorRow,
@@ -47,6 +53,7 @@ class AuditInfo:
     projects: tuple[str, ...]
     baseline_audit_id: int | None
     stats: dict[str, Any]
+    checked: tuple[str, ...] | None = None  # the projects it checked (None before rev. 0002)
 
 
 @dataclass(frozen=True)
@@ -101,22 +108,25 @@ class Store:
 
     # -- audits -------------------------------------------------------------------------------
 
+    @staticmethod
+    def _project_set(session: Session, projects: Iterable[str]) -> int:
+        """The id of this list of names, stored once however many audits share it."""
+        names = json.dumps(sorted(set(projects)))
+        digest = hashlib.sha256(names.encode()).hexdigest()
+        project_set = session.scalar(select(ProjectSetRow).where(ProjectSetRow.digest == digest))
+        if project_set is None:
+            project_set = ProjectSetRow(digest=digest, names=names)
+            session.add(project_set)
+            session.flush()
+        return project_set.id
+
     def begin_audit(self, config_path: str, projects: Sequence[str], started_at: datetime) -> int:
         with self._sessions.begin() as session:
-            names = json.dumps(sorted(projects))
-            digest = hashlib.sha256(names.encode()).hexdigest()
-            project_set = session.scalar(
-                select(ProjectSetRow).where(ProjectSetRow.digest == digest)
-            )
-            if project_set is None:
-                project_set = ProjectSetRow(digest=digest, names=names)
-                session.add(project_set)
-                session.flush()
             audit = AuditRow(
                 started_at=started_at,
                 status="running",
                 config_path=config_path,
-                project_set_id=project_set.id,
+                project_set_id=self._project_set(session, projects),
                 stats="{}",
             )
             session.add(audit)
@@ -132,25 +142,30 @@ class Store:
         baseline_audit_id: int | None,
         stats: dict[str, Any],
     ) -> None:
-        """Record everything an audit learnt, atomically."""
+        """Record everything an audit learnt, atomically: the projects it checked (status ok),
+        a snapshot for each whose state changed, and every project not plainly checked."""
+        results = list(results)
         with self._sessions.begin() as session:
             latest = self._latest_digests(session, audit_id)
+            checked = [r.project for r in results if r.status == ProjectStatus.OK]
             for result in results:
                 snapshot_id = None
-                if result.status == "ok" and result.snapshot is not None:
+                unchanged = False
+                if result.status == ProjectStatus.OK and result.snapshot is not None:
                     digest = result.snapshot.content_hash()
-                    if latest.get(result.project) == digest:
-                        continue  # unchanged: nothing to write
-                    snapshot_id = self._snapshot_id(session, result.snapshot, digest, audit_id)
-                session.add(
-                    ObservationRow(
-                        audit_id=audit_id,
-                        project=result.project,
-                        status=result.status,
-                        snapshot_id=snapshot_id,
-                        note=result.note,
+                    unchanged = latest.get(result.project) == digest
+                    if not unchanged or result.note:
+                        snapshot_id = self._snapshot_id(session, result.snapshot, digest, audit_id)
+                if not unchanged or result.note:  # an unchanged, plain check writes no row
+                    session.add(
+                        ObservationRow(
+                            audit_id=audit_id,
+                            project=result.project,
+                            status=result.status,
+                            snapshot_id=snapshot_id,
+                            note=result.note,
+                        )
                     )
-                )
                 for error in result.errors:
                     session.add(
                         FetchErrorRow(
@@ -162,6 +177,7 @@ class Store:
                         )
                     )
             audit = session.get_one(AuditRow, audit_id)
+            audit.checked_set_id = self._project_set(session, checked)
             audit.status = status
             audit.finished_at = finished_at
             audit.baseline_audit_id = baseline_audit_id
@@ -180,7 +196,7 @@ class Store:
         row = SnapshotRow(
             project=snapshot.project,
             digest=digest,
-            data=json.dumps(snapshot.to_dict(), sort_keys=True),
+            data=snapshot.to_json().decode(),
             first_audit_id=audit_id,
         )
         session.add(row)
@@ -196,15 +212,19 @@ class Store:
         return {project: digest for project, digest in rows}
 
     @staticmethod
-    def _latest_ok_query(as_of_audit: int) -> Any:
-        """Each project's newest good snapshot from finished audits up to ``as_of_audit``."""
+    def _latest_ok_query(as_of_audit: int, include_own: bool = False) -> Any:
+        """Each project's newest good snapshot from finished audits up to ``as_of_audit``
+        (and that audit's own, whatever its status, when ``include_own``)."""
+        usable: Any = AuditRow.status.in_(GOOD_STATUSES)
+        if include_own:
+            usable = usable | (AuditRow.id == as_of_audit)
         newest = (
             select(ObservationRow.project, func.max(ObservationRow.audit_id).label("audit_id"))
             .join(AuditRow, AuditRow.id == ObservationRow.audit_id)
             .where(
                 ObservationRow.audit_id <= as_of_audit,
                 ObservationRow.status == "ok",
-                AuditRow.status.in_(GOOD_STATUSES),
+                usable,
             )
             .group_by(ObservationRow.project)
             .subquery()
@@ -220,18 +240,39 @@ class Store:
             .where(ObservationRow.status == "ok")
         )
 
-    def states_as_of(self, audit_id: int | None) -> dict[str, ProjectState]:
+    def states_as_of(
+        self, audit_id: int | None, include_own: bool = False
+    ) -> dict[str, ProjectState]:
         """The last good state of every project known at ``audit_id`` (carry-forward)."""
         if audit_id is None:
             return {}
         with self._sessions() as session:
-            rows = session.execute(self._latest_ok_query(audit_id))
+            rows = session.execute(self._latest_ok_query(audit_id, include_own))
             return {
-                row.project: ProjectState(
-                    ProjectSnapshot.from_dict(json.loads(row.data)), observed_audit
-                )
+                row.project: ProjectState(ProjectSnapshot.from_json(row.data), observed_audit)
                 for row, observed_audit in rows
             }
+
+    def last_checked(self, as_of_audit: int | None = None) -> dict[str, datetime]:
+        """When each project was last checked by a finished, usable audit (up to
+        ``as_of_audit``): the newest audit whose checked set names it."""
+        with self._sessions() as session:
+            query = (
+                select(AuditRow.started_at, ProjectSetRow.names)
+                .join(ProjectSetRow, ProjectSetRow.id == AuditRow.checked_set_id)
+                .where(AuditRow.status.in_(GOOD_STATUSES))
+                .order_by(AuditRow.id)
+            )
+            if as_of_audit is not None:
+                query = query.where(AuditRow.id <= as_of_audit)
+            latest: dict[str, datetime] = {}
+            decoded: dict[str, list[str]] = {}
+            for started_at, names in session.execute(query):
+                started = _utc(started_at)
+                assert started is not None
+                for name in decoded.setdefault(names, json.loads(names)):
+                    latest[name] = started
+            return latest
 
     def baseline_for(self, audit_id: int | None = None) -> AuditInfo | None:
         """The newest finished, usable audit before ``audit_id`` (or overall)."""
@@ -254,6 +295,10 @@ class Store:
             )
             return self._info(session, row) if row else None
 
+    def first_audit_started(self) -> datetime | None:
+        with self._sessions() as session:
+            return _utc(session.scalar(select(func.min(AuditRow.started_at))))
+
     def audits(self) -> list[AuditInfo]:
         with self._sessions() as session:
             rows = session.scalars(select(AuditRow).order_by(AuditRow.id))
@@ -262,6 +307,7 @@ class Store:
     @staticmethod
     def _info(session: Session, row: AuditRow) -> AuditInfo:
         project_set = session.get_one(ProjectSetRow, row.project_set_id)
+        checked = session.get(ProjectSetRow, row.checked_set_id) if row.checked_set_id else None
         started = _utc(row.started_at)
         assert started is not None
         return AuditInfo(
@@ -273,16 +319,19 @@ class Store:
             projects=tuple(json.loads(project_set.names)),
             baseline_audit_id=row.baseline_audit_id,
             stats=json.loads(row.stats or "{}"),
+            checked=tuple(json.loads(checked.names)) if checked else None,
         )
 
-    def audit_results(self, audit_id: int) -> tuple[dict[str, str], list[FetchError]]:
-        """Per-project non-ok status notes (error, deferred, untracked) and the errors."""
+    def audit_results(self, audit_id: int) -> tuple[dict[str, ProjectOutcome], list[FetchError]]:
+        """Projects not plainly checked (error, deferred, untracked, or checked with a note),
+        and the errors."""
         with self._sessions() as session:
             statuses = {
-                obs.project: f"{obs.status}:{obs.note or ''}"
+                obs.project: ProjectOutcome(ProjectStatus(obs.status), obs.note)
                 for obs in session.scalars(
                     select(ObservationRow).where(
-                        ObservationRow.audit_id == audit_id, ObservationRow.status != "ok"
+                        ObservationRow.audit_id == audit_id,
+                        (ObservationRow.status != "ok") | ObservationRow.note.is_not(None),
                     )
                 )
             }
@@ -295,6 +344,11 @@ class Store:
                 )
             ]
             return statuses, errors
+
+    def known_projects(self) -> list[str]:
+        """Every project name any stored audit observed."""
+        with self._sessions() as session:
+            return sorted(session.scalars(select(ObservationRow.project).distinct()))
 
     def history(self, project: str) -> list[HistoryEntry]:
         """Every recorded change of state (and every failure) of one project, oldest first."""
@@ -315,7 +369,7 @@ class Store:
                         audit_id=obs.audit_id,
                         audit_started_at=started,
                         status=obs.status,
-                        snapshot=ProjectSnapshot.from_dict(json.loads(data)) if data else None,
+                        snapshot=ProjectSnapshot.from_json(data) if data else None,
                         note=obs.note,
                     )
                 )

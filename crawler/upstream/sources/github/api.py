@@ -20,7 +20,6 @@ from typing import Any
 
 from github import Auth, Github
 
-from crawler.config import GitHubSettings
 from crawler.upstream.http import (
     USER_AGENT,
     CachedResponse,
@@ -29,25 +28,25 @@ from crawler.upstream.http import (
     redact,
     token_identity,
 )
+from crawler.upstream.source import SourceDeferred, SourceError
+from crawler.upstream.sources.github import GitHubSettings
 
 log = logging.getLogger(__name__)
 ACCEPT = "application/vnd.github+json"
 MAX_MESSAGE = 300
 
 
-class GitHubError(Exception):
+class GitHubError(SourceError):
     """A request that failed for good; ``url`` is the evidence of the failure."""
 
     def __init__(
         self, message: str, url: str, status: int | None = None, unreachable: bool = False
     ) -> None:
-        super().__init__(message)
-        self.url = url
-        self.status = status
+        super().__init__(message, url, status)
         self.unreachable = unreachable  # no HTTP answer at all (DNS, refused, reset, timeout)
 
 
-class BudgetExhausted(GitHubError):
+class BudgetExhausted(SourceDeferred, GitHubError):
     """The rate budget is (nearly) spent: stop calling GitHub for this audit."""
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 import base64
 import binascii
 from typing import Any
+from urllib.parse import quote
 
 from crawler.analysis.licenses import is_license_file
 from crawler.model import (
     Commit,
-    GitHubLicense,
+    ForgeLicense,
     InventoryEntry,
     LicenseFile,
     Release,
@@ -52,25 +53,26 @@ def _opt(obj: Any, *keys: str) -> Any:
     return obj
 
 
-def github_license(data: Any) -> GitHubLicense:
+def forge_license(data: Any) -> ForgeLicense:
     if not isinstance(data, dict):
-        return GitHubLicense(None, None, None)
-    return GitHubLicense(
+        return ForgeLicense(None, None, None)
+    return ForgeLicense(
         key=cap(data.get("key")),
         spdx_id=cap(data.get("spdx_id", data.get("spdxId"))),
         name=cap(data.get("name")),
     )
 
 
-def repo_from_rest(data: dict[str, Any]) -> tuple[RepoInfo, GitHubLicense]:
+def repo_from_rest(data: dict[str, Any]) -> tuple[RepoInfo, ForgeLicense]:
     repo = RepoInfo(
         id=int(_req(data, "id")),
         full_name=str(_req(data, "full_name")),
         default_branch=str(data.get("default_branch") or ""),
         archived=bool(data.get("archived", False)),
-        url=str(data.get("html_url") or f"https://github.com/{data['full_name']}"),
+        url=str(_req(data, "html_url")),
+        forge="github",
     )
-    return repo, github_license(data.get("license"))
+    return repo, forge_license(data.get("license"))
 
 
 def releases_from_rest(data: list[Any]) -> tuple[Release, ...]:
@@ -93,12 +95,18 @@ def releases_from_rest(data: list[Any]) -> tuple[Release, ...]:
     return tuple(releases)
 
 
-def tags_from_rest(data: list[Any]) -> tuple[Tag, ...]:
+def tag_url(repo_url: str, name: str) -> str:
+    """A tag's page on the forge the repository answer came from (github.com or Enterprise)."""
+    return f"{repo_url.rstrip('/')}/releases/tag/{quote(name, safe='/')}"
+
+
+def tags_from_rest(data: list[Any], repo_url: str) -> tuple[Tag, ...]:
     tags = []
     for item in data:
         name = cap(_req(item, "name"))
         assert name is not None
-        tags.append(Tag(name=name, sha=str(_req(item, "commit", "sha"))))
+        sha = str(_req(item, "commit", "sha"))
+        tags.append(Tag(name=name, sha=sha, url=tag_url(repo_url, name)))
     return tuple(tags)
 
 
@@ -113,7 +121,7 @@ def commit_from_rest(data: Any) -> Commit:
     )
 
 
-def license_file_from_rest(data: dict[str, Any]) -> tuple[LicenseFile, GitHubLicense]:
+def license_file_from_rest(data: dict[str, Any]) -> tuple[LicenseFile, ForgeLicense]:
     content = data.get("content") or ""
     try:
         raw = base64.b64decode(content, validate=False)[:MAX_LICENSE_TEXT]
@@ -126,7 +134,7 @@ def license_file_from_rest(data: dict[str, Any]) -> tuple[LicenseFile, GitHubLic
         url=str(data.get("html_url") or ""),
         text=text,
     )
-    return license_file, github_license(data.get("license"))
+    return license_file, forge_license(data.get("license"))
 
 
 def inventory_from_tree(data: dict[str, Any]) -> tuple[InventoryEntry, ...]:
@@ -144,16 +152,17 @@ def inventory_from_tree(data: dict[str, Any]) -> tuple[InventoryEntry, ...]:
 # -- GraphQL ---------------------------------------------------------------------------------
 
 
-def repo_from_graphql(node: dict[str, Any]) -> tuple[RepoInfo, GitHubLicense]:
+def repo_from_graphql(node: dict[str, Any]) -> tuple[RepoInfo, ForgeLicense]:
     branch = node.get("defaultBranchRef") or {}
     repo = RepoInfo(
         id=int(_req(node, "databaseId")),
         full_name=str(_req(node, "nameWithOwner")),
         default_branch=str(branch.get("name") or ""),
         archived=bool(node.get("isArchived", False)),
-        url=str(node.get("url") or ""),
+        url=str(_req(node, "url")),
+        forge="github",
     )
-    return repo, github_license(node.get("licenseInfo"))
+    return repo, forge_license(node.get("licenseInfo"))
 
 
 def releases_from_graphql(node: dict[str, Any]) -> tuple[Release, ...]:
@@ -178,7 +187,7 @@ def releases_from_graphql(node: dict[str, Any]) -> tuple[Release, ...]:
     return tuple(releases)
 
 
-def tags_from_graphql(node: dict[str, Any]) -> tuple[Tag, ...]:
+def tags_from_graphql(node: dict[str, Any], repo_url: str) -> tuple[Tag, ...]:
     tags = []
     for item in _opt(node, "refs", "nodes") or []:
         target = item.get("target") or {}
@@ -187,7 +196,12 @@ def tags_from_graphql(node: dict[str, Any]) -> tuple[Tag, ...]:
         name = cap(_req(item, "name"))
         assert name is not None
         tags.append(
-            Tag(name=name, sha=str(peeled.get("oid", "")), date=peeled.get("committedDate"))
+            Tag(
+                name=name,
+                sha=str(peeled.get("oid", "")),
+                date=peeled.get("committedDate"),
+                url=tag_url(repo_url, name),
+            )
         )
     return tuple(tags)
 

@@ -8,22 +8,29 @@ A failure becomes an error for that project only; a spent budget defers the rest
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from crawler.config import GitHubSettings, ProjectSpec
-from crawler.model import FetchError, ProjectResult, ProjectSnapshot, Source
-from crawler.upstream import github_parse as parse
-from crawler.upstream.github_api import BudgetExhausted, GitHubApi, GitHubError
+from crawler.config import Location, ProjectSpec
+from crawler.model import FetchError, ProjectResult, ProjectSnapshot, ProjectStatus, Provenance
+from crawler.upstream.source import RepoFile, SourceContext
+from crawler.upstream.sources.github import DEFAULT_API_URL, KIND, GitHubSettings, parse
+from crawler.upstream.sources.github.api import BudgetExhausted, GitHubApi, GitHubError
 from crawler.versions import usable_releases, usable_tags
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], str]
 REST_REQUESTS_PER_PROJECT = 4  # repo, releases or tags, license, maybe head: for budgeting
 UNREACHABLE_AFTER = 3  # projects in a row without any HTTP answer: stop trying GitHub
+
+
+def _repo(spec: ProjectSpec) -> str:
+    assert spec.forge is not None and spec.forge.source == KIND.name
+    return spec.forge.path
 
 
 def _q(value: str) -> str:
@@ -37,8 +44,7 @@ def graphql_batch_query(
     """One query, one alias per repository. Validated against GitHub's schema in the tests."""
     parts = ["query CrawlerBatch {", "  rateLimit { cost remaining limit resetAt used }"]
     for index, (spec, path) in enumerate(zip(specs, license_paths, strict=True)):
-        assert spec.repo is not None
-        owner, name = spec.repo.split("/", 1)
+        owner, name = _repo(spec).split("/", 1)
         parts.append(
             f"  r{index}: repository(owner: {_q(owner)}, name: {_q(name)}) {{ ...RepoFacts "
             f"licenseBlob: object(expression: {_q('HEAD:' + path)}) {{ ... on Blob {{ oid }} }} }}"
@@ -65,9 +71,9 @@ def graphql_batch_query(
     return "\n".join(parts)
 
 
-def _carried_sources(prior: ProjectSnapshot | None, facet: str) -> list[tuple[str, Source]]:
+def _carried_sources(prior: ProjectSnapshot | None, facet: str) -> list[tuple[str, Provenance]]:
     """The provenance of a fact reused from the previous audit: where and when it was fetched."""
-    return [(name, src) for name, src in (prior.sources if prior else ()) if name == facet]
+    return [(name, src) for name, src in (prior.provenance if prior else ()) if name == facet]
 
 
 def _is_timeout(status: int, doc: dict[str, Any] | None) -> bool:
@@ -82,11 +88,17 @@ def _is_timeout(status: int, doc: dict[str, Any] | None) -> bool:
 
 class GitHubFetcher:
     def __init__(
-        self, api: GitHubApi, settings: GitHubSettings, clock: Clock, use_graphql: bool = True
+        self,
+        api: GitHubApi,
+        settings: GitHubSettings,
+        clock: Clock,
+        use_graphql: bool = True,
+        should_stop: Callable[[], bool] = lambda: False,
     ) -> None:
         self.api = api
         self.settings = settings
         self.clock = clock
+        self.should_stop = should_stop
         self.use_graphql = use_graphql and api.authenticated
         self._unreachable_projects: set[str] = set()
 
@@ -102,6 +114,10 @@ class GitHubFetcher:
         pending = [s for s in specs if s.name not in results]
         unreachable = 0
         for index, spec in enumerate(pending):
+            if self.should_stop():
+                for rest in pending[index:]:
+                    results[rest.name] = self._deferred(rest, "stop requested")
+                break
             try:
                 result = self._fetch_rest(spec, prior.get(spec.name), len(pending) - index)
             except BudgetExhausted as exc:
@@ -128,40 +144,43 @@ class GitHubFetcher:
             f"answer; last: {last.errors[0].message})"
         )
         for spec in rest:
-            url = self.api.absolute(f"/repos/{spec.repo}")
+            url = self.api.absolute(f"/repos/{_repo(spec)}")
             results[spec.name] = self._error(spec, "github", GitHubError(why, url), url)
 
     def _deferred(self, spec: ProjectSpec, why: str) -> ProjectResult:
-        return ProjectResult(spec.name, "deferred", note=f"not checked this audit: {why}")
+        return ProjectResult(
+            spec.name, ProjectStatus.DEFERRED, note=f"not checked this audit: {why}"
+        )
 
     def _error(self, spec: ProjectSpec, source: str, exc: Exception, url: str) -> ProjectResult:
         if getattr(exc, "unreachable", False):
             self._unreachable_projects.add(spec.name)
         error = FetchError(spec.name, source, getattr(exc, "url", "") or url, str(exc))
-        return ProjectResult(spec.name, "error", errors=(error,))
+        return ProjectResult(spec.name, ProjectStatus.ERROR, errors=(error,))
 
     # -- REST ----------------------------------------------------------------------------------
 
     def _fetch_rest(
         self, spec: ProjectSpec, prior: ProjectSnapshot | None, projects_left: int
     ) -> ProjectResult:
-        assert spec.repo is not None
         now = self.clock()
-        sources: list[tuple[str, Source]] = []
-        url = self.api.absolute(f"/repos/{spec.repo}")
+        sources: list[tuple[str, Provenance]] = []
+        url = self.api.absolute(f"/repos/{_repo(spec)}")
         try:
-            response = self.api.get_json(f"/repos/{spec.repo}", allow=(404,))
+            response = self.api.get_json(f"/repos/{_repo(spec)}", allow=(404,))
             if response.status == 404:
                 raise GitHubError(
-                    f"repository {spec.repo} not found (deleted, private, or renamed without "
+                    f"repository {_repo(spec)} not found (deleted, private, or renamed without "
                     "a redirect): fix 'repo' in sources.yaml",
                     response.url,
                     404,
                 )
             repo, gh_license = parse.repo_from_rest(response.data)
-            sources.append(("repo", Source(response.url, now)))
+            sources.append(("repo", Provenance(response.url, now)))
             base = f"/repos/{repo.full_name}"
-            snapshot = ProjectSnapshot(project=spec.name, repo=repo, github_license=gh_license)
+            snapshot = ProjectSnapshot(
+                project=spec.name, tracking=spec.tracking, repo=repo, forge_license=gh_license
+            )
 
             if spec.track in ("auto", "releases"):
                 url = self.api.absolute(
@@ -169,15 +188,15 @@ class GitHubFetcher:
                 )
                 response = self.api.get_json(url, expect=list)
                 snapshot = replace(snapshot, releases=parse.releases_from_rest(response.data))
-                sources.append(("releases", Source(response.url, now)))
-            has_release = bool(usable_releases(spec, snapshot.releases or ()))
+                sources.append(("releases", Provenance(response.url, now)))
+            has_release = bool(usable_releases(spec.tracking, snapshot.releases or ()))
             if spec.track == "tags" or (spec.track == "auto" and not has_release):
                 # REST lists tags by name, not date: one full page (same cost) to sort by version.
                 url = self.api.absolute(f"{base}/tags?per_page=100")
                 response = self.api.get_json(url, expect=list)
-                snapshot = replace(snapshot, tags=parse.tags_from_rest(response.data))
-                sources.append(("tags", Source(response.url, now)))
-            newest_tags = usable_tags(spec, snapshot.tags or ())
+                snapshot = replace(snapshot, tags=parse.tags_from_rest(response.data, repo.url))
+                sources.append(("tags", Provenance(response.url, now)))
+            newest_tags = usable_tags(spec.tracking, snapshot.tags or ())
             has_tag = bool(newest_tags)
             if has_tag and not has_release and self._affordable(projects_left):
                 snapshot = self._date_newest_tag(snapshot, newest_tags[0].name, base)
@@ -188,7 +207,7 @@ class GitHubFetcher:
                 response = self.api.get_json(url, expect=list, allow=(409,))
                 if response.status == 200 and response.data:
                     snapshot = replace(snapshot, head=parse.commit_from_rest(response.data))
-                sources.append(("head", Source(response.url, now)))
+                sources.append(("head", Provenance(response.url, now)))
 
             # GitHub's repository answer already says when there is no license file (null);
             # /license would only 404, unconditionally, every night.
@@ -198,14 +217,16 @@ class GitHubFetcher:
                 if response.status == 200:
                     license_file, _ = parse.license_file_from_rest(response.data)
                     snapshot = replace(snapshot, license_file=license_file)
-                sources.append(("license", Source(response.url, now)))
+                sources.append(("license", Provenance(response.url, now)))
 
             snapshot = self._rest_inventory(snapshot, prior, projects_left, sources, now)
         except BudgetExhausted:
             raise
         except (GitHubError, parse.ShapeError) as exc:
             return self._error(spec, "github", exc, url)
-        return ProjectResult(spec.name, "ok", snapshot=replace(snapshot, sources=tuple(sources)))
+        return ProjectResult(
+            spec.name, ProjectStatus.OK, snapshot=replace(snapshot, provenance=tuple(sources))
+        )
 
     def _affordable(self, projects_left: int) -> bool:
         """Room for an optional request after reserving the essentials of every project left."""
@@ -227,7 +248,7 @@ class GitHubFetcher:
         snapshot: ProjectSnapshot,
         prior: ProjectSnapshot | None,
         projects_left: int,
-        sources: list[tuple[str, Source]],
+        sources: list[tuple[str, Provenance]],
         now: str,
     ) -> ProjectSnapshot:
         """Scan the tree for license-ish files when the budget has room for it."""
@@ -250,7 +271,7 @@ class GitHubFetcher:
         if response.status != 200:
             sources.extend(_carried_sources(prior, "license_inventory"))
             return replace(snapshot, license_inventory=carried)
-        sources.append(("license_inventory", Source(response.url, now)))
+        sources.append(("license_inventory", Provenance(response.url, now)))
         return replace(snapshot, license_inventory=parse.inventory_from_tree(response.data))
 
     # -- GraphQL -------------------------------------------------------------------------------
@@ -261,9 +282,13 @@ class GitHubFetcher:
         prior: dict[str, ProjectSnapshot],
         results: dict[str, ProjectResult],
     ) -> None:
-        queue = [s for s in specs if s.repo is not None]
+        queue = list(specs)
         batch_size = self.settings.graphql_batch
         while queue:
+            if self.should_stop():
+                for spec in queue:
+                    results[spec.name] = self._deferred(spec, "stop requested")
+                return
             batch, queue = queue[:batch_size], queue[batch_size:]
             paths = [self._license_path(prior.get(s.name)) for s in batch]
             try:
@@ -313,7 +338,7 @@ class GitHubFetcher:
             alias = f"r{index}"
             node = data.get(alias) if isinstance(data, dict) else None
             if not isinstance(node, dict):
-                why = errors_by_alias.get(alias) or f"no data for {spec.repo} ({message})"
+                why = errors_by_alias.get(alias) or f"no data for {_repo(spec)} ({message})"
                 results[spec.name] = self._error(spec, "github-graphql", GitHubError(why, url), url)
                 continue
             try:
@@ -328,14 +353,15 @@ class GitHubFetcher:
     ) -> ProjectResult:
         now = self.clock()
         repo, gh_license = parse.repo_from_graphql(node)
-        sources: list[tuple[str, Source]] = [("repo", Source(self.api.graphql_url, now))]
+        sources: list[tuple[str, Provenance]] = [("repo", Provenance(self.api.graphql_url, now))]
         snapshot = ProjectSnapshot(
             project=spec.name,
+            tracking=spec.tracking,
             repo=repo,
             releases=parse.releases_from_graphql(node),
-            tags=parse.tags_from_graphql(node),
+            tags=parse.tags_from_graphql(node, repo.url),
             head=parse.head_from_graphql(node),
-            github_license=gh_license,
+            forge_license=gh_license,
         )
         blob = node.get("licenseBlob") or {}
         blob_oid = blob.get("oid") if isinstance(blob, dict) else None
@@ -350,7 +376,7 @@ class GitHubFetcher:
             if response.status == 200:
                 license_file, _ = parse.license_file_from_rest(response.data)
                 snapshot = replace(snapshot, license_file=license_file)
-            sources.append(("license", Source(response.url, now)))
+            sources.append(("license", Provenance(response.url, now)))
 
         head = snapshot.head
         prior_inventory = prior.license_inventory if prior else None
@@ -370,5 +396,55 @@ class GitHubFetcher:
                 snapshot = replace(
                     snapshot, license_inventory=parse.inventory_from_tree(response.data)
                 )
-                sources.append(("license_inventory", Source(response.url, now)))
-        return ProjectResult(spec.name, "ok", snapshot=replace(snapshot, sources=tuple(sources)))
+                sources.append(("license_inventory", Provenance(response.url, now)))
+        return ProjectResult(
+            spec.name, ProjectStatus.OK, snapshot=replace(snapshot, provenance=tuple(sources))
+        )
+
+
+class GitHubSource:
+    """The GitHub source: what the audit calls (see crawler.upstream.source.Source)."""
+
+    kind = KIND
+
+    def __init__(self, context: SourceContext) -> None:
+        settings: GitHubSettings = context.settings
+        env = context.env
+        api_url = env.get("GITHUB_API_URL") or settings.api_url or DEFAULT_API_URL
+        token = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or None
+        self.api = GitHubApi(
+            api_url, token, context.cache, settings, timeout=context.common.timeout,
+            sleep=context.sleep,
+        )  # fmt: skip
+        self._fetcher = GitHubFetcher(
+            self.api, settings, context.clock, should_stop=context.should_stop
+        )
+        self._web = context.web
+
+    def fetch(
+        self, projects: Sequence[ProjectSpec], prior: Mapping[str, ProjectSnapshot]
+    ) -> dict[str, ProjectResult]:
+        return self._fetcher.fetch_all(projects, dict(prior))
+
+    def read_file(self, location: Location, path: str) -> RepoFile:
+        markdown = "text/markdown" if path.lower().endswith(".md") else None
+        if self.api.api_url == DEFAULT_API_URL:
+            # github.com's raw file host does not spend the API budget
+            raw = f"https://raw.githubusercontent.com/{location.path}/HEAD/{path}"
+            page = self._web.fetch(raw)
+            blob = f"https://github.com/{location.path}/blob/HEAD/{path}"
+            return RepoFile(page.body, blob, markdown or page.content_type)
+        response = self.api.get_json(f"/repos/{location.path}/contents/{path}")
+        data = response.data
+        text = base64.b64decode(data.get("content") or "").decode("utf-8", errors="replace")
+        return RepoFile(text, str(data.get("html_url") or response.url), markdown)
+
+    def usage(self) -> dict[str, Any]:
+        return {
+            **self.api.stats.as_dict(),
+            "rate_remaining": self.api.core.remaining,
+            "authenticated": self.api.authenticated,
+        }
+
+    def close(self) -> None:
+        self.api.close()

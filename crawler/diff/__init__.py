@@ -1,0 +1,158 @@
+"""Baseline + current states → changes, flags and the catalog rows. Pure functions, no I/O.
+
+Only projects observed in this audit can produce changes: a project whose fetch failed keeps
+its last good state, so an outage never reads as a removal or a license change. One module
+per facet: releases, licenses, repository, packages, pages.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from crawler.diff.licenses import license_changes, license_label, noassertion_flag
+from crawler.diff.names import Names, SourceNames
+from crawler.diff.packages import channel_flags, package_changes
+from crawler.diff.pages import diff_page
+from crawler.diff.releases import no_release_flag, version_changes
+from crawler.diff.repository import repo_changes
+from crawler.model import Change, ChangeKind, CurrentVersion, FetchError, Flag, ProjectSnapshot
+from crawler.versions import current_version
+
+log = logging.getLogger(__name__)
+
+__all__ = ["DiffRules", "Findings", "Names", "SourceNames", "Tracked", "diff_audit"]
+
+
+@dataclass(frozen=True)
+class Findings:
+    changes: tuple[Change, ...]
+    flags: tuple[Flag, ...]
+    projects: tuple[CurrentVersion, ...]
+    problems: tuple[FetchError, ...] = ()  # projects the diff itself could not compare
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """A project as the audit was told to track it."""
+
+    name: str
+    location: str | None = None  # the repository path it is fetched by, or its homepage
+
+
+@dataclass(frozen=True)
+class DiffRules:
+    now: datetime  # the audit's time: a grace period is measured from it
+    names: Names  # how prose names each source
+    channel_grace: timedelta = timedelta(days=7)
+
+
+def project_changes(
+    tracked: Tracked,
+    before: ProjectSnapshot | None,
+    after: ProjectSnapshot,
+    rules: DiffRules,
+) -> list[Change]:
+    name = tracked.name
+    changes = repo_changes(name, tracked.location, before, after, rules.names)
+    if before is None:
+        return changes
+    changes += version_changes(name, before, after)
+    changes += license_changes(name, before, after, rules.names)
+    changes += package_changes(name, before, after, rules.names)
+    old_pages = {p.name: p for p in before.pages}
+    for page in after.pages:
+        if page.name in old_pages:
+            changes += diff_page(name, old_pages[page.name], page)
+    return changes
+
+
+def project_flags(
+    name: str, before: ProjectSnapshot | None, after: ProjectSnapshot, rules: DiffRules
+) -> list[Flag]:
+    flags = [
+        flag
+        for flag in (
+            noassertion_flag(name, before, after, rules.names),
+            no_release_flag(name, before, after, rules.names),
+        )
+        if flag is not None
+    ]
+    current = channel_flags(name, after, rules.names, now=rules.now, grace=rules.channel_grace)
+    if current and before is not None:
+        earlier = channel_flags(name, before, rules.names, now=rules.now, grace=rules.channel_grace)
+        seen = {(f.details["package"], f.details["problem"]) for f in earlier}
+        current = [
+            replace(f, new=(f.details["package"], f.details["problem"]) not in seen)
+            for f in current
+        ]
+    return flags + current
+
+
+def diff_audit(
+    tracked: Sequence[Tracked],
+    listed: Sequence[str],
+    baseline: Mapping[str, ProjectSnapshot],
+    baseline_projects: Sequence[str] | None,
+    current: Mapping[str, ProjectSnapshot],
+    observed: set[str],
+    rules: DiffRules,
+) -> Findings:
+    """Compare this audit with the last good state of every project.
+
+    ``tracked`` are the projects this audit reports on, ``listed`` every project the
+    configuration lists (only those missing from it are removed); ``current`` holds each
+    project's state after this audit (observed, or carried forward); ``observed`` names the
+    projects actually checked this time: only they can change. A project the diff cannot
+    compare is a problem for that project; the others are still reported."""
+    changes: list[Change] = []
+    flags: list[Flag] = []
+    rows: list[CurrentVersion] = []
+    problems: list[FetchError] = []
+    known = set(baseline_projects or ())
+    for project in tracked:
+        name = project.name
+        before = baseline.get(name)
+        after = current.get(name)
+        try:
+            found, raised = _compare(project, before, after, name in observed, rules)
+            rows.append(current_version(name, after, license_label(after, rules.names)))
+        except Exception as exc:  # one project's surprise must not end the audit
+            log.warning("diff of %s failed", name, exc_info=True)
+            problems.append(FetchError(name, "diff", "", f"could not compare: {exc!r}"[:300]))
+            rows.append(current_version(name, None, None))
+            continue
+        if name not in known:
+            changes.append(
+                Change(
+                    name,
+                    ChangeKind.PROJECT_ADDED,
+                    f"now tracking {project.location}" if project.location else "now tracked",
+                    after=project.location,
+                    evidence_url=after.repo.url if after and after.repo else None,
+                )
+            )
+        changes += found
+        flags += raised
+    for name in sorted(known - set(listed)):
+        changes.append(
+            Change(
+                name, ChangeKind.PROJECT_REMOVED, "no longer listed in sources.yaml", before=name
+            )
+        )
+    return Findings(tuple(changes), tuple(flags), tuple(rows), tuple(problems))
+
+
+def _compare(
+    project: Tracked,
+    before: ProjectSnapshot | None,
+    after: ProjectSnapshot | None,
+    observed: bool,
+    rules: DiffRules,
+) -> tuple[list[Change], list[Flag]]:
+    if after is None:
+        return [], []
+    changes = project_changes(project, before, after, rules) if observed else []
+    return changes, project_flags(project.name, before, after, rules)

@@ -1,0 +1,149 @@
+"""Release channels (PyPI…): new package versions, and channel_mismatch when what users install
+disagrees with the forge — a version published without a release, a release still without a
+package after the grace period, or a declared license that differs from the license file. Pure.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from license_expression import ExpressionError, Licensing
+from packaging.version import InvalidVersion, Version
+
+from crawler.diff.licenses import detected_license
+from crawler.diff.names import Names, label_of
+from crawler.model import (
+    Change,
+    ChangeKind,
+    Flag,
+    FlagKind,
+    PackageInfo,
+    PackageVersion,
+    ProjectSnapshot,
+)
+from crawler.versions import current_version
+
+MAX_NEW_VERSIONS = 10  # per package per audit: a registry backfill is one line, not hundreds
+
+
+def _key(package: PackageInfo) -> tuple[str, str]:
+    return package.registry, package.name.lower()
+
+
+def package_changes(
+    name: str, before: ProjectSnapshot, after: ProjectSnapshot, names: Names
+) -> list[Change]:
+    old = {_key(p): p for p in before.packages}
+    changes: list[Change] = []
+    for package in after.packages:
+        previous = old.get(_key(package))
+        if previous is None:  # a newly watched channel is configuration, not a finding
+            continue
+        known = {v.version for v in previous.versions}
+        newest_before = _newest(previous.versions, stable=False)
+        fresh = [v for v in package.versions if v.version not in known and not v.yanked]
+        label = label_of(names, package.registry)
+        for version in reversed(fresh[:MAX_NEW_VERSIONS]):
+            pre = " (pre-release)" if version.prerelease else ""
+            when = f" uploaded {version.uploaded_at}" if version.uploaded_at else ""
+            changes.append(
+                Change(
+                    project=name,
+                    kind=ChangeKind.NEW_PACKAGE_VERSION,
+                    summary=f"{label} {package.name} {version.version}{pre}{when}",
+                    before=newest_before.version if newest_before else None,
+                    after=version.version,
+                    evidence_url=f"{package.url.rstrip('/')}/{version.version}/",
+                    details={
+                        "registry": package.registry,
+                        "package": package.name,
+                        "uploaded_at": version.uploaded_at,
+                        "prerelease": version.prerelease,
+                    },
+                )
+            )
+    return changes
+
+
+def _newest(versions: tuple[PackageVersion, ...], *, stable: bool) -> PackageVersion | None:
+    for version in versions:
+        if not version.yanked and not (stable and version.prerelease):
+            return version
+    return None
+
+
+def _parse(text: str) -> Version | None:
+    candidate = text.strip()
+    for prefix in ("v", "V", "release-"):
+        candidate = candidate.removeprefix(prefix)
+    try:
+        return Version(candidate)
+    except InvalidVersion:
+        return None
+
+
+def _same_license(declared: str, detected: str) -> bool | None:
+    """None when either side is not a valid SPDX expression (nothing to compare)."""
+    licensing = Licensing()
+    try:
+        return bool(licensing.is_equivalent(declared, detected))
+    except (ExpressionError, TypeError, ValueError):
+        return None
+
+
+def channel_flags(
+    name: str, after: ProjectSnapshot, names: Names, *, now: datetime, grace: timedelta
+) -> list[Flag]:
+    flags: list[Flag] = []
+    row = current_version(name, after, None)
+    forge = label_of(names, after.repo.forge if after.repo else None)
+    for package in after.packages:
+        label = label_of(names, package.registry)
+        problems: list[tuple[str, str]] = []
+        newest = _newest(package.versions, stable=True)
+        if row.version_source == "release" and not row.prerelease and newest and row.version:
+            released, published = _parse(row.version), _parse(newest.version)
+            if released and published and published > released:
+                problems.append(
+                    (
+                        "version_ahead",
+                        f"{label} has {newest.version} but the newest {forge} release is "
+                        f"{row.version} (published without a release?)",
+                    )
+                )
+            elif released and published and released > published and row.published_at:
+                age = now - datetime.fromisoformat(row.published_at.replace("Z", "+00:00"))
+                if age > grace:
+                    problems.append(
+                        (
+                            "release_without_package",
+                            f"{forge} release {row.version} ({row.published_at[:10]}) has no "
+                            f"{label} upload after {age.days} days; newest there is "
+                            f"{newest.version}",
+                        )
+                    )
+        detected = detected_license(after)
+        if package.license and detected and _same_license(package.license, detected) is False:
+            problems.append(
+                (
+                    "license",
+                    f"{label} declares license {package.license}, the repository's license file "
+                    f"reads {detected}",
+                )
+            )
+        for problem, detail in problems:
+            flags.append(
+                Flag(
+                    project=name,
+                    kind=FlagKind.CHANNEL_MISMATCH,
+                    detail=detail,
+                    new=True,  # diff_audit compares with the baseline's flags
+                    evidence_url=package.url,
+                    details={
+                        "registry": package.registry,
+                        "package": package.name,
+                        "problem": problem,
+                    },
+                )
+            )
+    return flags

@@ -1,0 +1,52 @@
+"""Repository facets: renamed or transferred (by the forge's stable id), archived. Pure."""
+
+from __future__ import annotations
+
+from crawler.diff.names import Names, key_of
+from crawler.model import Change, ChangeKind, ProjectSnapshot
+
+
+def repo_changes(
+    name: str,
+    configured: str | None,
+    before: ProjectSnapshot | None,
+    after: ProjectSnapshot,
+    names: Names,
+) -> list[Change]:
+    """``configured`` is the repository path the project was fetched by (from sources.yaml)."""
+    if after.repo is None:
+        return []
+    changes = []
+    old_name = before.repo.full_name if before and before.repo else configured
+    moved = old_name is not None and old_name.lower() != after.repo.full_name.lower()
+    replaced = before is not None and before.repo is not None and before.repo.id != after.repo.id
+    if moved or replaced:
+        what = f"{old_name} → {after.repo.full_name}" if moved else after.repo.full_name
+        note = " (a different repository id: deleted and re-created?)" if replaced else ""
+        key = key_of(names, after.repo.forge)
+        changes.append(
+            Change(
+                project=name,
+                kind=ChangeKind.REPO_MOVED,
+                summary=f"repository moved {what}{note}; update '{key}' in sources.yaml",
+                before=old_name,
+                after=after.repo.full_name,
+                evidence_url=after.repo.url,
+                details={
+                    "before_id": before.repo.id if before and before.repo else None,
+                    "after_id": after.repo.id,
+                },
+            )
+        )
+    if after.repo.archived and not (before and before.repo and before.repo.archived):
+        changes.append(
+            Change(
+                project=name,
+                kind=ChangeKind.REPO_ARCHIVED,
+                summary=f"{after.repo.full_name} is archived (read-only upstream)",
+                before=False,
+                after=True,
+                evidence_url=after.repo.url,
+            )
+        )
+    return changes

@@ -1,0 +1,357 @@
+"""The fetch stage of an audit: every source's facts for every project, the license texts
+analysed, the watched pages read. I/O at the edges, one result per project.
+
+Nothing that goes wrong for one project (or one page, or one source) may end the audit: an
+unexpected exception becomes an error for the projects it touched, whose last good state is
+then kept, and the others carry on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from crawler.config import Config, Location, PageSpec, ProjectSpec
+from crawler.model import (
+    FetchError,
+    LicenseFile,
+    PageSnapshot,
+    ProjectResult,
+    ProjectSnapshot,
+    ProjectStatus,
+    Provenance,
+)
+from crawler.upstream.http import ResponseCache, redact
+from crawler.upstream.pages import PageFetcher, PageFetchError
+from crawler.upstream.source import (
+    RepoFile,
+    Source,
+    SourceContext,
+    SourceDeferred,
+    SourceError,
+    source_kinds,
+)
+
+log = logging.getLogger(__name__)
+Clock = Callable[[], str]
+MAX_MESSAGE = 500
+
+
+def _message(exc: BaseException, secrets: Iterable[str | None]) -> str:
+    """An exception as one redacted line: redact first, then cut."""
+    text = redact(f"{exc}" or type(exc).__name__, *secrets)
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+
+
+@dataclass
+class OpenSources:
+    """The sources an audit uses, opened once and closed at the end."""
+
+    by_name: dict[str, Source]
+
+    def close(self) -> None:
+        for source in self.by_name.values():
+            try:
+                source.close()
+            except Exception:  # closing must not hide the audit's outcome
+                log.warning("closing source %s failed", source.kind.name, exc_info=True)
+
+    def usage(self) -> dict[str, dict[str, Any]]:
+        return {name: source.usage() for name, source in self.by_name.items()}
+
+
+def used_sources(specs: Sequence[ProjectSpec]) -> list[str]:
+    names = {loc.source for spec in specs for loc in spec.locations()}
+    names |= {p.location.source for spec in specs for p in spec.pages if p.location is not None}
+    return sorted(names)
+
+
+def open_sources(
+    config: Config,
+    specs: Sequence[ProjectSpec],
+    *,
+    env: Mapping[str, str],
+    cache: ResponseCache,
+    web: PageFetcher,
+    clock: Clock,
+    sleep: Callable[[float], None],
+    should_stop: Callable[[], bool] = lambda: False,
+) -> OpenSources:
+    kinds = source_kinds()
+    opened: dict[str, Source] = {}
+    for name in used_sources(specs):
+        context = SourceContext(
+            settings=config.source_settings(name),
+            common=config.settings,
+            env=env,
+            cache=cache,
+            web=web,
+            clock=clock,
+            sleep=sleep,
+            should_stop=should_stop,
+        )
+        opened[name] = kinds[name].open(context)
+    return OpenSources(opened)
+
+
+class Gatherer:
+    """Runs the fetch stage for one audit."""
+
+    def __init__(
+        self,
+        sources: OpenSources,
+        web: PageFetcher,
+        clock: Clock,
+        *,
+        secrets: Iterable[str | None] = (),
+        should_stop: Callable[[], bool] = lambda: False,
+        analyse: Callable[[str, str, Sequence[str]], dict[str, Any]] | None = None,
+        extract: Callable[[PageSpec, str, str | None, str], PageSnapshot] | None = None,
+    ) -> None:
+        self.sources = sources
+        self.web = web
+        self.clock = clock
+        self.secrets = tuple(secrets)
+        self.should_stop = should_stop
+        self._analyse = analyse or _analyse_license
+        self._extract = extract or _extract_page
+
+    def gather(
+        self, specs: Sequence[ProjectSpec], prior: Mapping[str, ProjectSnapshot]
+    ) -> dict[str, ProjectResult]:
+        results = self._forges(specs, prior)
+        self._channels(specs, prior, results)
+        analyses = LicenseAnalyses(prior.values(), self._analyse)
+        for spec in specs:
+            result = results[spec.name]
+            if result.status != ProjectStatus.OK or result.snapshot is None:
+                continue
+            if spec.pages and self.should_stop():  # its pages are left for the next audit
+                note = "; ".join(n for n in (result.note, "pages not read: stop requested") if n)
+                snapshot = _keep_pages(analyses.apply(result.snapshot), prior.get(spec.name))
+                results[spec.name] = replace(result, snapshot=snapshot, note=note)
+                continue
+            results[spec.name] = self._complete_guarded(spec, result, prior, analyses)
+        return results
+
+    # -- stages ----------------------------------------------------------------------------
+
+    def _forges(
+        self, specs: Sequence[ProjectSpec], prior: Mapping[str, ProjectSnapshot]
+    ) -> dict[str, ProjectResult]:
+        results: dict[str, ProjectResult] = {}
+        groups: dict[str, list[ProjectSpec]] = defaultdict(list)
+        for spec in specs:
+            if spec.forge is not None:
+                groups[spec.forge.source].append(spec)
+            elif spec.channels or spec.pages:
+                note = None if spec.channels else "no repository to fetch; its pages are watched"
+                snapshot = ProjectSnapshot(project=spec.name, tracking=spec.tracking)
+                results[spec.name] = ProjectResult(spec.name, ProjectStatus.OK, snapshot, note=note)
+            else:
+                note = f"no source can fetch it yet ({spec.homepage}): listed, not checked"
+                results[spec.name] = ProjectResult(spec.name, ProjectStatus.UNTRACKED, note=note)
+        for name, group in groups.items():
+            source = self.sources.by_name[name]
+            results.update(self._fetch(source, group, prior))
+        return results
+
+    def _fetch(
+        self, source: Source, group: list[ProjectSpec], prior: Mapping[str, ProjectSnapshot]
+    ) -> dict[str, ProjectResult]:
+        try:
+            fetched = source.fetch(group, prior)
+        except Exception as exc:  # a defect or surprise in one source: its projects only
+            log.warning("source %s failed", source.kind.name, exc_info=True)
+            why = f"{source.kind.label} source failed unexpectedly: {_message(exc, self.secrets)}"
+            fetched = {}
+            for spec in group:
+                error = FetchError(spec.name, source.kind.name, "", why)
+                fetched[spec.name] = ProjectResult(spec.name, ProjectStatus.ERROR, errors=(error,))
+        for spec in group:  # a source that forgot a project must not lose it
+            if spec.name not in fetched:
+                why = f"{source.kind.label} returned nothing for this project"
+                error = FetchError(spec.name, source.kind.name, "", why)
+                fetched[spec.name] = ProjectResult(spec.name, ProjectStatus.ERROR, errors=(error,))
+        return {spec.name: fetched[spec.name] for spec in group}
+
+    def _channels(
+        self,
+        specs: Sequence[ProjectSpec],
+        prior: Mapping[str, ProjectSnapshot],
+        results: dict[str, ProjectResult],
+    ) -> None:
+        """Release channels add their facet to a project the forge checked; a channel that
+        fails keeps its last good facet and adds an error, the rest of the project stands."""
+        groups: dict[str, list[ProjectSpec]] = defaultdict(list)
+        for spec in specs:
+            if results[spec.name].status != ProjectStatus.OK:
+                continue
+            for channel in spec.channels:
+                groups[channel.source].append(spec)
+        for name, group in groups.items():
+            source = self.sources.by_name[name]
+            fetched = self._fetch(source, group, prior)
+            for spec in group:
+                results[spec.name] = _merge_channel(
+                    results[spec.name], fetched[spec.name], prior.get(spec.name), name
+                )
+
+    def _complete_guarded(
+        self,
+        spec: ProjectSpec,
+        result: ProjectResult,
+        prior: Mapping[str, ProjectSnapshot],
+        analyses: LicenseAnalyses,
+    ) -> ProjectResult:
+        try:
+            return self._complete(spec, result, prior.get(spec.name), analyses)
+        except Exception as exc:  # never let one project's surprise end the audit
+            log.warning("project %s failed", spec.name, exc_info=True)
+            error = FetchError(
+                spec.name, "crawler", "", f"internal error: {_message(exc, self.secrets)}"
+            )
+            return ProjectResult(
+                spec.name, ProjectStatus.ERROR, errors=(*result.errors, error), note=result.note
+            )
+
+    def _complete(
+        self,
+        spec: ProjectSpec,
+        result: ProjectResult,
+        prior: ProjectSnapshot | None,
+        analyses: LicenseAnalyses,
+    ) -> ProjectResult:
+        assert result.snapshot is not None
+        snapshot = analyses.apply(result.snapshot)
+        errors: list[FetchError] = []
+        notes: list[str] = []
+        if spec.pages:
+            snapshot, errors, notes = self._pages(spec, snapshot, prior)
+        note = "; ".join(n for n in (result.note, *notes) if n) or None
+        return replace(result, snapshot=snapshot, errors=(*result.errors, *errors), note=note)
+
+    # -- pages -----------------------------------------------------------------------------
+
+    def _pages(
+        self, spec: ProjectSpec, snapshot: ProjectSnapshot, prior: ProjectSnapshot | None
+    ) -> tuple[ProjectSnapshot, list[FetchError], list[str]]:
+        """The snapshot with its pages, the page errors, and notes on pages not checked.
+        A page that fails keeps its last good extraction."""
+        pages: list[PageSnapshot] = []
+        errors: list[FetchError] = []
+        notes: list[str] = []
+        provenance = list(snapshot.provenance)
+        earlier = {p.name: p for p in (prior.pages if prior else ())}
+        for page in spec.pages:
+            try:
+                body, content_type, url = self._page_body(spec, page)
+                pages.append(self._extract(page, body, content_type, url))
+                provenance.append((f"page:{page.name}", Provenance(url, self.clock())))
+                continue
+            except SourceDeferred:  # not checked tonight: keep the last extraction, no error
+                notes.append(f"page '{page.name}' not checked: rate budget spent")
+            except (PageFetchError, SourceError, ValueError) as exc:
+                message = _message(exc, self.secrets)
+                errors.append(FetchError(spec.name, f"page:{page.name}", page.where, message))
+            except Exception as exc:  # anything else from one page is that page's error
+                log.warning("page %s of %s failed", page.name, spec.name, exc_info=True)
+                message = f"internal error: {_message(exc, self.secrets)}"
+                errors.append(FetchError(spec.name, f"page:{page.name}", page.where, message))
+            if page.name in earlier:
+                pages.append(earlier[page.name])  # carry the last good extraction forward
+        return replace(snapshot, pages=tuple(pages), provenance=tuple(provenance)), errors, notes
+
+    def _page_body(self, spec: ProjectSpec, page: PageSpec) -> tuple[str, str | None, str]:
+        if page.url is not None:
+            fetched = self.web.fetch(page.url)
+            return fetched.body, fetched.content_type, fetched.url
+        location: Location | None = page.location or spec.forge
+        assert location is not None and page.path is not None  # checked by the config
+        file: RepoFile = self.sources.by_name[location.source].read_file(location, page.path)
+        return file.text, file.content_type, file.url
+
+
+def _keep_pages(snapshot: ProjectSnapshot, prior: ProjectSnapshot | None) -> ProjectSnapshot:
+    return replace(snapshot, pages=prior.pages if prior else ())
+
+
+def _merge_channel(
+    result: ProjectResult, channel: ProjectResult, prior: ProjectSnapshot | None, registry: str
+) -> ProjectResult:
+    assert result.snapshot is not None
+    snapshot = result.snapshot
+    mine = [p for p in snapshot.packages if p.registry != registry]
+    if channel.status == ProjectStatus.OK and channel.snapshot is not None:
+        packages = (*mine, *channel.snapshot.packages)
+        provenance = (*snapshot.provenance, *channel.snapshot.provenance)
+        snapshot = replace(snapshot, packages=packages, provenance=provenance)
+        return replace(result, snapshot=snapshot, errors=(*result.errors, *channel.errors))
+    kept = tuple(p for p in (prior.packages if prior else ()) if p.registry == registry)
+    snapshot = replace(snapshot, packages=(*mine, *kept))
+    note = result.note
+    if channel.status == ProjectStatus.DEFERRED:
+        note = "; ".join(n for n in (note, f"{registry} not checked: {channel.note}") if n)
+    return replace(result, snapshot=snapshot, errors=(*result.errors, *channel.errors), note=note)
+
+
+class LicenseAnalyses:
+    """Each distinct license text is analysed once, in this audit and across audits.
+
+    Git names a blob by its content, so the blob SHA is the key: a thousand repositories with
+    thirty distinct license texts cost thirty analyses, and a text analysed last night is not
+    analysed again. An analysis records the engine version it came from; a newer engine
+    analyses again."""
+
+    def __init__(
+        self,
+        prior: Iterable[ProjectSnapshot],
+        analyse: Callable[[str, str, Sequence[str]], dict[str, Any]],
+    ) -> None:
+        self._analyse = analyse
+        self._known: dict[tuple[str, str, tuple[str, ...]], dict[str, Any]] = {}
+        self.performed = 0
+        for snapshot in prior:
+            lf = snapshot.license_file
+            if lf is not None and lf.analysis is not None and _current_engine(lf.analysis):
+                self._known[(lf.blob_sha, lf.path, _siblings(snapshot))] = lf.analysis
+
+    def apply(self, snapshot: ProjectSnapshot) -> ProjectSnapshot:
+        current: LicenseFile | None = snapshot.license_file
+        if current is None or current.analysis is not None:
+            return snapshot
+        key = (current.blob_sha, current.path, _siblings(snapshot))
+        analysis = self._known.get(key)
+        if analysis is None:
+            analysis = self._analyse(current.text or "", current.path, key[2])
+            self._known[key] = analysis
+            self.performed += 1
+        return replace(snapshot, license_file=replace(current, analysis=analysis))
+
+
+def _siblings(snapshot: ProjectSnapshot) -> tuple[str, ...]:
+    return tuple(sorted(e.path for e in snapshot.license_inventory or () if "/" not in e.path))
+
+
+ENGINE = "engine"
+
+
+def _current_engine(analysis: Mapping[str, Any]) -> bool:
+    from crawler.analysis.licenses import ENGINE_VERSION
+
+    return analysis.get(ENGINE) == ENGINE_VERSION
+
+
+def _analyse_license(text: str, path: str, siblings: Sequence[str]) -> dict[str, Any]:
+    from crawler.analysis.licenses import ENGINE_VERSION, analyze_license
+
+    return {**analyze_license(text, path, list(siblings)).to_dict(), ENGINE: ENGINE_VERSION}
+
+
+def _extract_page(page: PageSpec, body: str, content_type: str | None, url: str) -> PageSnapshot:
+    from crawler.analysis.tables import extract_page
+
+    return extract_page(page, body, content_type, url)

@@ -1,0 +1,1 @@
+"""Upstream sources, one module (or package) each; see crawler.upstream.source."""

@@ -1,0 +1,60 @@
+"""GitHub (github.com or GitHub Enterprise): REST and GraphQL through PyGithub.
+
+Projects name it with ``repo: owner/name``; the ``github:`` section of sources.yaml holds the
+settings below. ``GITHUB_API_URL`` (what GitHub Actions sets), else ``github.api_url``, else
+api.github.com; the token comes from ``GITHUB_TOKEN`` or ``GH_TOKEN``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from crawler.upstream.source import SourceKind
+
+if TYPE_CHECKING:
+    from crawler.upstream.source import Source, SourceContext
+
+DEFAULT_API_URL = "https://api.github.com"
+REPO_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
+
+
+class GitHubSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    api_url: str | None = None
+    graphql_batch: int = Field(default=50, ge=1, le=100)
+    releases_per_repo: int = Field(default=10, ge=1, le=100)
+    tags_per_repo: int = Field(default=10, ge=1, le=100)
+    budget_reserve: int = Field(default=0, ge=0)  # requests kept unspent
+    max_retries: int = Field(default=3, ge=0, le=10)
+    max_retry_wait: float = Field(default=60.0, ge=0)  # total waiting per request, seconds
+    retry_base_delay: float = Field(default=1.0, ge=0)
+    inventory: Literal["auto", "always", "never"] = "auto"  # license-file tree scan
+    # requests in flight at once; GitHub asks integrators to keep it to a handful
+    concurrency: int = Field(default=4, ge=1, le=8)
+
+
+def check_repo(value: str) -> str:
+    if not REPO_RE.match(value):
+        raise ValueError(f"repo {value!r} must look like 'owner/name'")
+    return value
+
+
+def _open(context: SourceContext) -> Source:
+    from crawler.upstream.sources.github.fetch import GitHubSource
+
+    return GitHubSource(context)
+
+
+KIND = SourceKind(
+    name="github",
+    label="GitHub",
+    role="forge",
+    project_key="repo",
+    check_path=check_repo,
+    open=_open,
+    settings=GitHubSettings,
+)

@@ -1,0 +1,377 @@
+"""A JSON-over-HTTP client for the sources that are not GitHub (Gitee, GitLab, PyPI…).
+
+What every such API needs, in one place:
+
+* conditional requests: validators and bodies from the ResponseCache, keyed by URL, Accept and a
+  fingerprint of the credentials (never the credentials); a 304 replays the stored body;
+* bounded retries with exponential backoff and jitter on 5xx, resets, timeouts, truncated or
+  HTML bodies; ``Retry-After`` honoured on 429 (and on a 403 that carries it), within a cap;
+* a rate budget read from the answer's headers (``RateLimit-Remaining`` and the like): when it
+  runs out the source stops calling and the rest of its projects are deferred;
+* one wall-clock deadline per request, headers included;
+* credentials sent as a header or a query parameter, and redacted from every message, URL shown
+  and cache key.
+
+Errors are ``SourceError`` (for good) or ``SourceDeferred`` (budget spent); a caller turns them
+into an error or a deferral for that project only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field
+
+from crawler.upstream.http import (
+    USER_AGENT,
+    CachedResponse,
+    ResponseCache,
+    cache_key,
+    redact,
+    token_identity,
+)
+from crawler.upstream.source import SourceDeferred, SourceError
+
+log = logging.getLogger(__name__)
+MAX_MESSAGE = 300
+MAX_REDIRECTS = 5
+UNREACHABLE_AFTER = 3  # requests in a row that got no answer at all: stop trying this API
+RATE_HEADERS = (
+    ("limit", ("ratelimit-limit", "x-ratelimit-limit")),
+    ("remaining", ("ratelimit-remaining", "x-ratelimit-remaining")),
+    ("reset", ("ratelimit-reset", "x-ratelimit-reset")),
+)
+
+
+class ApiSettings(BaseModel):
+    """The settings every REST source shares; a source's section model extends it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    api_url: str | None = None
+    max_retries: int = Field(default=3, ge=0, le=10)
+    max_retry_wait: float = Field(default=60.0, ge=0)  # total waiting per request, seconds
+    retry_base_delay: float = Field(default=1.0, ge=0)
+    budget_reserve: int = Field(default=0, ge=0)  # requests kept unspent
+    concurrency: int = Field(default=2, ge=1, le=8)  # requests in flight to this API
+
+
+@dataclass
+class RateBudget:
+    limit: int | None = None
+    remaining: int | None = None
+    reset: datetime | None = None
+
+    def update(self, headers: Mapping[str, str]) -> None:
+        for attr, names in RATE_HEADERS:
+            value = next((headers[n] for n in names if n in headers), None)
+            if value is None or not str(value).strip().isdigit():
+                continue
+            number = int(str(value).strip())
+            if attr == "reset":
+                # an epoch (GitLab, GitHub) or seconds from now (the IETF draft's form)
+                now = time.time()
+                epoch = number if number > 1_000_000_000 else now + number
+                self.reset = datetime.fromtimestamp(epoch, UTC).replace(microsecond=0)
+            else:
+                setattr(self, attr, number)
+
+
+@dataclass
+class ApiUsage:
+    requests: int = 0
+    not_modified: int = 0
+    retries: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "requests": self.requests,
+            "not_modified": self.not_modified,
+            "retries": self.retries,
+        }
+
+
+@dataclass(frozen=True)
+class ApiResponse:
+    status: int
+    data: Any
+    url: str  # as shown: credentials removed
+    headers: Mapping[str, str] = field(default_factory=dict)
+    from_cache: bool = False
+
+
+class _Transient(Exception):
+    def __init__(
+        self, message: str, retry_after: float | None = None, unanswered: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.unanswered = unanswered  # no HTTP answer at all (DNS, refused, reset, timeout)
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+class JsonApi:
+    """GET JSON from one API. Thread-safe: the budget and counters are shared under a lock."""
+
+    def __init__(
+        self,
+        name: str,
+        base_url: str,
+        *,
+        cache: ResponseCache,
+        settings: ApiSettings,
+        timeout: float,
+        deadline: float | None = None,
+        auth_headers: Mapping[str, str] | None = None,
+        auth_params: Mapping[str, str] | None = None,
+        accept: str = "application/json",
+        sleep: Callable[[float], None] = time.sleep,
+        client: httpx.Client | None = None,
+    ) -> None:
+        self.name = name  # for messages: "Gitee", "GitLab", "PyPI"
+        self.base_url = base_url.rstrip("/")
+        self._cache = cache
+        self._settings = settings
+        self._auth_headers = dict(auth_headers or {})
+        self._auth_params = dict(auth_params or {})
+        self._secrets = [
+            v for v in (*self._auth_headers.values(), *self._auth_params.values()) if v
+        ]
+        self._identity = token_identity("|".join(self._secrets) or None)
+        self._accept = accept
+        self._sleep = sleep
+        self._deadline = deadline or max(timeout * 2, timeout + 5)
+        self._random = random.Random()
+        self._lock = threading.Lock()
+        self.budget = RateBudget()
+        self.usage = ApiUsage()
+        self._unanswered = 0  # requests in a row given up without any HTTP answer
+        self._own_client = client is None
+        self._client = client or httpx.Client(
+            timeout=timeout, headers={"User-Agent": USER_AGENT}, follow_redirects=False
+        )
+
+    @property
+    def authenticated(self) -> bool:
+        return bool(self._secrets)
+
+    def close(self) -> None:
+        if self._own_client:
+            self._client.close()
+
+    def redact(self, text: str) -> str:
+        return redact(text, *self._secrets)
+
+    def absolute(self, path: str, params: Mapping[str, Any] | None = None) -> str:
+        """The URL as shown and cached: base + path + sorted params, without credentials."""
+        url = path if path.startswith(("http://", "https://")) else f"{self.base_url}{path}"
+        if params:
+            parts = urlsplit(url)
+            query = "&".join(p for p in (parts.query, urlencode(sorted(params.items()))) if p)
+            url = urlunsplit(parts._replace(query=query))
+        return url
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def get(
+        self,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        allow: tuple[int, ...] = (),
+        expect: type = dict,
+    ) -> ApiResponse:
+        """GET with validators; a 304 replays the stored body. ``allow`` lists statuses that
+        are answers rather than failures (404 for "no such file")."""
+        url = self.absolute(path, params)
+        key = cache_key("GET", url, self._accept, self._identity)
+        cached = self._cache.get_response(key)
+        headers = {"Accept": self._accept, **self._auth_headers}
+        if cached and cached.etag:
+            headers["If-None-Match"] = cached.etag
+        if cached and cached.last_modified:
+            headers["If-Modified-Since"] = cached.last_modified
+
+        def attempt() -> ApiResponse:
+            status, answer_headers, body = self._send(url, headers)
+            if status == 304 and cached is not None:
+                with self._lock:
+                    self.usage.not_modified += 1
+                data = self._parse(cached.body, expect, url)
+                return ApiResponse(200, data, url, answer_headers, True)
+            if status in allow:
+                return ApiResponse(status, None, url, answer_headers)
+            if status >= 400:
+                raise SourceError(
+                    f"HTTP {status} from {self.name}: {self.redact(_message(body))}", url, status
+                )
+            data = self._parse(body, expect, url)
+            etag, modified = answer_headers.get("etag"), answer_headers.get("last-modified")
+            if etag or modified:
+                self._cache.put_response(
+                    key,
+                    CachedResponse(url, etag, modified, body, answer_headers.get("content-type")),
+                )
+            return ApiResponse(status, data, url, answer_headers)
+
+        response: ApiResponse = self._with_retries(attempt, url)
+        return response
+
+    def _check_budget(self, url: str) -> None:
+        reserve = self._settings.budget_reserve
+        with self._lock:
+            remaining = self.budget.remaining
+            if remaining is not None and remaining <= reserve:
+                reset = self.budget.reset.isoformat() if self.budget.reset else "unknown"
+                raise SourceDeferred(
+                    f"{self.name} rate budget spent ({remaining} left of {self.budget.limit}, "
+                    f"keeping {reserve} in reserve; resets {reset})",
+                    url,
+                )
+            self.usage.requests += 1
+            if remaining is not None:
+                self.budget.remaining = remaining - 1  # reserved now, corrected by the answer
+
+    def _send(self, url: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        self._check_budget(url)
+        started = time.monotonic()
+        origin = _origin(url)
+        current = url
+        try:
+            for _ in range(MAX_REDIRECTS + 1):
+                # credentials go to the API's own origin only, never to a redirect elsewhere
+                own = _origin(current) == origin
+                sent = headers if own else {k: v for k, v in headers.items()
+                                            if k not in self._auth_headers}  # fmt: skip
+                params = self._auth_params if own and self._auth_params else None
+                with self._client.stream("GET", current, headers=sent, params=params) as response:
+                    location = response.headers.get("location")
+                    if response.status_code in (301, 302, 303, 307, 308) and location:
+                        current = str(response.url.join(location))
+                        continue
+                    chunks = []
+                    for chunk in response.iter_bytes():
+                        if time.monotonic() - started > self._deadline:
+                            raise _Transient(f"{self.name} took more than {self._deadline:.0f}s")
+                        chunks.append(chunk)
+                    body = b"".join(chunks)
+                    break
+            else:
+                raise SourceError(f"more than {MAX_REDIRECTS} redirects from {self.name}", url)
+        except httpx.TimeoutException as exc:
+            raise _Transient(
+                f"no answer from {self.name}: timed out ({type(exc).__name__})"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise _Transient(
+                f"no answer from {self.name}: {self.redact(type(exc).__name__)}"
+            ) from None
+        answer = {k.lower(): v for k, v in response.headers.items()}
+        with self._lock:
+            self.budget.update(answer)
+        status = response.status_code
+        if status >= 500:
+            raise _Transient(f"HTTP {status} from {self.name}")
+        if status == 429 or (status == 403 and "retry-after" in answer):
+            wait = _retry_after(answer.get("retry-after"))
+            if wait is None and self.budget.remaining == 0:
+                raise SourceDeferred(f"{self.name} rate limit reached (HTTP {status})", url, status)
+            raise _Transient(f"{self.name} rate limit (HTTP {status})", retry_after=wait or 60.0)
+        return status, answer, body
+
+    def _parse(self, body: bytes, expect: type, url: str) -> Any:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            kind = "an HTML page" if body.lstrip()[:1] == b"<" else "truncated or invalid JSON"
+            raise _Transient(f"{self.name} answered {kind} instead of JSON") from None
+        if not isinstance(data, expect):
+            raise SourceError(
+                f"unexpected answer shape from {self.name}: expected a JSON "
+                f"{expect.__name__}, got {type(data).__name__}",
+                url,
+            )
+        return data
+
+    def _with_retries(self, attempt: Callable[[], Any], url: str) -> Any:
+        if self._unanswered >= UNREACHABLE_AFTER:
+            raise SourceError(
+                f"not attempted: {self.name} unreachable ({self._unanswered} requests in a row "
+                "got no answer)",
+                url,
+            )
+        settings = self._settings
+        waited = 0.0
+        last = ""
+        number = 0
+        unanswered = False
+        for number in range(settings.max_retries + 1):
+            try:
+                answer = attempt()
+                self._unanswered = 0
+                return answer
+            except _Transient as exc:
+                last = str(exc)
+                unanswered = exc.unanswered
+                if number == settings.max_retries:
+                    break
+                if exc.retry_after is not None:
+                    delay = min(exc.retry_after, settings.max_retry_wait)
+                else:
+                    delay = settings.retry_base_delay * (2**number)
+                    delay += self._random.uniform(0, settings.retry_base_delay)
+                if waited + delay > settings.max_retry_wait:
+                    break
+                with self._lock:
+                    self.usage.retries += 1
+                waited += delay
+                self._sleep(delay)
+        if unanswered:
+            with self._lock:
+                self._unanswered += 1
+        raise SourceError(
+            self.redact(
+                f"{last} (gave up after {number + 1} attempt(s), {waited:.1f}s of waiting)"
+            ),
+            url,
+        )
+
+
+def _message(body: bytes) -> str:
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return body[:80].decode("utf-8", "replace").replace("\n", " ")
+    if isinstance(parsed, dict):
+        for key in ("message", "error", "error_description"):
+            if isinstance(parsed.get(key), str):
+                return str(parsed[key])[:MAX_MESSAGE]
+    return json.dumps(parsed)[:80]

@@ -223,6 +223,10 @@ class Settings(_Model):
     allow_private_addresses: bool = False
     timeout: float = Field(default=30.0, gt=0)
     per_host_concurrency: int = Field(default=2, ge=1, le=16)
+    # one wall-clock limit per request, headers and body included (a server that drips bytes
+    # under the read timeout is cut off), and one per project (all its requests together)
+    request_deadline: float = Field(default=90.0, gt=0)
+    project_deadline: float = Field(default=600.0, gt=0)
     # a project unchecked for longer than this is flagged `stale` (and the exit status is 1)
     stale_after_days: float = Field(default=3.0, gt=0)
     # a forge release with no package upload after this long is a channel_mismatch

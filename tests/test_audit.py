@@ -291,21 +291,28 @@ def test_moved_missing_and_empty_repositories(harness: Harness, mode: str) -> No
     assert rows["Alpha"]["repo"] == "neworg/alpha-renamed"
 
 
-def test_unreachable_github_is_given_up_on_quickly(db_url: str, tmp_path: Path) -> None:
+def _closed_port() -> int:
     import socket
 
     with socket.socket() as probe:  # a port with nobody listening: connection refused
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    names = ["A", "B", "C", "D", "E"]
+        return int(probe.getsockname()[1])
+
+
+def _unreachable_audit(db_url: str, tmp_path: Path, names: list[str], workers: int) -> AuditOutcome:
     config = parse_config(
-        "github: {retry_base_delay: 0, max_retries: 1}\nprojects:\n"
+        f"github: {{retry_base_delay: 0, max_retries: 1, concurrency: {workers}}}\nprojects:\n"
         + "".join(f"  - name: {n}\n    repo: org/{n.lower()}\n" for n in names)
     )
     store = Store(db_url)
-    env = {"GITHUB_API_URL": f"http://127.0.0.1:{port}"}
+    env = {"GITHUB_API_URL": f"http://127.0.0.1:{_closed_port()}"}
     outcome = run_audit(config, store, tmp_path / "r", env=env, sleep=lambda _s: None)
     store.close()
+    return outcome
+
+
+def test_unreachable_github_is_given_up_on_quickly(db_url: str, tmp_path: Path) -> None:
+    outcome = _unreachable_audit(db_url, tmp_path, ["A", "B", "C", "D", "E"], workers=1)
     assert outcome.status == "failed" and outcome.exit_code == 1
     messages = {e["project"]: e["error"] for e in outcome.report["errors"]}
     assert messages["A"] == (
@@ -316,3 +323,17 @@ def test_unreachable_github_is_given_up_on_quickly(db_url: str, tmp_path: Path) 
         messages[n].startswith("not attempted: GitHub unreachable (3 projects") for n in "DE"
     )
     assert [c["kind"] for c in outcome.report["changes"]] == ["project_added"] * 5
+
+
+def test_unreachable_github_with_workers_in_flight(db_url: str, tmp_path: Path) -> None:
+    """With 4 workers, at most 3 failures in a row plus the 4 already in flight are tried;
+    every later project is not attempted."""
+    names = [f"P{i:02d}" for i in range(12)]
+    outcome = _unreachable_audit(db_url, tmp_path, names, workers=4)
+    messages = {e["project"]: e["error"] for e in outcome.report["errors"]}
+    assert set(messages) == set(names)
+    tried = [n for n in names if messages[n].startswith("no answer from GitHub")]
+    skipped = [n for n in names if messages[n].startswith("not attempted: GitHub unreachable")]
+    assert sorted(tried + skipped) == names
+    assert 3 <= len(tried) <= 3 + 4
+    assert skipped == names[len(tried) :]  # projects start in order: the tail is skipped

@@ -186,20 +186,25 @@ def test_faults_never_become_findings_and_the_next_good_audit_catches_up(
     assert _kinds(first.report) == [(f"p{i}", "project_added") for i in range(8)]
 
     auditor.server.set_state(_after())
+    # one project fails for good: by REST its license request; with a token (GraphQL batches,
+    # license texts by GraphQL) its tree, which is REST
+    broken, broken_path = ("p4", r"^/repos/org/p4/license$")
+    if mode == "graphql":
+        broken, broken_path = ("p0", r"^/repos/org/p0/git/trees/")
     auditor.server.faults = FaultPlan(
         rates={"status_500": 0.10, "reset": 0.05},
         rules=[
+            FaultRule("status_500", path=broken_path, times=99),
             FaultRule("secondary_limit", path=r"^/graphql$|^/repos/org/p1$", retry_after=3),
             FaultRule("truncate", path=r"^/graphql$|^/repos/org/p3/releases"),
             FaultRule("html_200", path=r"^/repos/org/p0/git/trees/|^/repos/org/p6/tags"),
             FaultRule("reset", path=r"^/repos/org/p2/git/trees/|^/repos/org/p5$", times=2),
-            FaultRule("status_500", path=r"^/repos/org/p4/license$", times=99),  # p4 fails
         ],
         seed=7,
     )
     faulty = auditor.audit(config)
     fired = {r.fault for r in auditor.server.requests if r.fault}
-    assert fired == {"status_500", "reset", "secondary_limit", "truncate", "html_200"}
+    assert fired >= {"status_500", "reset", "secondary_limit", "truncate"}
     assert sum(1 for r in auditor.server.requests if r.fault == "reset") >= 2
     assert auditor.sleeps.count(3.0) == 1  # the secondary limit's retry-after, exactly
     assert _backoff_or(3.0, auditor.sleeps, base=0.5, retries=4)
@@ -207,7 +212,7 @@ def test_faults_never_become_findings_and_the_next_good_audit_catches_up(
     report = faulty.report
     statuses = _statuses(report)
     errored = {name for name, status in statuses.items() if status == "error"}
-    assert errored == {"p4"}
+    assert errored == {broken}
     assert faulty.exit_code == 1 and faulty.status == "partial"
     [error] = report["errors"]
     assert error["error"].startswith("HTTP 500 from GitHub (gave up after 5 attempt(s), ")
@@ -216,7 +221,8 @@ def test_faults_never_become_findings_and_the_next_good_audit_catches_up(
     assert not {project for project, _ in reported} & errored  # an error is never a finding
     assert reported == {c for c in TRUE_CHANGES if c[0] not in errored}
     rows = {p["name"]: p for p in report["projects"]}
-    assert (rows["p4"]["version"], rows["p4"]["license"]) == ("v0.9.0", "MIT")  # carried
+    carried = {"p4": ("v0.9.0", "MIT"), "p0": ("v1.1.0", "MIT")}[broken]
+    assert (rows[broken]["version"], rows[broken]["license"]) == carried  # the last good state
 
     auditor.server.faults = None
     clean = auditor.audit(config)
@@ -281,8 +287,8 @@ def test_server_errors_back_off_exponentially_then_fail_only_that_project(
     make: Callable[..., Auditor], mode: str, max_retry_wait: float, attempts: int
 ) -> None:
     auditor = make(_three(), mode)
-    # with a token, the repository facts come in one GraphQL batch; the license text is REST
-    path = r"^/repos/org/p1/license$" if mode == "graphql" else r"^/repos/org/p1$"
+    # with a token, the repository facts and license texts come by GraphQL; the tree is REST
+    path = r"^/repos/org/p1/git/trees/" if mode == "graphql" else r"^/repos/org/p1$"
     auditor.server.faults = FaultPlan(rules=[FaultRule("status_500", path=path, times=99)])
     config = _config(f"retry_base_delay: 1, max_retries: 3, max_retry_wait: {max_retry_wait}", 3)
     result = auditor.audit(config)
@@ -301,7 +307,7 @@ def test_server_errors_back_off_exponentially_then_fail_only_that_project(
         f"{sum(sleeps):.1f}s of waiting)"
     )
     assert error["url"] == auditor.server.base_url + (
-        "/repos/org/p1/license" if mode == "graphql" else "/repos/org/p1"
+        f"/repos/org/p1/git/trees/{'1' * 40}?recursive=1" if mode == "graphql" else "/repos/org/p1"
     )
     assert result.exit_code == 1 and result.status == "partial"
     assert _kinds(result.report) == [(f"p{i}", "project_added") for i in range(3)]
@@ -318,7 +324,8 @@ def test_truncated_json_and_html_pages_are_retried_then_reported(
     make: Callable[..., Auditor], kind: str, message: str
 ) -> None:
     auditor = make(_three(), "rest")
-    config = _config("retry_base_delay: 0.5, max_retries: 2", 3)
+    # one worker: the order of faulted requests and of the waits is part of what is checked
+    config = _config("retry_base_delay: 0.5, max_retries: 2, concurrency: 1", 3)
     auditor.server.faults = FaultPlan(rules=[
         FaultRule(kind, path=r"^/repos/org/p1/releases"),  # once: the retry gets through
         FaultRule(kind, path=r"^/repos/org/p2/releases", times=99),  # every time
@@ -384,7 +391,7 @@ def test_a_spent_anonymous_budget_defers_the_rest_and_the_next_audit_checks_them
     make: Callable[..., Auditor],
 ) -> None:
     auditor = make(_five(), "rest", unauth_limit=60)
-    config = _config("retry_base_delay: 0", 5)
+    config = _config("retry_base_delay: 0, concurrency: 1", 5)  # the exact order is checked
     auditor.audit(config)
 
     auditor.server.set_state(_with_new_releases(_five(), 20))
@@ -425,7 +432,7 @@ def test_a_spent_graphql_budget_defers_the_remaining_batches(
     make: Callable[..., Auditor],
 ) -> None:
     auditor = make(_five(), "graphql")
-    config = _config("graphql_batch: 2, retry_base_delay: 0", 5)
+    config = _config("graphql_batch: 2, retry_base_delay: 0, concurrency: 1", 5)
     auditor.audit(config)
     auditor.server.set_state(_with_new_releases(_five(), 20))
     auditor.server.set_rate_limit(1, resource="graphql")  # one batch of two
@@ -466,7 +473,11 @@ def test_graphql_batches_shrink_when_github_times_out(
     result = auditor.audit(_config("graphql_batch: 8, retry_base_delay: 0", 5))
     assert _statuses(result.report) == {f"p{i}": "ok" for i in range(5)}
     graphql = [r.status for r in auditor.server.requests if r.path == "/graphql"]
-    assert (graphql, sizes) == ([502, 200, 200, 200], [5, 2, 2, 1])
+    # the batch of repository facts, then the batch of license texts: each shrinks the same way
+    assert (graphql, sizes) == ([502, 200, 200, 200] * 2, [5, 2, 2, 1] * 2)
+    assert {p["name"]: p["license"] for p in result.report["projects"]} == {
+        f"p{i}": "MIT" for i in range(5)
+    }
 
 
 def test_graphql_batches_shrink_on_a_timeout_answered_with_200(
@@ -486,8 +497,8 @@ def test_graphql_batches_shrink_on_a_timeout_answered_with_200(
     auditor = make(_five(), "graphql")
     result = auditor.audit(_config("graphql_batch: 8, retry_base_delay: 0", 5))
     assert _statuses(result.report) == {f"p{i}": "ok" for i in range(5)}
-    assert sizes == [5, 2, 2, 1]
-    assert [r.status for r in auditor.server.requests if r.path == "/graphql"] == [200] * 4
+    assert sizes == [5, 2, 2, 1] * 2  # facts, then license texts
+    assert [r.status for r in auditor.server.requests if r.path == "/graphql"] == [200] * 8
     assert auditor.sleeps == []  # shrinking is immediate, not a backoff
 
 
@@ -497,11 +508,13 @@ def test_a_transient_502_halves_the_batch_and_loses_nothing(
     sizes = _count_aliases(monkeypatch)
     auditor = make(_five(), "graphql")
     auditor.server.faults = FaultPlan(rules=[FaultRule("status_502", path=r"^/graphql$")])
-    result = auditor.audit(_config("graphql_batch: 4, retry_base_delay: 0", 5))
+    # one worker, so that the batch of 4 (not the batch of 1) is the first to meet the fault
+    result = auditor.audit(_config("graphql_batch: 4, retry_base_delay: 0, concurrency: 1", 5))
     assert _statuses(result.report) == {f"p{i}": "ok" for i in range(5)}
     graphql = [r.status for r in auditor.server.requests if r.path == "/graphql"]
-    assert graphql == [502, 200, 200, 200]
-    assert sizes == [2, 2, 1]  # the batch of 4 met the fault before the GraphQL handler
+    assert graphql == [502, 200, 200, 200, 200]
+    # the batch of 4 met the fault before the GraphQL handler; then 5 license texts at once
+    assert sizes == [2, 2, 1, 5]
 
 
 def test_a_transient_502_on_a_single_repository_batch_is_retried(
@@ -512,7 +525,8 @@ def test_a_transient_502_on_a_single_repository_batch_is_retried(
     result = auditor.audit(_config("graphql_batch: 1, retry_base_delay: 0.5", 3))
     assert _statuses(result.report) == {"p0": "ok", "p1": "ok", "p2": "ok"}
     graphql = [r.status for r in auditor.server.requests if r.path == "/graphql"]
-    assert graphql == [502, 200, 200, 200]
+    assert graphql == [502, 200, 200, 200, 200]  # 3 batches of one (one retried), 1 of texts
+    assert len(auditor.sleeps) == 1 and 0.5 <= auditor.sleeps[0] < 1.0
 
 
 def test_graphql_not_found_for_one_repository_keeps_the_rest_of_the_batch(
@@ -526,7 +540,8 @@ def test_graphql_not_found_for_one_repository_keeps_the_rest_of_the_batch(
         "project": "Ghost", "source": "github-graphql", "url": auditor.server.graphql_url,
         "error": "Could not resolve to a Repository with the name 'org/ghost'.",
     }]
-    assert [r.path for r in auditor.server.requests].count("/graphql") == 1
+    # one batch of facts, one query for the three license texts
+    assert [r.path for r in auditor.server.requests].count("/graphql") == 2
     rows = {p["name"]: p["version"] for p in result.report["projects"]}
     assert rows == {"p0": "v1.0.0", "p1": "v2.0.0", "p2": "v3.0.0", "Ghost": None}
 
@@ -544,8 +559,8 @@ def test_the_token_never_reaches_logs_or_error_messages(
         rates={"status_500": 0.3, "reset": 0.1},
         rules=[FaultRule("secondary_limit", path="/graphql", retry_after=2),
                FaultRule("html_200", path="/graphql"),
-               FaultRule("truncate", path="/license"),
-               FaultRule("status_500", path="/repos/org/p2/license", times=99)],
+               FaultRule("truncate", path="/git/trees/"),
+               FaultRule("status_500", path="/repos/org/p2/git/trees/", times=99)],
         seed=3,
     )
     config = _config("retry_base_delay: 0, max_retries: 3", 3)

@@ -11,6 +11,7 @@ from crawler.config import ProjectSpec
 from crawler.fakes.github_graphql import SCHEMA as FAKE_SCHEMA
 from crawler.upstream.sources.github import GitHubSettings
 from crawler.upstream.sources.github.fetch import graphql_batch_query
+from crawler.upstream.sources.github.queries import files_query
 from tests.conftest import SHARED
 
 
@@ -27,7 +28,7 @@ SPECS = [
     ProjectSpec(name="Mooncake", repo="kvcache-ai/Mooncake"),
     ProjectSpec(name="odd", repo="a-b/c_d.e"),
 ]
-PATHS = ["LICENSE", "LICENSE-APACHE", 'weird "quoted" \\ path.md']
+PATHS: list[str | None] = ["LICENSE", None, 'weird "quoted" \\ path.md']  # None: root entries
 
 
 @pytest.mark.parametrize("schema_name", ["github", "fake"])
@@ -38,6 +39,31 @@ def test_batch_query_validates(schema_name: str) -> None:
     assert [e.message for e in validate(schema, document)] == []
     assert 'r2: repository(owner: "a-b", name: "c_d.e")' in query
     assert 'object(expression: "HEAD:weird \\"quoted\\" \\\\ path.md")' in query
+    assert (
+        'r1: repository(owner: "kvcache-ai", name: "Mooncake") { ...RepoFacts rootEntries: '
+        in query
+    )
+
+
+@pytest.mark.parametrize("schema_name", ["github", "fake"])
+def test_files_query_validates(schema_name: str) -> None:
+    """The follow-up query: root entries or a license text, at a commit, per repository."""
+    schema = _github_schema() if schema_name == "github" else FAKE_SCHEMA
+    query = files_query([
+        ("ggml-org/llama.cpp", "a" * 40, None),
+        ("kvcache-ai/Mooncake", "b" * 40, "LICENSE-APACHE"),
+        ("a-b/c_d.e", "c" * 40, 'weird "quoted" path'),
+    ])  # fmt: skip
+    assert [e.message for e in validate(schema, parse(query))] == []
+    mooncake = (
+        'f1: repository(owner: "kvcache-ai", name: "Mooncake") { object(expression: '
+        f'"{"b" * 40}:LICENSE-APACHE") {{ ... on Blob {{ oid byteSize isBinary isTruncated text }}'
+    )
+    assert mooncake in query
+    assert (
+        f'object(expression: "{"a" * 40}:") {{ ... on Tree {{ entries {{ name type oid }} }} }}'
+        in query
+    )
 
 
 def test_connection_sizes_stay_within_github_limits() -> None:

@@ -78,6 +78,7 @@ class RequestRecord:
     conditional: bool  # carried If-None-Match or If-Modified-Since
     graphql_cost: int = 0
     fault: str | None = None
+    received_at: float = 0.0  # time.monotonic() when the request arrived
 
 
 @dataclass(frozen=True)
@@ -468,6 +469,8 @@ class FakeGitHub:
         self.faults = faults
         self.max_graphql_aliases = max_graphql_aliases
         self.requests: list[RequestRecord] = []
+        self._in_flight = 0
+        self.max_in_flight = 0  # the most requests it served at once since reset_log
         self._lock = threading.RLock()
         reset = int(time.time()) + 3600
         self._buckets = {
@@ -559,6 +562,7 @@ class FakeGitHub:
     def reset_log(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.max_in_flight = 0
 
     @property
     def points_used(self) -> PointsUsed:
@@ -624,6 +628,17 @@ class FakeGitHub:
     # ---- requests
 
     def dispatch(self, handler: BaseHTTPRequestHandler, method: str) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            self._dispatch(handler, method)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def _dispatch(self, handler: BaseHTTPRequestHandler, method: str) -> None:
+        received = time.monotonic()
         target = handler.path
         length = int(handler.headers.get("Content-Length") or 0)
         body = handler.rfile.read(length) if length else b""
@@ -645,6 +660,7 @@ class FakeGitHub:
                 conditional,
                 cost,
                 fault.kind if fault else None,
+                received,
             )
             with self._lock:
                 self.requests.append(rec)

@@ -1,11 +1,15 @@
 """GitHub transport: PyGithub's requester plus what a nightly job needs on top of it.
 
+- concurrency: each worker thread has its own PyGithub client (its requester is not
+  thread-safe); they share one rate budget, one set of counters and one validator cache;
 - conditional requests: validators and bodies live in a ResponseCache, URLs are byte-stable;
-- a rate budget read from ``x-ratelimit-*`` on every answer; when it runs low we stop
-  (``BudgetExhausted``) instead of burning the integration;
+- a rate budget read from ``x-ratelimit-*`` on every answer; a request reserves its point
+  before it is sent, so workers in flight together never spend past the reserve; when it runs
+  low we stop (``BudgetExhausted``) instead of burning the integration;
+- a secondary rate limit (403/429 with ``retry-after``) pauses every worker, not just one;
 - bounded retries with exponential backoff and jitter for 5xx, resets, timeouts, truncated or
-  non-JSON bodies, and ``retry-after`` on secondary limits;
-- the token never leaves this module: every message is passed through ``redact``.
+  non-JSON bodies; one wall-clock deadline per request, headers included (transport.py);
+- the token never leaves this module: every message is redacted first, then cut.
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ from __future__ import annotations
 import json
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from github import Auth, Github
@@ -30,6 +36,7 @@ from crawler.upstream.http import (
 )
 from crawler.upstream.source import SourceDeferred, SourceError
 from crawler.upstream.sources.github import GitHubSettings
+from crawler.upstream.sources.github.transport import install_deadline
 
 log = logging.getLogger(__name__)
 ACCEPT = "application/vnd.github+json"
@@ -50,13 +57,27 @@ class BudgetExhausted(SourceDeferred, GitHubError):
     """The rate budget is (nearly) spent: stop calling GitHub for this audit."""
 
 
+def _iso_epoch(epoch: int | None) -> str:
+    if epoch is None:
+        return "an unknown time"
+    return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
+
+
 @dataclass
 class RateBudget:
+    """One of GitHub's budgets (core REST, GraphQL), shared by every worker.
+
+    ``remaining`` is what GitHub last said, lowered by the requests reserved since; answers
+    arriving out of order never raise it within one reset window."""
+
     limit: int | None = None
     remaining: int | None = None
     reset: int | None = None
+    in_flight: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def update(self, headers: dict[str, Any]) -> None:
+        values = {}
         for attr, header in (
             ("limit", "x-ratelimit-limit"),
             ("remaining", "x-ratelimit-remaining"),
@@ -64,7 +85,39 @@ class RateBudget:
         ):
             value = headers.get(header)
             if value is not None and str(value).strip().isdigit():
-                setattr(self, attr, int(value))
+                values[attr] = int(value)
+        with self.lock:
+            new_window = "reset" in values and values["reset"] != self.reset
+            if "limit" in values:
+                self.limit = values["limit"]
+            if "reset" in values:
+                self.reset = values["reset"]
+            if "remaining" in values:
+                current = values["remaining"]
+                if self.remaining is None or new_window or current < self.remaining:
+                    self.remaining = current
+
+    def reserve(self, reserve: int, url: str) -> None:
+        """Claim one request, or raise BudgetExhausted when it would cut into the reserve."""
+        with self.lock:
+            if self.remaining is not None and self.remaining - self.in_flight <= reserve:
+                raise BudgetExhausted(
+                    f"rate budget nearly spent ({self.remaining} left of {self.limit}, "
+                    f"{self.in_flight} in flight, keeping {reserve} in reserve); resets at "
+                    f"{_iso_epoch(self.reset)}",
+                    url,
+                )
+            self.in_flight += 1
+
+    def release(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
+
+    def spare(self, reserve: int) -> int | None:
+        with self.lock:
+            if self.remaining is None:
+                return None
+            return self.remaining - self.in_flight - reserve
 
 
 @dataclass
@@ -74,6 +127,12 @@ class ApiStats:
     retries: int = 0
     graphql_queries: int = 0
     graphql_points: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, **counts: int) -> None:
+        with self.lock:
+            for name, value in counts.items():
+                setattr(self, name, getattr(self, name) + value)
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -97,14 +156,20 @@ class _Transient(Exception):
     """A failure worth retrying."""
 
     def __init__(
-        self, message: str, retry_after: float | None = None, unreachable: bool = False
+        self,
+        message: str,
+        retry_after: float | None = None,
+        unreachable: bool = False,
+        pause_all: bool = False,
     ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.unreachable = unreachable
+        self.pause_all = pause_all  # a secondary limit: every worker waits it out
 
 
 _TRANSPORT_REASONS = (
+    ("DeadlineExceeded", "no complete answer within the request deadline"),
     ("Failed to resolve", "DNS lookup failed"),
     ("Name or service not known", "DNS lookup failed"),
     ("Connection refused", "connection refused"),
@@ -131,17 +196,22 @@ def _transport_message(exc: Exception) -> str:
     for needle, reason in _TRANSPORT_REASONS:
         if needle in text:
             return f"no answer from GitHub: {reason} ({type(exc).__name__})"
-    return f"no answer from GitHub: {text[:160]}"
+    return f"no answer from GitHub: {text}"
+
+
+def _cut(text: str, limit: int = MAX_MESSAGE) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _message(body: str) -> str:
+    """GitHub's error message, uncut: callers redact first, then cut."""
     try:
         parsed = json.loads(body)
         if isinstance(parsed, dict) and isinstance(parsed.get("message"), str):
-            return str(parsed["message"])[:MAX_MESSAGE]
+            return str(parsed["message"])
     except ValueError:
         pass
-    return body[:80].replace("\n", " ")
+    return body.replace("\n", " ")
 
 
 class GitHubApi:
@@ -153,6 +223,7 @@ class GitHubApi:
         settings: GitHubSettings,
         *,
         timeout: float = 30.0,
+        deadline: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.api_url = api_url.rstrip("/")
@@ -162,29 +233,51 @@ class GitHubApi:
         self._cache = cache
         self._settings = settings
         self._sleep = sleep
+        self._timeout = timeout
+        self._deadline = deadline or max(2 * timeout, timeout + 5)
         self._random = random.Random()
+        self._local = threading.local()
+        self._clients: list[Github] = []
+        self._clients_lock = threading.Lock()
+        # a secondary limit closes the gate: every worker waits until the one that hit it has
+        # waited its retry-after
+        self._gate = threading.Condition()
+        self._closers = 0
         self.core = RateBudget()
         self.graphql_budget = RateBudget()
         self.stats = ApiStats()
-        self._github = Github(
-            base_url=self.api_url,
-            auth=Auth.Token(token) if token else None,
-            retry=None,
-            timeout=int(timeout),
-            user_agent=USER_AGENT,
-            # Requests are serial already; PyGithub's default pacing (0.25 s per read, 1 s per
-            # POST, which includes GraphQL) would make a 1,000-project audit crawl.
-            seconds_between_requests=None,
-            seconds_between_writes=None,
-        )
-        self._requester = self._github.requester
+        self.project_deadline: float | None = None  # seconds per project; see project_clock
+
+    def _requester(self) -> Any:
+        """This thread's PyGithub requester (PyGithub's requester is not thread-safe)."""
+        client: Github | None = getattr(self._local, "client", None)
+        if client is None:
+            client = Github(
+                base_url=self.api_url,
+                auth=Auth.Token(self._token) if self._token else None,
+                retry=None,
+                timeout=int(self._timeout),
+                user_agent=USER_AGENT,
+                # we pace ourselves (bounded concurrency, budget, secondary-limit pauses);
+                # PyGithub's default 0.25 s per read and 1 s per POST would make it crawl
+                seconds_between_requests=None,
+                seconds_between_writes=None,
+            )
+            install_deadline(client, self._deadline)
+            self._local.client = client
+            with self._clients_lock:
+                self._clients.append(client)
+        return client.requester
 
     def close(self) -> None:
-        self._github.close()
+        with self._clients_lock:
+            for client in self._clients:
+                client.close()
+            self._clients.clear()
 
     @property
     def graphql_url(self) -> str:
-        return str(self._requester.graphql_url)
+        return str(self._requester().graphql_url)
 
     def absolute(self, path: str) -> str:
         return path if path.startswith("http") else f"{self.api_url}{path}"
@@ -192,12 +285,28 @@ class GitHubApi:
     def _redact(self, text: str) -> str:
         return redact(text, self._token)
 
+    # -- per-project deadline --------------------------------------------------------------
+
+    def start_project(self) -> None:
+        """Start this thread's project clock (``project_deadline`` seconds)."""
+        self._local.project_started = time.monotonic()
+
+    def _check_project_clock(self, url: str) -> None:
+        started = getattr(self._local, "project_started", None)
+        limit = self.project_deadline
+        if started is not None and limit is not None and time.monotonic() - started > limit:
+            raise GitHubError(
+                f"stopped: this project took longer than its {limit:g}s deadline "
+                "(settings.project_deadline)",
+                url,
+            )
+
     # -- budget ------------------------------------------------------------------------------
 
     def refresh_budget(self) -> None:
         """Ask /rate_limit (free) so the first real request already knows the budget."""
         try:
-            status, headers, body = self._requester.requestJson("GET", "/rate_limit")
+            status, headers, body = self._requester().requestJson("GET", "/rate_limit")
         except Exception as exc:  # the budget stays unknown; requests will tell us
             log.info("could not read /rate_limit: %s", self._redact(type(exc).__name__))
             return
@@ -205,29 +314,22 @@ class GitHubApi:
             try:
                 doc = json.loads(body)
                 core = doc["resources"]["core"]
-                self.core = RateBudget(core["limit"], core["remaining"], core["reset"])
+                self.core.update(
+                    {f"x-ratelimit-{k}": core[k] for k in ("limit", "remaining", "reset")}
+                )
                 gql = doc["resources"].get("graphql")
                 if gql:
-                    self.graphql_budget = RateBudget(gql["limit"], gql["remaining"], gql["reset"])
+                    self.graphql_budget.update(
+                        {f"x-ratelimit-{k}": gql[k] for k in ("limit", "remaining", "reset")}
+                    )
                 return
             except (ValueError, KeyError, TypeError):
                 pass
-        self.core.update(headers)
-
-    def _check_budget(self, budget: RateBudget, url: str) -> None:
-        reserve = self._settings.budget_reserve
-        if budget.remaining is not None and budget.remaining <= reserve:
-            raise BudgetExhausted(
-                f"rate budget nearly spent ({budget.remaining} left of {budget.limit}, "
-                f"keeping {reserve} in reserve); resets at {budget.reset}",
-                url,
-            )
+        self.core.update({k.lower(): v for k, v in headers.items()})
 
     def spare_requests(self) -> int | None:
-        """Requests left above the reserve, or None when unknown."""
-        if self.core.remaining is None:
-            return None
-        return self.core.remaining - self._settings.budget_reserve
+        """Requests left above the reserve and those in flight, or None when unknown."""
+        return self.core.spare(self._settings.budget_reserve)
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -248,7 +350,7 @@ class GitHubApi:
         def attempt() -> ApiResponse:
             status, resp_headers, body = self._send("GET", path, headers=headers, budget=self.core)
             if status == 304 and cached is not None:
-                self.stats.not_modified += 1
+                self.stats.add(not_modified=1)
                 return ApiResponse(200, self._parse(cached.body.decode(), expect), url, True)
             if status in allow:
                 return ApiResponse(status, None, url)
@@ -285,7 +387,7 @@ class GitHubApi:
             status, _headers, body = self._send(
                 "POST", url, input={"query": query}, budget=self.graphql_budget, answers=(502, 504)
             )
-            self.stats.graphql_queries += 1
+            self.stats.add(graphql_queries=1)
             if status in (401, 403, 429):
                 self._raise_for_status(status, body, url)
             if status in (502, 504):
@@ -295,13 +397,26 @@ class GitHubApi:
             doc = self._parse(body, dict)
             rate = (doc.get("data") or {}).get("rateLimit") if doc.get("data") else None
             if isinstance(rate, dict):
-                self.stats.graphql_points += int(rate.get("cost") or 0)
+                self.stats.add(graphql_points=int(rate.get("cost") or 0))
                 if isinstance(rate.get("remaining"), int):
-                    self.graphql_budget.remaining = rate["remaining"]
-            return status, doc, _message(body)
+                    self.graphql_budget.update({"x-ratelimit-remaining": rate["remaining"]})
+            return status, doc, _cut(self._redact(_message(body)), 80)
 
         answer: tuple[int, dict[str, Any] | None, str] = self._with_retries(attempt, url)
         return answer
+
+    def _wait_if_paused(self) -> None:
+        with self._gate:
+            self._gate.wait_for(lambda: self._closers == 0, self._settings.max_retry_wait)
+
+    def _close_gate(self) -> None:
+        with self._gate:
+            self._closers += 1
+
+    def _open_gate(self) -> None:
+        with self._gate:
+            self._closers -= 1
+            self._gate.notify_all()
 
     def _send(
         self,
@@ -315,15 +430,19 @@ class GitHubApi:
     ) -> tuple[int, dict[str, Any], str]:
         """One request; 5xx other than ``answers`` and transport failures are _Transient."""
         url = self.absolute(path)
-        self._check_budget(budget, url)
-        self.stats.requests += 1
+        self._check_project_clock(url)
+        self._wait_if_paused()
+        budget.reserve(self._settings.budget_reserve, url)
+        self.stats.add(requests=1)
         try:
-            status, resp_headers, body = self._requester.requestJson(
+            status, resp_headers, body = self._requester().requestJson(
                 verb, path, headers=headers, input=input
             )
-        except Exception as exc:  # connection reset, timeout, protocol error
-            message = self._redact(_transport_message(exc))
+        except Exception as exc:  # connection reset, timeout, deadline, protocol error
+            message = _cut(self._redact(_transport_message(exc)))
             raise _Transient(message, unreachable=not _answered(exc)) from None
+        finally:
+            budget.release()
         resp_headers = {k.lower(): v for k, v in resp_headers.items()}
         budget.update(resp_headers)
         if status >= 500 and status not in answers:
@@ -336,17 +455,21 @@ class GitHubApi:
         message = _message(body)
         if headers.get("x-ratelimit-remaining") == "0" and "retry-after" not in headers:
             raise BudgetExhausted(
-                f"primary rate limit reached (HTTP {status}): {self._redact(message)}", url, status
+                f"primary rate limit reached (HTTP {status}): {_cut(self._redact(message))}",
+                url,
+                status,
             )
         retry_after = headers.get("retry-after")
         if retry_after is not None or "secondary rate limit" in message.lower() or status == 429:
             wait = float(str(retry_after)) if str(retry_after or "").isdigit() else 60.0
-            raise _Transient(f"secondary rate limit (HTTP {status})", retry_after=wait)
+            raise _Transient(
+                f"secondary rate limit (HTTP {status})", retry_after=wait, pause_all=True
+            )
 
     def _raise_for_status(self, status: int, body: str, url: str) -> None:
         if status < 400:
             return
-        message = self._redact(_message(body))
+        message = _cut(self._redact(_message(body)))
         if status == 401:
             raise GitHubError(
                 "GitHub rejected the token (HTTP 401): check GITHUB_TOKEN", url, status
@@ -374,6 +497,7 @@ class GitHubApi:
         waited = 0.0
         last = ""
         unreachable = False
+        number = 0
         for number in range(settings.max_retries + 1):
             try:
                 return attempt()
@@ -393,9 +517,15 @@ class GitHubApi:
                     delay += self._random.uniform(0, settings.retry_base_delay)
                 if waited + delay > settings.max_retry_wait:
                     break
-                self.stats.retries += 1
+                self.stats.add(retries=1)
                 waited += delay
-                self._sleep(delay)
+                if exc.pause_all:
+                    self._close_gate()
+                try:
+                    self._sleep(delay)
+                finally:
+                    if exc.pause_all:
+                        self._open_gate()
         raise GitHubError(
             f"{last} (gave up after {number + 1} attempt(s), {waited:.1f}s of waiting)",
             url,

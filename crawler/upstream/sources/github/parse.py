@@ -121,6 +121,11 @@ def commit_from_rest(data: Any) -> Commit:
     )
 
 
+def license_text(text: str) -> str:
+    """A license file's text as analysed: capped, without a byte-order mark."""
+    return text[:MAX_LICENSE_TEXT].removeprefix("\ufeff")
+
+
 def license_file_from_rest(data: dict[str, Any]) -> tuple[LicenseFile, ForgeLicense]:
     content = data.get("content") or ""
     try:

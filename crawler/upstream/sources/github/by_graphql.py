@@ -1,0 +1,316 @@
+"""Projects through GitHub's GraphQL API (with a token), in rounds that each send few requests:
+
+1. one aliased query per batch of repositories: releases, tags, head, license verdict, and the
+   root license file's blob id (at its known path, or the root entries when none is known);
+2. for repositories whose license file moved away from its known path: their root entries;
+3. for repositories whose license blob is new: its text, many repositories per query;
+4. for repositories whose head moved: the tree, by REST (GraphQL has no recursive tree).
+
+A batch that times out is halved and retried (as Renovate does); a missing repository loses
+only itself. Rounds 1 and 4 run on the shared worker pool.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from crawler.analysis.licenses import pick_root_license
+from crawler.config import ProjectSpec
+from crawler.model import Commit, LicenseFile, ProjectSnapshot, Provenance
+from crawler.upstream.sources.github import GitHubSettings, parse, queries
+from crawler.upstream.sources.github.api import BudgetExhausted, GitHubApi, GitHubError
+from crawler.upstream.sources.github.by_rest import carried
+
+log = logging.getLogger(__name__)
+Clock = Callable[[], str]
+FILES_PER_QUERY = 25  # license texts per follow-up query: small answers, few requests
+
+
+@dataclass
+class Answered:
+    """A repository the batch answered, waiting for its follow-ups."""
+
+    spec: ProjectSpec
+    snapshot: ProjectSnapshot
+    provenance: list[tuple[str, Provenance]]
+    license_path: str | None = None
+    license_oid: str | None = None
+    discover: bool = False  # the known license path is gone: read the root entries
+
+
+@dataclass
+class Outcome:
+    """What the rounds produced: facts, or why not (an error or a deferral), per project."""
+
+    answered: list[Answered] = field(default_factory=list)
+    failed: dict[str, tuple[str, Exception]] = field(default_factory=dict)  # name → (source, exc)
+    deferred: dict[str, str] = field(default_factory=dict)  # name → why
+
+
+class GraphQLRounds:
+    def __init__(
+        self,
+        api: GitHubApi,
+        settings: GitHubSettings,
+        clock: Clock,
+        repo_of: Callable[[ProjectSpec], str],
+        halted: Callable[[], str | None],
+        halt: Callable[[str], None],
+    ) -> None:
+        self.api = api
+        self.settings = settings
+        self.clock = clock
+        self.repo_of = repo_of
+        self.halted = halted  # why the source stopped calling GitHub, if it did
+        self.halt = halt
+
+    def run(
+        self, specs: Sequence[ProjectSpec], prior: dict[str, ProjectSnapshot], pool: Executor
+    ) -> Outcome:
+        outcome = Outcome()
+        size = self.settings.graphql_batch
+        batches = [list(specs[i : i + size]) for i in range(0, len(specs), size)]
+        for part in pool.map(lambda batch: self._batch(batch, prior), batches):
+            outcome.answered += part.answered
+            outcome.failed.update(part.failed)
+            outcome.deferred.update(part.deferred)
+        self._discover(outcome)
+        self._texts(outcome, prior)
+        return outcome
+
+    # -- round 1 ---------------------------------------------------------------------------
+
+    def _batch(self, batch: list[ProjectSpec], prior: dict[str, ProjectSnapshot]) -> Outcome:
+        outcome = Outcome()
+        why = self.halted()
+        if why is not None:
+            outcome.deferred.update({spec.name: why for spec in batch})
+            return outcome
+        paths = [self._known_path(prior.get(s.name)) for s in batch]
+        query = queries.batch_query([self.repo_of(s) for s in batch], paths, self.settings)
+        try:
+            status, doc, message = self.api.post_graphql(query, retry_timeouts=len(batch) == 1)
+        except BudgetExhausted as exc:
+            self.halt(str(exc))
+            outcome.deferred.update({spec.name: str(exc) for spec in batch})
+            return outcome
+        except GitHubError as exc:
+            outcome.failed.update({spec.name: ("github-graphql", exc) for spec in batch})
+            return outcome
+        if queries.is_timeout(status, doc) and len(batch) > 1:
+            size = len(batch) // 2  # shrink, like Renovate, and retry at half the size
+            log.info("GraphQL batch of %d timed out; retrying %d at a time", len(batch), size)
+            for start in range(0, len(batch), size):
+                part = self._batch(batch[start : start + size], prior)
+                outcome.answered += part.answered
+                outcome.failed.update(part.failed)
+                outcome.deferred.update(part.deferred)
+            return outcome
+        self._read_batch(batch, paths, doc, message, outcome)
+        return outcome
+
+    @staticmethod
+    def _known_path(prior: ProjectSnapshot | None) -> str | None:
+        return prior.license_file.path if prior and prior.license_file else None
+
+    def _read_batch(
+        self,
+        batch: list[ProjectSpec],
+        paths: list[str | None],
+        doc: dict[str, Any] | None,
+        message: str,
+        outcome: Outcome,
+    ) -> None:
+        data = (doc or {}).get("data") or {}
+        errors = queries.errors_by_alias(doc)
+        url = self.api.graphql_url
+        for index, spec in enumerate(batch):
+            alias = f"r{index}"
+            node = data.get(alias) if isinstance(data, dict) else None
+            if not isinstance(node, dict):
+                why = errors.get(alias) or f"no data for {self.repo_of(spec)} ({message})"
+                outcome.failed[spec.name] = ("github-graphql", GitHubError(why[:300], url))
+                continue
+            try:
+                outcome.answered.append(self._answered(spec, node, paths[index]))
+            except (parse.ShapeError, KeyError, TypeError, ValueError) as exc:
+                outcome.failed[spec.name] = ("github", GitHubError(str(exc), url))
+
+    def _answered(self, spec: ProjectSpec, node: dict[str, Any], path: str | None) -> Answered:
+        repo, forge_license = parse.repo_from_graphql(node)
+        snapshot = ProjectSnapshot(
+            project=spec.name,
+            tracking=spec.tracking,
+            repo=repo,
+            releases=parse.releases_from_graphql(node),
+            tags=parse.tags_from_graphql(node, repo.url),
+            head=parse.head_from_graphql(node),
+            forge_license=forge_license,
+        )
+        seen = Answered(spec, snapshot, [("repo", Provenance(self.api.graphql_url, self.clock()))])
+        if path is not None:
+            blob = node.get("licenseBlob")
+            oid = blob.get("oid") if isinstance(blob, dict) else None
+            if oid:
+                seen.license_path, seen.license_oid = path, str(oid)
+            else:
+                seen.discover = snapshot.head is not None  # moved or removed: look again
+        else:
+            seen.license_path, seen.license_oid = _root_license(node.get("rootEntries"))
+        return seen
+
+    # -- rounds 2 and 3 --------------------------------------------------------------------
+
+    def _files(
+        self, wanted: list[tuple[Answered, str | None]], outcome: Outcome
+    ) -> list[tuple[Answered, dict[str, Any]]]:
+        """Ask for root entries (path None) or file texts at each repository's head, in few
+        queries; projects whose query fails leave the answered list for failed/deferred."""
+        found: list[tuple[Answered, dict[str, Any]]] = []
+        for start in range(0, len(wanted), FILES_PER_QUERY):
+            chunk = wanted[start : start + FILES_PER_QUERY]
+            live = [(seen, path) for seen, path in chunk if seen.spec.name not in outcome.failed]
+            if live:
+                found += self._files_query(live, outcome)
+        return found
+
+    def _files_query(
+        self, live: list[tuple[Answered, str | None]], outcome: Outcome
+    ) -> list[tuple[Answered, dict[str, Any]]]:
+        why = self.halted()
+        if why is not None:
+            self._drop(outcome, [seen for seen, _ in live], deferred=why)
+            return []
+        requests = [
+            (seen.snapshot.repo.full_name, seen.snapshot.head.sha, path)  # type: ignore[union-attr]
+            for seen, path in live
+        ]
+        try:
+            status, doc, _message = self.api.post_graphql(
+                queries.files_query(requests), retry_timeouts=len(live) == 1
+            )
+        except BudgetExhausted as exc:
+            self.halt(str(exc))
+            self._drop(outcome, [seen for seen, _ in live], deferred=str(exc))
+            return []
+        except GitHubError as exc:
+            self._drop(outcome, [seen for seen, _ in live], error=exc)
+            return []
+        if queries.is_timeout(status, doc) and len(live) > 1:
+            size = len(live) // 2
+            return [
+                found
+                for start in range(0, len(live), size)
+                for found in self._files_query(live[start : start + size], outcome)
+            ]
+        data = (doc or {}).get("data") or {}
+        return [
+            (seen, ((data.get(f"f{index}") if isinstance(data, dict) else None) or {}).get("object")
+             or {})
+            for index, (seen, _path) in enumerate(live)
+        ]  # fmt: skip
+
+    @staticmethod
+    def _drop(
+        outcome: Outcome,
+        dropped: list[Answered],
+        *,
+        deferred: str | None = None,
+        error: GitHubError | None = None,
+    ) -> None:
+        for seen in dropped:
+            if error is not None:
+                outcome.failed[seen.spec.name] = ("github-graphql", error)
+            else:
+                outcome.deferred[seen.spec.name] = deferred or "not checked"
+        names = {seen.spec.name for seen in dropped}
+        outcome.answered = [seen for seen in outcome.answered if seen.spec.name not in names]
+
+    def _discover(self, outcome: Outcome) -> None:
+        wanted: list[tuple[Answered, str | None]] = [
+            (s, None) for s in outcome.answered if s.discover
+        ]
+        for seen, tree in self._files(wanted, outcome):
+            seen.license_path, seen.license_oid = _root_license(tree)
+
+    def _texts(self, outcome: Outcome, prior: dict[str, ProjectSnapshot]) -> None:
+        wanted: list[tuple[Answered, str | None]] = []
+        for seen in outcome.answered:
+            before = prior.get(seen.spec.name)
+            earlier = before.license_file if before else None
+            if seen.license_path is None or seen.license_oid is None:
+                continue  # no license file found at the root
+            if earlier is not None and earlier.blob_sha == seen.license_oid:
+                seen.snapshot = replace(seen.snapshot, license_file=earlier)
+                seen.provenance += carried(before, "license")
+            else:
+                wanted.append((seen, seen.license_path))
+        for seen, blob in self._files(wanted, outcome):
+            repo = seen.snapshot.repo
+            assert repo is not None and seen.license_path is not None
+            url = f"{repo.url}/blob/{repo.default_branch or 'HEAD'}/{seen.license_path}"
+            if blob.get("isTruncated") or blob.get("isBinary") or blob.get("text") is None:
+                try:  # too big or odd for GraphQL's text: REST has it
+                    license_file = self._rest_license(seen)
+                except BudgetExhausted as exc:
+                    self.halt(str(exc))
+                    self._drop(outcome, [seen], deferred=str(exc))
+                    continue
+                except (GitHubError, parse.ShapeError) as exc:
+                    error = exc if isinstance(exc, GitHubError) else GitHubError(str(exc), url)
+                    self._drop(outcome, [seen], error=error)
+                    continue
+            else:
+                license_file = LicenseFile(
+                    path=seen.license_path,
+                    blob_sha=str(blob.get("oid") or seen.license_oid),
+                    url=url,
+                    text=parse.license_text(str(blob["text"])),
+                )
+            seen.snapshot = replace(seen.snapshot, license_file=license_file)
+            seen.provenance.append(("license", Provenance(url, self.clock())))
+
+    def _rest_license(self, seen: Answered) -> LicenseFile | None:
+        assert seen.snapshot.repo is not None
+        response = self.api.get_json(f"/repos/{seen.snapshot.repo.full_name}/license", allow=(404,))
+        if response.status != 200:
+            return None
+        return parse.license_file_from_rest(response.data)[0]
+
+    # -- round 4 ---------------------------------------------------------------------------
+
+    def inventory(self, seen: Answered, prior: ProjectSnapshot | None) -> None:
+        """The tree scan, when the head moved since the last good audit (REST)."""
+        head: Commit | None = seen.snapshot.head
+        kept = prior.license_inventory if prior else None
+        unmoved = prior is not None and prior.head is not None and prior.head == head
+        if self.settings.inventory == "never" or head is None or (unmoved and kept is not None):
+            seen.snapshot = replace(seen.snapshot, license_inventory=kept)
+            seen.provenance += carried(prior, "license_inventory")
+            return
+        assert seen.snapshot.repo is not None
+        response = self.api.get_json(
+            f"/repos/{seen.snapshot.repo.full_name}/git/trees/{head.sha}?recursive=1",
+            allow=(404, 409),
+        )
+        if response.status == 200:
+            seen.snapshot = replace(
+                seen.snapshot, license_inventory=parse.inventory_from_tree(response.data)
+            )
+            seen.provenance.append(("license_inventory", Provenance(response.url, self.clock())))
+
+
+def _root_license(tree: Any) -> tuple[str | None, str | None]:
+    """(path, blob id) of the root license file among a tree's entries."""
+    entries = tree.get("entries") if isinstance(tree, dict) else None
+    blobs = {
+        str(e["name"]): str(e.get("oid") or "")
+        for e in entries or []
+        if isinstance(e, dict) and e.get("type") == "blob" and e.get("name")
+    }
+    path = pick_root_license(list(blobs))
+    return (path, blobs[path]) if path else (None, None)

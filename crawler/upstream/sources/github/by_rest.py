@@ -1,0 +1,140 @@
+"""One project through GitHub's REST API (the path without a token): conditional requests, and
+optional requests (tag dates, the tree scan) only while the budget covers every project left."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from crawler.config import ProjectSpec
+from crawler.model import ProjectSnapshot, Provenance
+from crawler.upstream.sources.github import GitHubSettings, parse
+from crawler.upstream.sources.github.api import GitHubApi, GitHubError
+from crawler.versions import usable_releases, usable_tags
+
+Clock = Callable[[], str]
+REST_REQUESTS_PER_PROJECT = 4  # repo, releases or tags, license, maybe head: for budgeting
+
+
+def carried(prior: ProjectSnapshot | None, facet: str) -> list[tuple[str, Provenance]]:
+    """The provenance of a fact reused from the previous audit: where and when it was fetched."""
+    return [(name, src) for name, src in (prior.provenance if prior else ()) if name == facet]
+
+
+class RestProject:
+    """Fetches one project; ``projects_left`` tells how many still need their essentials."""
+
+    def __init__(
+        self,
+        api: GitHubApi,
+        settings: GitHubSettings,
+        clock: Clock,
+        projects_left: Callable[[], int],
+    ) -> None:
+        self.api = api
+        self.settings = settings
+        self.clock = clock
+        self.projects_left = projects_left
+
+    def affordable(self) -> bool:
+        """Room for an optional request after reserving the essentials of every project left."""
+        spare = self.api.spare_requests()
+        return spare is None or spare > REST_REQUESTS_PER_PROJECT * self.projects_left()
+
+    def fetch(
+        self, spec: ProjectSpec, repo_path: str, prior: ProjectSnapshot | None
+    ) -> ProjectSnapshot:
+        """The project's facts; GitHubError, ShapeError or BudgetExhausted on failure."""
+        now = self.clock()
+        sources: list[tuple[str, Provenance]] = []
+        response = self.api.get_json(f"/repos/{repo_path}", allow=(404,))
+        if response.status == 404:
+            raise GitHubError(
+                f"repository {repo_path} not found (deleted, private, or renamed without "
+                "a redirect): fix 'repo' in sources.yaml",
+                response.url,
+                404,
+            )
+        repo, forge_license = parse.repo_from_rest(response.data)
+        sources.append(("repo", Provenance(response.url, now)))
+        base = f"/repos/{repo.full_name}"
+        snapshot = ProjectSnapshot(
+            project=spec.name, tracking=spec.tracking, repo=repo, forge_license=forge_license
+        )
+        tracking = spec.tracking
+        if tracking.track in ("auto", "releases"):
+            url = self.api.absolute(f"{base}/releases?per_page={self.settings.releases_per_repo}")
+            response = self.api.get_json(url, expect=list)
+            snapshot = replace(snapshot, releases=parse.releases_from_rest(response.data))
+            sources.append(("releases", Provenance(response.url, now)))
+        has_release = bool(usable_releases(tracking, snapshot.releases or ()))
+        if tracking.track == "tags" or (tracking.track == "auto" and not has_release):
+            # REST lists tags by name, not date: one full page (same cost) to sort by version.
+            url = self.api.absolute(f"{base}/tags?per_page=100")
+            response = self.api.get_json(url, expect=list)
+            snapshot = replace(snapshot, tags=parse.tags_from_rest(response.data, repo.url))
+            sources.append(("tags", Provenance(response.url, now)))
+        newest_tags = usable_tags(tracking, snapshot.tags or ())
+        has_tag = bool(newest_tags)
+        if has_tag and not has_release and self.affordable():
+            snapshot = self._date_newest_tag(snapshot, newest_tags[0].name, base)
+        if tracking.track == "commits" or (
+            tracking.track == "auto" and not has_release and not has_tag
+        ):
+            url = self.api.absolute(f"{base}/commits?per_page=1")
+            response = self.api.get_json(url, expect=list, allow=(409,))
+            if response.status == 200 and response.data:
+                snapshot = replace(snapshot, head=parse.commit_from_rest(response.data))
+            sources.append(("head", Provenance(response.url, now)))
+
+        # GitHub's repository answer already says when there is no license file (null);
+        # /license would only 404, unconditionally, every night.
+        if forge_license.key is not None:
+            url = self.api.absolute(f"{base}/license")
+            response = self.api.get_json(url, allow=(404,))
+            if response.status == 200:
+                license_file, _ = parse.license_file_from_rest(response.data)
+                snapshot = replace(snapshot, license_file=license_file)
+            sources.append(("license", Provenance(response.url, now)))
+
+        snapshot = self._inventory(snapshot, prior, sources, now)
+        return replace(snapshot, provenance=tuple(sources))
+
+    def _date_newest_tag(self, snapshot: ProjectSnapshot, name: str, base: str) -> ProjectSnapshot:
+        """REST tags carry no date: look up the commit of the one the catalog will show."""
+        tags = snapshot.tags or ()
+        tag = next(t for t in tags if t.name == name)
+        response = self.api.get_json(f"{base}/commits/{tag.sha}", allow=(404, 422))
+        if response.status != 200:
+            return snapshot
+        dated = replace(tag, date=parse.commit_from_rest(response.data).date)
+        return replace(snapshot, tags=tuple(dated if t.name == name else t for t in tags))
+
+    def _inventory(
+        self,
+        snapshot: ProjectSnapshot,
+        prior: ProjectSnapshot | None,
+        sources: list[tuple[str, Provenance]],
+        now: str,
+    ) -> ProjectSnapshot:
+        """Scan the tree for license-ish files when the budget has room for it."""
+        assert snapshot.repo is not None
+        kept = prior.license_inventory if prior else None
+        mode = self.settings.inventory
+        if (
+            mode == "never"
+            or not snapshot.repo.default_branch
+            or (mode == "auto" and not self.affordable())
+        ):
+            sources.extend(carried(prior, "license_inventory"))
+            return replace(snapshot, license_inventory=kept)
+        base = f"/repos/{snapshot.repo.full_name}"
+        response = self.api.get_json(
+            self.api.absolute(f"{base}/git/trees/{snapshot.repo.default_branch}?recursive=1"),
+            allow=(404, 409),
+        )
+        if response.status != 200:
+            sources.extend(carried(prior, "license_inventory"))
+            return replace(snapshot, license_inventory=kept)
+        sources.append(("license_inventory", Provenance(response.url, now)))
+        return replace(snapshot, license_inventory=parse.inventory_from_tree(response.data))

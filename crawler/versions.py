@@ -13,6 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from crawler.config import ProjectSpec
 from crawler.model import CurrentVersion, ProjectSnapshot, Release, Tag
+from crawler.patterns import search
 
 _PRERELEASE_WORD = re.compile(r"(?i)(?:^|[-._+\d])(rc|alpha|beta|dev|pre|preview|nightly)\d*")
 
@@ -33,7 +34,7 @@ def is_prerelease(release: Release) -> bool:
 
 
 def _matches(spec: ProjectSpec, name: str) -> bool:
-    return spec.tag_pattern is None or re.search(spec.tag_pattern, name) is not None
+    return spec.tag_pattern is None or bool(search(spec.tag_pattern, name, subject=f"tag {name!r}"))
 
 
 def usable_releases(spec: ProjectSpec, releases: Iterable[Release]) -> list[Release]:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from crawler.analysis.tables import extract_page
-from crawler.config import PageSpec, Settings, TableSpec
+from crawler.audit import GitHubAccess, run_audit
+from crawler.config import PageSpec, Settings, TableSpec, parse_config
+from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
 from crawler.fakes.pages import FakePageServer
+from crawler.store import Store
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import PageFetcher, PageFetchError, decode_body
 
@@ -91,3 +95,40 @@ def test_a_dripping_body_is_cut_off_by_the_same_deadline(site: FakePageServer) -
 def test_request_deadline_defaults_to_a_minute() -> None:
     assert Settings().request_deadline == 60.0
     assert Settings().pin_text_limit == 1_000_000
+
+
+def test_an_audit_with_a_charset_hex_page_reports_the_others_and_the_page(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The issue's reproduction: one page served as charset=hex used to end the audit failed."""
+    stamp = "2026-11-01T00:00:00Z"
+    state = GitHubState(
+        repos=[
+            FakeRepo(owner="org", name=name, id=n, head_sha=str(n) * 40, head_date=stamp,
+                     releases=[FakeRelease("v1", "v1", stamp, stamp)])
+            for n, name in ((1, "alpha"), (2, "beta"))
+        ]
+    )  # fmt: skip
+    config_text = (
+        "settings: {{allow_private_addresses: true}}\nprojects:\n"
+        "  - name: Alpha\n    repo: org/alpha\n    pages:\n      - name: support\n"
+        "        url: {site}/hex.html\n"
+        "        tables: [{{name: t, selector: table, key: [Chip]}}]\n"
+        "  - name: Beta\n    repo: org/beta\n"
+    )
+    with FakeGitHub(state, unauth_limit=5000) as github, FakePageServer() as site:
+        site.set_page("/hex.html", TABLE.encode(), charset="hex")
+        store = Store(db_url)
+        try:
+            outcome = run_audit(
+                parse_config(config_text.format(site=site.base_url)), store, tmp_path / "r",
+                access=GitHubAccess(github.base_url, None), sleep=lambda _s: None,
+            )  # fmt: skip
+        finally:
+            store.close()
+    report = outcome.report
+    assert (outcome.status, report["errors"]) == ("complete", [])
+    assert [(p["name"], p["status"], p["version"]) for p in report["projects"]] == [
+        ("Alpha", "ok", "v1"),
+        ("Beta", "ok", "v1"),
+    ]

@@ -184,26 +184,41 @@ class _LineLoader(_SafeLoader):  # type: ignore[valid-type,misc]
     """Safe loader that remembers each mapping's line and refuses what a catalog never needs:
     duplicate keys, lists or mappings as keys, merge keys, anchors and aliases."""
 
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        # An alias is the same node met a second time: refuse it before its value is expanded
-        # (a "billion laughs" document grows exponentially only once it is constructed).
-        if node in self.constructed_objects or node in self.recursive_objects:
-            raise ConfigError(
-                f"line {node.start_mark.line + 1}: YAML anchors and aliases (&name, *name) "
-                "are not supported: write the value out"
-            )
-        return super().construct_object(node, deep=deep)
+
+def _refuse_alias(node: yaml.Node) -> ConfigError:
+    return ConfigError(
+        f"line {node.start_mark.line + 1}: YAML anchors and aliases (&name, *name) "
+        "are not supported: write the value out"
+    )
+
+
+# An alias is a node met a second time: it is refused before its value is expanded (a
+# "billion laughs" document grows exponentially only once it is constructed). The check is
+# inlined in the two container constructors: this runs for every node of the catalog.
+
+
+def _construct_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> list[Any]:
+    items = []
+    for child in node.value:
+        if child in loader.constructed_objects or child in loader.recursive_objects:
+            raise _refuse_alias(child)
+        items.append(loader.construct_object(child, deep=True))
+    return items
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     mapping: dict[Any, Any] = {}
     seen: dict[Any, int] = {}
+    done, busy = loader.constructed_objects, loader.recursive_objects
     for key_node, value_node in node.value:
         line = key_node.start_mark.line + 1
         if key_node.tag == "tag:yaml.org,2002:merge":
             raise ConfigError(
                 f"line {line}: YAML merge keys ('<<') are not supported: write the keys out"
             )
+        for child in (key_node, value_node):
+            if child in done or child in busy:
+                raise _refuse_alias(child)
         key = loader.construct_object(key_node, deep=True)
         try:
             hash(key)
@@ -224,6 +239,7 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any,
 
 
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 
 
 def _strip_lines(value: Any) -> Any:

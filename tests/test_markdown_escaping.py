@@ -31,6 +31,7 @@ def test_control_and_bidi_characters_and_escape_sequences_are_removed() -> None:
         ("project_added torch_gcu-2.5.1", "project_added torch_gcu-2.5.1"),
         ("_init_ __x__ *bold* snake_case_", r"\_init\_ \_\_x\_\_ \*bold\* snake_case\_"),
         ("AT&T &amp; &#x41;", r"AT&T \&amp; \&#x41;"),
+        ("costs $5, $x^2$", r"costs \$5, \$x^2\$"),
         ("~~gone~~ ~=1.2 a\\b `tick`", r"\~\~gone\~\~ \~=1.2 a\\b \`tick\`"),
         ("# heading", r"\# heading"),
         ("#123 and 1.0", "#123 and 1.0"),

@@ -6,9 +6,9 @@ markup or links, while the raw Markdown still reads like prose (``2026-11-30``, 
 ``project_added`` stay as they are):
 
 * only what CommonMark/GFM would read as markup where the text stands is backslash-escaped:
-  ``\\ ` * [ ] < ~ |`` always, ``_`` unless it sits inside a word, ``&`` before an entity-like
-  run, and a block marker where the text starts (it may start a line): ``>``, ``# ``, ``- ``,
-  ``+ ``, ``1. ``, a line of ``-`` or ``=``;
+  ``\\ ` * [ ] < ~ | $`` always (``$`` opens GitHub's math), ``_`` unless it sits inside a
+  word, ``&`` before an entity-like run, and a block marker where the text starts (it may start
+  a line): ``>``, ``# ``, ``- ``, ``+ ``, ``1. ``, a line of ``-`` or ``=``;
 * a word that a renderer would turn into a link (``http://…``, ``www.…``, anything with an
   ``@``, ``mailto:``/``xmpp:``, a bare domain such as ``evil.com`` that linkify-it recognises,
   also after NFKC, full-width dots and percent-decoding) is shown as a code span, where neither
@@ -43,7 +43,7 @@ _CONTROL = re.compile(
     "\u2066-\u2069\ufeff]"
 )
 # Markdown specials outside code spans: see the module docstring
-_PLAIN_SPECIAL = re.compile(r"[\\`*\[\]<~|]|&(?=#?[0-9A-Za-z]+;)|_(?![^\W_])|(?<![^\W_])_")
+_PLAIN_SPECIAL = re.compile(r"[\\`*\[\]<~|$]|&(?=#?[0-9A-Za-z]+;)|_(?![^\W_])|(?<![^\W_])_")
 # what opens a block where the text starts a line: quote, heading, list item, break, underline
 _LINE_START = re.compile(
     r"^(?:>|(?:#{1,6}|[+-])(?: |$)|-[- ]*$|=[= ]*$|(?P<number>\d{1,9})[.)](?: |$))"

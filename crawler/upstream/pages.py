@@ -263,6 +263,10 @@ class PageFetcher:
         secrets = _secrets(url)
         shown = display_url(url)
         try:
+            _ = urlsplit(url).port  # urllib refuses a bad port or an unclosed IPv6 bracket here
+        except ValueError as exc:
+            raise PageFetchError(redact(f"invalid URL {shown}: {exc}", *secrets)) from None
+        try:
             with self._host_slot(url), deadline(self._settings.request_deadline):
                 try:
                     return self._fetch(url, secrets)
@@ -282,8 +286,6 @@ class PageFetcher:
         except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
             message = f"fetching {shown} failed: {type(exc).__name__}: {exc}"
             raise PageFetchError(redact(message, *secrets)) from None
-        except ValueError as exc:  # urllib's parser: a bad port, an unclosed IPv6 bracket...
-            raise PageFetchError(redact(f"invalid URL {shown}: {exc}", *secrets)) from None
         except Exception as exc:  # anything else from one page is an error for that page only
             message = f"fetching {shown} failed unexpectedly: {type(exc).__name__}: {exc}"
             raise PageFetchError(redact(message, *secrets)) from exc

@@ -234,7 +234,14 @@ def run_audit(
             config, specs, env=env, cache=store, web=web, clock=clock, sleep=sleep, should_stop=stop
         )
         try:
-            gatherer = Gatherer(sources, web, clock, secrets=secrets, should_stop=stop)
+            gatherer = Gatherer(
+                sources,
+                web,
+                clock,
+                secrets=secrets,
+                should_stop=stop,
+                pin_text_limit=config.settings.pin_text_limit,
+            )
             results = gatherer.gather(fetch_order(specs, last_checked), prior)
             usage = sources.usage()
         finally:

@@ -6,17 +6,21 @@ import contextlib
 import json
 import logging
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from crawler.config import Config, ConfigError, load_config
+from crawler.config import DEFAULT_REQUEST_DEADLINE, Config, ConfigError, load_config
 from crawler.store import DEFAULT_DB_URL, Store
+from crawler.store.database import display_db_url, scrub_db_secrets
 
 DEFAULT_CONFIG = "sources.yaml"
 DEFAULT_REPORTS = "reports"
+# audit ids are database integers: anything larger is refused by click, not by the database
+AUDIT_ID = click.IntRange(1, 2**63 - 1)
 
 config_option = click.option(
     "--config",
@@ -60,10 +64,12 @@ def _load_if_present(config_path: str) -> Config | None:
 
 
 def _open_store(db_url: str | None) -> Store:
+    url = _db_url(db_url)
     try:
-        return Store(_db_url(db_url))
+        return Store(url)
     except Exception as exc:  # a bad URL or an unreachable server: say so, with no traceback
-        raise click.UsageError(f"cannot open database {_db_url(db_url)!r}: {exc}") from None
+        reason = scrub_db_secrets(str(exc), url)  # the password never reaches the terminal
+        raise click.UsageError(f"cannot open database {display_db_url(url)!r}: {reason}") from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -228,7 +234,7 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("audit_id", type=int, required=False)
+@click.argument("audit_id", type=AUDIT_ID, required=False)
 @config_option
 @db_option
 @reports_option
@@ -255,8 +261,8 @@ def report(
 
 
 @cli.command()
-@click.argument("audit_a", type=int)
-@click.argument("audit_b", type=int)
+@click.argument("audit_a", type=AUDIT_ID)
+@click.argument("audit_b", type=AUDIT_ID)
 @config_option
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")
@@ -292,13 +298,18 @@ def diff(audit_a: int, audit_b: int, config_path: str, db_url: str | None, as_js
 def license_command(files: tuple[str, ...], as_json: bool) -> None:
     """Analyse local license files: SPDX ids, verdict, holders, extra text."""
     from crawler.analysis.licenses import analyze_file, render_text
+    from crawler.report.markdown import terminal_text
 
+    for path in files:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or a device would never end
+            raise click.UsageError(f"{path} is not a regular file: pass license files")
     analyses = {path: analyze_file(path) for path in files}
     if as_json:
         click.echo(json.dumps({p: a.to_dict() for p, a in analyses.items()}, indent=2))
         return
     for path, analysis in analyses.items():
-        click.echo(render_text(analysis, path))
+        # the file's text is quoted: no escape sequence in it may reach the terminal
+        click.echo(terminal_text(render_text(analysis, path)))
 
 
 @cli.command()
@@ -308,6 +319,13 @@ def license_command(files: tuple[str, ...], as_json: bool) -> None:
 @click.option("--key", multiple=True, help="Identity column(s) of a row.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--allow-private", is_flag=True, help="Allow loopback/private addresses.")
+@click.option(
+    "--deadline",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_REQUEST_DEADLINE,
+    show_default=True,
+    help="Give up on the page after this many seconds in all (settings.request_deadline).",
+)
 def page(
     source: str,
     table_selector: str | None,
@@ -315,13 +333,14 @@ def page(
     key: tuple[str, ...],
     as_json: bool,
     allow_private: bool,
+    deadline: float,
 ) -> None:
     """Show what would be extracted from a page (URL or file), to write a selector."""
     from crawler.analysis.tables import ExtractionError
     from crawler.config import Settings
     from crawler.upstream.pages import PageFetchError, preview_page, preview_page_json
 
-    settings = Settings(allow_private_addresses=allow_private)
+    settings = Settings(allow_private_addresses=allow_private, request_deadline=deadline)
     options: dict[str, Any] = {
         "table_selector": table_selector,
         "heading": heading,

@@ -7,6 +7,7 @@ the run before anything is fetched or stored.
 from __future__ import annotations
 
 import re
+import stat
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,9 +15,16 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from crawler.model import Tracking, TrackMode
+from crawler.patterns import compile_pattern
 
 DEFAULT_PAGE_SIZE_LIMIT = 5 * 1024 * 1024
+DEFAULT_REQUEST_DEADLINE = 60.0  # seconds for a whole page request: redirects, headers, body
+DEFAULT_PIN_TEXT_LIMIT = 1_000_000  # characters of page text a pin's pattern scans
 LINE_KEY = "__line__"
+# Limits no real catalog reaches (the shipped one has a few dozen projects in a few KiB); they
+# stop a wrong or hostile file before it costs minutes and gigabytes.
+MAX_CONFIG_BYTES = 1024 * 1024
+MAX_PROJECTS = 50_000
 
 
 class ConfigError(Exception):
@@ -31,9 +39,9 @@ def _check_regex(value: str | None, what: str) -> str | None:
     if value is None:
         return None
     try:
-        re.compile(value)
-    except re.error as exc:
-        raise ValueError(f"{what} {value!r} is not a valid regular expression: {exc}") from None
+        compile_pattern(value)  # the engine that will run it (with a time limit)
+    except ValueError as exc:
+        raise ValueError(f"{what} {exc}") from None
     return value
 
 
@@ -134,7 +142,7 @@ class PageSpec(_Model):
     def _pins(cls, value: dict[str, str]) -> dict[str, str]:
         for name, pattern in value.items():
             _check_regex(pattern, f"pin {name!r}")
-            if re.compile(pattern).groups < 1:
+            if compile_pattern(pattern).groups < 1:
                 raise ValueError(f"pin {name!r} needs a capture group around the pinned value")
         return value
 
@@ -222,10 +230,10 @@ class Settings(_Model):
     page_size_limit: int = Field(default=DEFAULT_PAGE_SIZE_LIMIT, ge=1024)
     allow_private_addresses: bool = False
     timeout: float = Field(default=30.0, gt=0)
+    request_deadline: float = Field(default=DEFAULT_REQUEST_DEADLINE, gt=0)
+    pin_text_limit: int = Field(default=DEFAULT_PIN_TEXT_LIMIT, ge=1000)
     per_host_concurrency: int = Field(default=2, ge=1, le=16)
-    # one wall-clock limit per request, headers and body included (a server that drips bytes
-    # under the read timeout is cut off), and one per project (all its requests together)
-    request_deadline: float = Field(default=90.0, gt=0)
+    # one wall-clock limit per project: all its requests together
     project_deadline: float = Field(default=600.0, gt=0)
     # a project unchecked for longer than this is flagged `stale` (and the exit status is 1)
     stale_after_days: float = Field(default=3.0, gt=0)
@@ -252,26 +260,70 @@ class Config(_Model):
         return self.sources.get(name) or source_kinds()[name].settings()
 
 
-class _LineLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys and remembers each mapping's line."""
+# libyaml's parser when PyYAML was built with it (about 5 times faster), else the pure-Python one
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _LineLoader(_SafeLoader):  # type: ignore[valid-type,misc]
+    """Safe loader that remembers each mapping's line and refuses what a catalog never needs:
+    duplicate keys, lists or mappings as keys, merge keys, anchors and aliases."""
+
+
+def _refuse_alias(node: yaml.Node) -> ConfigError:
+    return ConfigError(
+        f"line {node.start_mark.line + 1}: YAML anchors and aliases (&name, *name) "
+        "are not supported: write the value out"
+    )
+
+
+# An alias is a node met a second time: it is refused before its value is expanded (a
+# "billion laughs" document grows exponentially only once it is constructed). The check is
+# inlined in the two container constructors: this runs for every node of the catalog.
+
+
+def _construct_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> list[Any]:
+    items = []
+    for child in node.value:
+        if child in loader.constructed_objects or child in loader.recursive_objects:
+            raise _refuse_alias(child)
+        items.append(loader.construct_object(child, deep=True))
+    return items
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    mapping: dict[Any, Any] = {}
     seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node)
+    done, busy = loader.constructed_objects, loader.recursive_objects
+    for key_node, value_node in node.value:
+        line = key_node.start_mark.line + 1
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            raise ConfigError(
+                f"line {line}: YAML merge keys ('<<') are not supported: write the keys out"
+            )
+        for child in (key_node, value_node):
+            if child in done or child in busy:
+                raise _refuse_alias(child)
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            what = "mapping" if isinstance(key, dict) else "list"
+            raise ConfigError(
+                f"line {line}: a {what} cannot be a key: use a plain name before the ':'"
+            ) from None
         if key in seen:
             raise ConfigError(
-                f"line {key_node.start_mark.line + 1}: duplicate key {key!r} "
+                f"line {line}: duplicate key {key!r} "
                 f"(first at line {seen[key]}): remove one of them"
             )
-        seen[key] = key_node.start_mark.line + 1
-    mapping = loader.construct_mapping(node, deep=True)
+        seen[key] = line
+        mapping[key] = loader.construct_object(value_node, deep=True)
     mapping[LINE_KEY] = node.start_mark.line + 1
     return mapping
 
 
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 
 
 def _strip_lines(value: Any) -> Any:
@@ -297,15 +349,33 @@ def load_config(path: str | Path) -> Config:
     """Read and validate ``sources.yaml``; raise ConfigError naming file, line and project."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or a device would never end
+            raise ConfigError(f"{path}: not a regular file: pass --config PATH of a YAML file")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(f"{path}: file not found: pass --config PATH") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(_too_large(str(path)))
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return parse_config(text, str(path))
 
 
+def _too_large(path: str) -> str:
+    return (
+        f"{path}: larger than {MAX_CONFIG_BYTES // 1024 // 1024} MiB, the limit for a catalog "
+        "(the shipped one is a few KiB): is this the right file?"
+    )
+
+
 def parse_config(text: str, path: str = "sources.yaml") -> Config:
+    if len(text) > MAX_CONFIG_BYTES or len(text.encode("utf-8")) > MAX_CONFIG_BYTES:
+        raise ConfigError(_too_large(path))
     try:
         raw = yaml.load(text, Loader=_LineLoader)
     except ConfigError as exc:
@@ -316,8 +386,15 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
         raise ConfigError(f"{where}: malformed YAML: {exc.problem}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: malformed YAML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to be a catalog") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("projects"), list):
         raise ConfigError(f"{path}:1: expected a mapping with a 'projects:' list")
+    if len(raw["projects"]) > MAX_PROJECTS:
+        raise ConfigError(
+            f"{path}:{raw[LINE_KEY]}: {len(raw['projects']):,} projects, over the limit of "
+            f"{MAX_PROJECTS:,}: split the catalog into several files"
+        )
 
     from crawler.upstream.source import source_kinds
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from crawler.config import Config, Location, PageSpec, ProjectSpec
+from crawler.config import DEFAULT_PIN_TEXT_LIMIT, Config, Location, PageSpec, ProjectSpec
 from crawler.model import (
     FetchError,
     LicenseFile,
@@ -108,8 +108,8 @@ class Gatherer:
         *,
         secrets: Iterable[str | None] = (),
         should_stop: Callable[[], bool] = lambda: False,
+        pin_text_limit: int = DEFAULT_PIN_TEXT_LIMIT,
         analyse: Callable[[str, str, Sequence[str]], dict[str, Any]] | None = None,
-        extract: Callable[[PageSpec, str, str | None, str], PageSnapshot] | None = None,
     ) -> None:
         self.sources = sources
         self.web = web
@@ -117,7 +117,7 @@ class Gatherer:
         self.secrets = tuple(secrets)
         self.should_stop = should_stop
         self._analyse = analyse or _analyse_license
-        self._extract = extract or _extract_page
+        self.pin_text_limit = pin_text_limit
 
     def gather(
         self, specs: Sequence[ProjectSpec], prior: Mapping[str, ProjectSnapshot]
@@ -249,7 +249,7 @@ class Gatherer:
         for page in spec.pages:
             try:
                 body, content_type, url = self._page_body(spec, page)
-                pages.append(self._extract(page, body, content_type, url))
+                pages.append(_extract_page(page, body, content_type, url, self.pin_text_limit))
                 provenance.append((f"page:{page.name}", Provenance(url, self.clock())))
                 continue
             except SourceDeferred:  # not checked tonight: keep the last extraction, no error
@@ -351,7 +351,9 @@ def _analyse_license(text: str, path: str, siblings: Sequence[str]) -> dict[str,
     return {**analyze_license(text, path, list(siblings)).to_dict(), ENGINE: ENGINE_VERSION}
 
 
-def _extract_page(page: PageSpec, body: str, content_type: str | None, url: str) -> PageSnapshot:
+def _extract_page(
+    page: PageSpec, body: str, content_type: str | None, url: str, pin_text_limit: int
+) -> PageSnapshot:
     from crawler.analysis.tables import extract_page
 
-    return extract_page(page, body, content_type, url)
+    return extract_page(page, body, content_type, url, pin_text_limit=pin_text_limit)

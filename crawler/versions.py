@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from packaging.version import InvalidVersion, Version
 
 from crawler.model import CurrentVersion, ProjectSnapshot, Release, Tag, Tracking
+from crawler.patterns import search
 
 _PRERELEASE_WORD = re.compile(r"(?i)(?:^|[-._+\d])(rc|alpha|beta|dev|pre|preview|nightly)\d*")
 
@@ -32,7 +33,8 @@ def is_prerelease(release: Release) -> bool:
 
 
 def _matches(tracking: Tracking, name: str) -> bool:
-    return tracking.tag_pattern is None or re.search(tracking.tag_pattern, name) is not None
+    pattern = tracking.tag_pattern
+    return pattern is None or bool(search(pattern, name, subject=f"tag {name!r}"))
 
 
 def usable_releases(tracking: Tracking, releases: Iterable[Release]) -> list[Release]:

@@ -88,7 +88,7 @@ def test_audit_history_report_and_diff(workdir: Path, monkeypatch: pytest.Monkey
 
     rendered = runner.invoke(cli, ["report", "2", "--stdout"])
     assert rendered.exit_code == 0, rendered.output
-    assert "| Alpha | new release | v1\\.0 → v1\\.1 |" in rendered.output
+    assert "| Alpha | new release | v1.0 → v1.1 |" in rendered.output
     diff = runner.invoke(cli, ["diff", "1", "2", "--json"])
     assert [(c["project"], c["kind"], c["after"]) for c in json.loads(diff.output)] == [
         ("Alpha", "new_release", "v1.1")

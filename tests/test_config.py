@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import os
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,8 +76,10 @@ def test_bad_track_value() -> None:
 
 
 def test_malformed_yaml_gives_line_and_column() -> None:
-    assert _error("projects:\n  - name: a\n   repo: o/r\n") == (
-        "sources.yaml:3:4: malformed YAML: expected <block end>, but found '<block mapping start>'"
+    # the wording after the location is the YAML parser's (libyaml's when PyYAML has it)
+    assert _error("projects:\n  - name: a\n   repo: o/r\n") in (
+        "sources.yaml:3:4: malformed YAML: did not find expected '-' indicator",
+        "sources.yaml:3:4: malformed YAML: expected <block end>, but found '<block mapping start>'",
     )
 
 
@@ -119,3 +125,115 @@ def test_non_utf8_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert str(info.value) == f"{path}: not UTF-8 text (invalid start byte at byte 20)"
+
+
+# -- hostile or oversized files (issue 9 item 8) ---------------------------------------------
+
+LAUGHS = """\
+projects:
+  - name: x
+    repo: o/x
+    note:
+      a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]
+      b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+      c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+      d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+      e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+      f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+      g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+      h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+      i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+"""
+
+
+def _load_in_child(path: Path) -> subprocess.CompletedProcess[str]:
+    """load_config in a child process capped at 1 GiB of address space and 60 s, so that a
+    loader that expands the document fails there (MemoryError) instead of taking the machine."""
+
+    def cap_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    code = (
+        "import sys\nfrom crawler.config import ConfigError, load_config\n"
+        "try:\n    load_config(sys.argv[1])\nexcept ConfigError as exc:\n    print(exc)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=cap_memory,
+    )
+
+
+def test_billion_laughs_in_a_note_is_refused_before_expansion(tmp_path: Path) -> None:
+    path = tmp_path / "sources.yaml"
+    path.write_text(LAUGHS)
+    assert len(LAUGHS.encode()) <= 433  # 9**9 strings once expanded
+    result = _load_in_child(path)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == (
+        f"{path}:5: YAML anchors and aliases (&name, *name) are not supported: "
+        "write the value out\n"
+    )
+
+
+def test_merge_keys_and_self_references_are_refused() -> None:
+    merged = "projects:\n  - &p {name: x, repo: o/x}\n  - <<: *p\n    name: y\n"
+    assert _error(merged) == (
+        "sources.yaml:3: YAML merge keys ('<<') are not supported: write the keys out"
+    )
+    assert _error("projects: &a [*a]\n") == (
+        "sources.yaml:1: YAML anchors and aliases (&name, *name) are not supported: "
+        "write the value out"
+    )
+
+
+def test_a_list_or_mapping_as_a_key_is_a_clear_error() -> None:
+    listed = "projects:\n  - name: x\n    repo: o/x\n    ? [a, b]\n    : 1\n"
+    assert _error(listed) == (
+        "sources.yaml:4: a list cannot be a key: use a plain name before the ':'"
+    )
+    mapped = "projects:\n  - name: x\n    repo: o/x\n    ? {a: 1}\n    : 1\n"
+    assert _error(mapped) == (
+        "sources.yaml:4: a mapping cannot be a key: use a plain name before the ':'"
+    )
+
+
+def test_a_file_over_one_mebibyte_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "huge.yaml"
+    padding = "# " + "x" * 100 + "\n"
+    path.write_text("projects:\n  - name: a\n    repo: o/a\n" + padding * (1024 * 1024 // 100))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == (
+        f"{path}: larger than 1 MiB, the limit for a catalog (the shipped one is a few KiB): "
+        "is this the right file?"
+    )
+    with pytest.raises(ConfigError) as info:
+        parse_config(path.read_text(), "huge.yaml")
+    assert str(info.value).startswith("huge.yaml: larger than 1 MiB, the limit for a catalog")
+
+
+def test_more_than_fifty_thousand_projects_are_refused() -> None:
+    text = "projects:\n" + "- 1\n" * 50_001
+    assert _error(text) == (
+        "sources.yaml:1: 50,001 projects, over the limit of 50,000: "
+        "split the catalog into several files"
+    )
+
+
+def test_a_fifo_as_configuration_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "sources.yaml"
+    os.mkfifo(fifo)
+    result = _load_in_child(fifo)  # in a child: the old loader blocks for ever on open()
+    assert result.stdout == f"{fifo}: not a regular file: pass --config PATH of a YAML file\n"
+
+
+def test_line_numbers_survive_the_fast_loader() -> None:
+    text = "projects:\n" + "".join(
+        f"  - name: P{i}\n    repo: org/p{i}\n    track: tags\n" for i in range(200)
+    )
+    config = parse_config(text)
+    assert [p.line for p in config.projects[:3]] == [2, 5, 8]
+    assert config.projects[-1].line == 2 + 3 * 199

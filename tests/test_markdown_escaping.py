@@ -2,22 +2,71 @@
 
 from __future__ import annotations
 
-from crawler.report.markdown import escape, link
+import pytest
+
+from crawler.report.markdown import escape, link, one_line
 
 
 def test_pipe_newline_and_html_cannot_break_a_table_row() -> None:
     hostile = "v1.0 | <script>alert(1)</script>\n| injected | row |"
-    assert escape(hostile) == (r"v1\.0 \| \<script\>alert\(1\)\</script\> \| injected \| row \|")
+    assert escape(hostile) == r"v1.0 \| \<script>alert(1)\</script> \| injected \| row \|"
 
 
 def test_markdown_link_and_image_syntax_is_neutralised() -> None:
     assert escape("[click](https://evil.example) ![x](y)") == (
-        r"\[click\]\(https://evil\.example\) \!\[x\]\(y\)"
+        r"`[click](https://evil.example)` !\[x\](y)"
     )
 
 
-def test_control_and_bidi_characters_are_removed() -> None:
-    assert escape("a\x00b\x1b[31mc\u202eevil") == r"a b \[31mc evil"
+def test_control_and_bidi_characters_and_escape_sequences_are_removed() -> None:
+    assert escape("a\x00b\x1b[31mc\u202eevil") == "a bc evil"
+    assert escape("soft\u00adhyphen zero\u200bwidth\ufeff") == "soft hyphen zero width"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-11-30", "2026-11-30"),
+        ("llama.cpp b4100 (CUDA 12.4)", "llama.cpp b4100 (CUDA 12.4)"),
+        ("project_added torch_gcu-2.5.1", "project_added torch_gcu-2.5.1"),
+        ("_init_ __x__ *bold* snake_case_", r"\_init\_ \_\_x\_\_ \*bold\* snake_case\_"),
+        ("AT&T &amp; &#x41;", r"AT&T \&amp; \&#x41;"),
+        ("costs $5, $x^2$", r"costs \$5, \$x^2\$"),
+        ("~~gone~~ ~=1.2 a\\b `tick`", r"\~\~gone\~\~ \~=1.2 a\\b \`tick\`"),
+        ("# heading", r"\# heading"),
+        ("#123 and 1.0", "#123 and 1.0"),
+        ("1. first", r"1\. first"),
+        ("2) second", r"2\) second"),
+        ("- item", r"\- item"),
+        ("-rc1", "-rc1"),
+        ("+ item", r"\+ item"),
+        ("> quote", r"\> quote"),
+        ("---", r"\---"),
+        ("===", r"\==="),
+    ],
+)
+def test_only_what_commonmark_needs_is_escaped(text: str, expected: str) -> None:
+    assert escape(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("see https://evil%2Eexample/login", "see `https://evil%2Eexample/login`"),
+        ("http://3627734734/x", "`http://3627734734/x`"),
+        ("mail security@evil.example", "mail `security@evil.example`"),
+        ("www.evil.example", "`www.evil.example`"),
+        ("http://evil．example/x", "`http://evil．example/x`"),
+        ("www。evil。com", "`www。evil。com`"),
+        ("www%2Eevil.com", "`www%2Eevil.com`"),
+        ("xmpp:bot@evil.example", "`xmpp:bot@evil.example`"),
+        ("evil.com/login and vllm.ai", "`evil.com/login` and `vllm.ai`"),
+        ("`http://x`", "`` `http://x` ``"),
+        ("a|http://x|b", r"a\|`http://x`\|b"),
+    ],
+)
+def test_link_like_words_become_code_spans(text: str, expected: str) -> None:
+    assert escape(text) == expected
 
 
 def test_long_strings_are_capped() -> None:
@@ -39,7 +88,16 @@ def test_links_only_to_http_targets_and_target_is_encoded() -> None:
 
 
 def test_terminal_lines_drop_control_characters_without_markdown_escapes() -> None:
-    from crawler.report.markdown import one_line
-
-    assert one_line("v1.0 | \x1b[2Jcleared\nnext") == "v1.0 | [2Jcleared next"
+    assert one_line("v1.0 | \x1b[2Jcleared\nnext") == "v1.0 | cleared next"
     assert one_line(None) == "—"
+
+
+def test_terminal_text_drops_escape_sequences_and_keeps_lines() -> None:
+    from crawler.report.markdown import terminal_text
+
+    hostile = (
+        "MIT\x1b]0;owned title\x07 License\r\n"
+        "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\ \x1b[31mred\x1b[0m\n"
+        "\tindented \x9b2J\x9d0;c1 title\x9c\u202eend"
+    )
+    assert terminal_text(hostile) == "MIT License\nclick red\n\tindented end"

@@ -43,8 +43,9 @@ from bs4.element import (
 from markdown_it import MarkdownIt
 from soupsieve import SelectorSyntaxError
 
-from crawler.config import PageSpec
+from crawler.config import DEFAULT_PIN_TEXT_LIMIT, PageSpec
 from crawler.model import ExtractedTable, PageSnapshot
+from crawler.patterns import PatternTimeout, search
 
 MAX_CELL_CHARS = 500
 MAX_ROWS = 2000
@@ -388,22 +389,57 @@ def page_text(soup: BeautifulSoup | Tag, limit: int | None = MAX_TEXT_CHARS) -> 
     return normalise_text(soup.get_text(" "), limit)
 
 
-def extract_pins(soup: BeautifulSoup, pins: dict[str, str]) -> tuple[tuple[str, str | None], ...]:
-    """(name, first group of the pattern's first match in the page text, or None), by name."""
+def extract_pins(
+    soup: BeautifulSoup, pins: dict[str, str], *, text_limit: int = DEFAULT_PIN_TEXT_LIMIT
+) -> tuple[tuple[str, str | None], ...]:
+    """(name, first group of the pattern's first match in the page text, or None), by name.
+
+    A pattern scans the first ``text_limit`` characters, within ``patterns.MATCH_TIMEOUT``;
+    a pin not found in a page cut short, or a pattern out of time, is an ExtractionError (the
+    page's last good extraction is kept) rather than a pin that vanished."""
     text = page_text(soup, None)
+    scanned = text[:text_limit]
     values: list[tuple[str, str | None]] = []
     for pin, pattern in sorted(pins.items()):
+        subject = f"the page text ({len(scanned):,} characters)"
         try:
-            match = re.search(pattern, text)
-        except re.error as exc:
+            match = search(pattern, scanned, subject=subject)
+        except PatternTimeout as exc:
+            raise ExtractionError(f"pin {pin!r}: {exc}") from exc
+        except ValueError as exc:
             raise ExtractionError(f"pin {pin!r}: invalid regular expression: {exc}") from None
+        if match is None and len(text) > text_limit:
+            raise ExtractionError(
+                f"pin {pin!r}: not found in the first {text_limit:,} characters of the page "
+                f"text ({len(text):,} in all): raise settings.pin_text_limit in sources.yaml "
+                "if the page is legitimate"
+            )
         value = match.group(1) if match and match.re.groups else None
         values.append((pin, None if value is None else normalise_text(value)))
     return tuple(values)
 
 
-def extract_page(spec: PageSpec, body: str, content_type: str | None, url: str) -> PageSnapshot:
-    """Everything ``spec`` watches on one page; ExtractionError when the layout moved."""
+def extract_page(
+    spec: PageSpec,
+    body: str,
+    content_type: str | None,
+    url: str,
+    *,
+    pin_text_limit: int = DEFAULT_PIN_TEXT_LIMIT,
+) -> PageSnapshot:
+    """Everything ``spec`` watches on one page; ExtractionError when the layout moved, and for
+    anything unexpected while reading this one page (it must not end the audit)."""
+    try:
+        return _extract_page(spec, body, content_type, url, pin_text_limit)
+    except ExtractionError:
+        raise
+    except Exception as exc:  # a parser or library failure on hostile input: this page only
+        raise ExtractionError(f"cannot extract from the page: {type(exc).__name__}: {exc}") from exc
+
+
+def _extract_page(
+    spec: PageSpec, body: str, content_type: str | None, url: str, pin_text_limit: int
+) -> PageSnapshot:
     markdown = is_markdown(spec.path, None) or is_markdown(url, content_type)
     try:
         soup = parse_document(body, markdown=markdown)
@@ -411,7 +447,7 @@ def extract_page(spec: PageSpec, body: str, content_type: str | None, url: str) 
             extract_table(soup, name=t.name, selector=t.selector, heading=t.heading, key=t.key)
             for t in spec.tables
         )
-        pins = extract_pins(soup, spec.pins)
+        pins = extract_pins(soup, spec.pins, text_limit=pin_text_limit)
         text = None
         if spec.text is not None:
             try:

@@ -7,9 +7,12 @@
 
 Every page gets a strong ETag (the body's hash) unless ``etag=False``; a request whose
 ``If-None-Match`` (or ``If-Modified-Since`` equal to the page's ``last_modified``) matches is
-answered 304. ``redirect`` adds a 3xx hop. The request log records each request's path,
-answer status and whether it was conditional; ``max_in_flight`` the highest number of requests
-served at once (to check per-host concurrency limits).
+answered 304. ``redirect`` adds a 3xx hop. ``drip_headers=(n, s)`` sends n extra header lines
+s seconds apart before the rest of the answer, ``drip_body=s`` sends the body 16 bytes at a
+time s seconds apart (servers that are slow, never silent). The request
+log records each request's path, answer status and whether it was conditional;
+``max_in_flight`` the highest number of requests served at once (to check per-host concurrency
+limits).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ class FakePage:
     last_modified: str | None = None
     send_length: bool = True  # False: no Content-Length, body ends when the connection closes
     headers: tuple[tuple[str, str], ...] = ()
+    drip_headers: tuple[int, float] | None = None  # (lines, seconds between them) before the rest
+    drip_body: float = 0.0  # seconds between the body's 16-byte pieces
 
     @property
     def etag_value(self) -> str:
@@ -90,6 +95,8 @@ class _Handler(BaseHTTPRequestHandler):
                 status = 304
         site._log(LoggedRequest(self.command, self.path, status, bool(inm or ims), headers))
         self.send_response(status)
+        if page is not None and page.drip_headers and not self._drip(*page.drip_headers):
+            return
         if page is None:
             body = b"not found"
             self.send_header("Content-Type", "text/plain")
@@ -114,9 +121,27 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if send_body and body:
             try:
-                self.wfile.write(body)
+                step = 16 if page is not None and page.drip_body else len(body)
+                for start in range(0, len(body), step):
+                    self.wfile.write(body[start : start + step])
+                    if page is not None and page.drip_body:
+                        time.sleep(page.drip_body)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (size cap)
                 self.close_connection = True
+
+
+    def _drip(self, lines: int, interval: float) -> bool:
+        """Send ``lines`` header lines one at a time (a slow-loris server); False when the
+        client hung up."""
+        try:
+            self.flush_headers()
+            for n in range(lines):
+                self.wfile.write(f"X-Drip-{n}: .\r\n".encode())
+                time.sleep(interval)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+            return False
+        return True
 
 
 class _Server(ThreadingHTTPServer):
@@ -159,10 +184,12 @@ class FakePageServer:
         last_modified: str | None = None,
         send_length: bool = True,
         headers: dict[str, str] | None = None,
+        drip_headers: tuple[int, float] | None = None,
+        drip_body: float = 0.0,
     ) -> None:
         page = FakePage(
             body, content_type, charset, gzip, etag, delay, status, last_modified, send_length,
-            tuple((headers or {}).items()),
+            tuple((headers or {}).items()), drip_headers, drip_body,
         )  # fmt: skip
         with self._lock:
             self._pages[path] = page

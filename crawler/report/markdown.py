@@ -2,36 +2,116 @@
 
 Every upstream string (release names, tags, license text, page cells) is untrusted: it is
 capped, stripped of control characters and escaped so it cannot break a table or inject
-markup or links.
+markup or links, while the raw Markdown still reads like prose (``2026-11-30``, ``llama.cpp``,
+``project_added`` stay as they are):
+
+* only what CommonMark/GFM would read as markup where the text stands is backslash-escaped:
+  ``\\ ` * [ ] < ~ | $`` always (``$`` opens GitHub's math), ``_`` unless it sits inside a
+  word, ``&`` before an entity-like run, and a block marker where the text starts (it may start
+  a line): ``>``, ``# ``, ``- ``, ``+ ``, ``1. ``, a line of ``-`` or ``=``;
+* a word that a renderer would turn into a link (``http://…``, ``www.…``, anything with an
+  ``@``, ``mailto:``/``xmpp:``, a bare domain such as ``evil.com`` that linkify-it recognises,
+  also after NFKC, full-width dots and percent-decoding) is shown as a code span, where neither
+  GitHub's autolinker nor markdown-it's linkify creates a link. The crawler's own links are
+  made by ``link()`` only.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from functools import lru_cache
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
+
+from linkify_it import LinkifyIt
 
 MAX_CELL = 200
 MAX_QUOTE = 1200
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
+# Terminal escape sequences, removed whole (payload included): OSC (window title, OSC 8
+# hyperlinks), DCS/SOS/PM/APC strings, CSI (colours, cursor moves), other ESC sequences; in their
+# 7-bit (ESC …) and 8-bit (C1) forms.
+_TERMINAL_ESCAPE = re.compile(
+    r"(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?"
+    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|\x1b[ -/]*[0-~]?"
+)
+# control characters but tab and newline; zero-width, bidi and other invisible format characters
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+    "\u2066-\u2069\ufeff]"
+)
+# Markdown specials outside code spans: see the module docstring
+_PLAIN_SPECIAL = re.compile(r"[\\`*\[\]<~|$]|&(?=#?[0-9A-Za-z]+;)|_(?![^\W_])|(?<![^\W_])_")
+# what opens a block where the text starts a line: quote, heading, list item, break, underline
+_LINE_START = re.compile(
+    r"^(?:>|(?:#{1,6}|[+-])(?: |$)|-[- ]*$|=[= ]*$|(?P<number>\d{1,9})[.)](?: |$))"
+)
+_WORDS = re.compile(r"([ |])")
+_LINK_HINT = re.compile(r"://|www\.|@|mailto:|xmpp:", re.IGNORECASE)
+_DOT_LIKE = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+
+
+def terminal_text(text: str) -> str:
+    """Untrusted multi-line text made safe for a terminal: escape sequences, control, bidi and
+    zero-width characters removed; newlines and tabs kept."""
+    return _CONTROL.sub("", _TERMINAL_ESCAPE.sub("", text.replace("\r\n", "\n")))
 
 
 def one_line(value: Any, limit: int = MAX_CELL) -> str:
     """Untrusted text made safe for a terminal line: no control characters, capped."""
     if value is None:
         return "—"
-    text = _CONTROL.sub(" ", str(value)).replace("\r", " ").replace("\n", " ")
+    text = _CONTROL.sub(" ", _TERMINAL_ESCAPE.sub("", str(value)))
     text = re.sub(r"\s+", " ", text).strip()
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return text or "—"
 
 
+@lru_cache(maxsize=1)
+def _linkifier() -> LinkifyIt:
+    return LinkifyIt()  # fuzzy links and e-mails on, as markdown-it's linkify has them
+
+
+@lru_cache(maxsize=4096)
+def _would_link(word: str) -> bool:
+    """True when a GFM autolinker or linkify could make a link of (part of) ``word``."""
+    probe = unquote(unicodedata.normalize("NFKC", word)).translate(_DOT_LIKE)
+    if _LINK_HINT.search(probe):
+        return True
+    return "." in probe and bool(_linkifier().test(word) or _linkifier().test(probe))
+
+
+def _code_span(word: str) -> str:
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", word)), default=0) + 1)
+    pad = " " if word.startswith("`") or word.endswith("`") else ""
+    return f"{fence}{pad}{word}{pad}{fence}"
+
+
 def escape(value: Any, limit: int = MAX_CELL) -> str:
-    """Plain text safe inside Markdown, a table cell and HTML: one line, capped, escaped."""
+    """Plain text safe inside Markdown, a table cell and HTML: one line, capped, escaped only
+    where CommonMark needs it, link-like words in code spans (see the module docstring)."""
     text = one_line(value, limit)
-    return "—" if text == "—" else _MD_SPECIAL.sub(r"\\\1", text)
+    if text == "—":
+        return text
+    out: list[str] = []
+    for word in _WORDS.split(text):  # words never hold a space or a "|" (a table cell's end)
+        if word in (" ", ""):
+            out.append(word)
+        elif word == "|":
+            out.append("\\|")
+        elif _would_link(word):
+            out.append(_code_span(word))
+        else:
+            out.append(_PLAIN_SPECIAL.sub(lambda m: "\\" + m.group(0), word))
+    escaped = "".join(out)
+    start = _LINE_START.match(escaped)
+    if start is None:
+        return escaped
+    number = start["number"] or ""  # "1." → "1\.", "# x" → "\# x"
+    return f"{number}\\{escaped[len(number):]}"
 
 
 def link(text: Any, url: str | None) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
-from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy import Engine, create_engine, event, func, make_url, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from crawler.model import (
@@ -77,6 +78,40 @@ def _utc(value: datetime | None) -> datetime | None:
     if value is not None and value.tzinfo is None:
         return value.replace(tzinfo=UTC)
     return value
+
+
+_PASSWORD_PARAM = re.compile(r"(?i)((?:^|[?&;\s])password=)[^&;\s]*")
+
+
+def display_db_url(url: str) -> str:
+    """The database URL with its password masked (``user:***@``), safe to print or log; also
+    when the URL does not parse, and for a ``password=`` query parameter."""
+    try:
+        shown = make_url(url).render_as_string(hide_password=True)
+    except Exception:  # a malformed URL (bad port...): mask what looks like user:password@
+        shown = re.sub(r"^([^:/?#]+://[^:/?#@]*:).*@", r"\1***@", url)
+    return _PASSWORD_PARAM.sub(r"\1***", shown)
+
+
+def scrub_db_secrets(text: str, url: str) -> str:
+    """``text`` (an error message, a log line) with the database URL's password replaced by
+    ``***``, in the raw and the percent-decoded spelling, and the URL itself masked."""
+    text = text.replace(url, display_db_url(url))
+    secrets: set[str] = set()
+    written = re.match(r"^[^:/?#]+://[^:/?#@]*:(.*)@", url)  # as written, percent-encoded or not
+    if written:
+        secrets.add(written.group(1))
+    try:
+        password = make_url(url).password
+        if password:
+            secrets.add(str(password))
+    except Exception:  # a malformed URL: the spelling as written is all there is
+        pass
+    secrets.update(m.group(1) for m in re.finditer(r"(?i)password=([^&;\s]+)", url))
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= 3:  # masking "a" everywhere would garble the message, not protect it
+            text = text.replace(secret, "***")
+    return text
 
 
 def _prepare_sqlite_path(url: str) -> None:

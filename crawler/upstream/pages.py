@@ -7,12 +7,19 @@
 * redirects followed by hand (at most ``MAX_REDIRECTS``), re-checking each hop;
 * the body is streamed and refused once it passes ``settings.page_size_limit`` (decoded bytes,
   so a gzip bomb stops too), or up front when Content-Length says so;
+* one wall-clock deadline per page, ``settings.request_deadline``: redirects, headers and body
+  included (see ``crawler.upstream.deadline``), beside the per-operation ``settings.timeout``;
+  pages are fetched directly, not through ``HTTP(S)_PROXY``, so the guard above checks the
+  address actually connected to;
 * conditional requests from the ResponseCache (If-None-Match / If-Modified-Since); a 304 reuses
   the cached body; a 2xx answer carrying a validator is stored;
 * charset: BOM, else the Content-Type charset, else ``<meta charset>``/http-equiv, else UTF-8,
-  else windows-1252; legacy labels map to their WHATWG supersets (gb2312 → gb18030, ...).
+  else windows-1252; legacy labels map to their WHATWG supersets (gb2312 → gb18030, ...); a
+  label that is not a text encoding (``hex``, ``rot13``, ``base64``, ``zip``, ``idna``...) is
+  ignored like an absent one.
 
-Every error is a PageFetchError whose message has credentials in the URL redacted.
+Every error, expected or not, is a PageFetchError whose message has credentials in the URL
+redacted.
 """
 
 from __future__ import annotations
@@ -22,12 +29,13 @@ import ipaddress
 import os
 import re
 import socket
+import stat
 import threading
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urljoin, urlsplit
@@ -35,6 +43,7 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 import httpx
 
 from crawler.analysis.tables import (
+    ExtractionError,
     describe_tables,
     extract_pins,
     extract_table,
@@ -42,6 +51,7 @@ from crawler.analysis.tables import (
     parse_document,
 )
 from crawler.config import Settings
+from crawler.upstream.deadline import DeadlineTransport, deadline, deadline_passed
 from crawler.upstream.http import (
     USER_AGENT,
     CachedResponse,
@@ -67,6 +77,9 @@ _ALIASES = {
     "shift_jis": "cp932", "shift-jis": "cp932", "sjis": "cp932", "x-sjis": "cp932",
     "windows-31j": "cp932", "euc-kr": "cp949", "big5": "big5hkscs",
 }  # fmt: skip
+# text codecs that decode bytes but are no document's charset (escape-sequence interpreters)
+_NOT_A_CHARSET = frozenset({"unicode-escape", "raw-unicode-escape"})
+_EVERY_BYTE = bytes(range(256))
 
 
 class PageFetchError(Exception):
@@ -95,15 +108,21 @@ def private_addresses_allowed(settings: Settings) -> bool:
 
 
 def display_url(url: str) -> str:
-    """The URL without user:password@ (safe to show)."""
-    parts = urlsplit(url)
+    """The URL without user:password@ (safe to show), even when it does not parse."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. an unclosed IPv6 bracket: drop anything that looks like userinfo
+        return re.sub(r"(?<=//)[^/?#]*@", "", url)
     if "@" not in parts.netloc:
         return url
     return parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
 
 
 def _secrets(url: str) -> list[str]:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
     found = [parts.password or "", parts.username or ""]
     found += [v for k, v in parse_qsl(parts.query) if _SECRET_PARAM.search(k) and len(v) > 3]
     return [s for s in found if s]
@@ -149,14 +168,25 @@ def check_url(url: str, *, allow_private: bool) -> None:
 
 
 def _codec(label: str | bytes | None) -> str | None:
+    """The Python codec for a charset label, or None when it names no text encoding."""
     if not label:
         return None
     name = (label.decode("ascii", "replace") if isinstance(label, bytes) else label).strip()
-    name = _ALIASES.get(name.lower().strip("\"'"), name)
+    return _text_codec(_ALIASES.get(name.lower().strip("\"'"), name))
+
+
+@lru_cache(maxsize=256)
+def _text_codec(name: str) -> str | None:
     try:
-        return codecs.lookup(name).name
-    except LookupError:
+        codec = codecs.lookup(name).name
+        if codec in _NOT_A_CHARSET:
+            return None
+        # bytes.decode refuses codecs that are not text encodings (hex, rot13, base64, zip...)
+        # with LookupError; idna, punycode, undefined cannot decode arbitrary bytes
+        _EVERY_BYTE.decode(codec, "replace")
+    except (LookupError, UnicodeError, ValueError):
         return None
+    return codec
 
 
 def decode_body(body: bytes, content_type: str | None) -> tuple[str, str]:
@@ -172,7 +202,8 @@ def decode_body(body: bytes, content_type: str | None) -> tuple[str, str]:
         if codec is not None and codec.startswith("utf-16"):
             codec = "utf-8"  # an ASCII-compatible page cannot really be UTF-16
     if codec is not None:
-        return body.decode(codec, "replace"), codec
+        with suppress(LookupError, UnicodeError):  # _codec vetted it; never let a page raise
+            return body.decode(codec, "replace"), codec
     try:
         return body.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
@@ -199,7 +230,10 @@ class PageFetcher:
         self._allow_private = private_addresses_allowed(settings)
         self._own_client = client is None
         self._client = client or httpx.Client(
-            timeout=settings.timeout, headers={"User-Agent": USER_AGENT}, follow_redirects=False
+            transport=DeadlineTransport(),
+            timeout=settings.timeout,
+            headers={"User-Agent": USER_AGENT},
+            follow_redirects=False,
         )
         self._slots: dict[str, threading.BoundedSemaphore] = {}
         self._slots_lock = threading.Lock()
@@ -224,19 +258,37 @@ class PageFetcher:
             yield
 
     def fetch(self, url: str) -> FetchedPage:
-        """GET one page (conditional when cached); PageFetchError on any failure."""
+        """GET one page (conditional when cached); PageFetchError on any failure, expected or
+        not, so that one hostile page can only fail itself."""
         secrets = _secrets(url)
+        shown = display_url(url)
         try:
-            with self._host_slot(url):
-                return self._fetch(url, secrets)
+            _ = urlsplit(url).port  # urllib refuses a bad port or an unclosed IPv6 bracket here
+        except ValueError as exc:
+            raise PageFetchError(redact(f"invalid URL {shown}: {exc}", *secrets)) from None
+        try:
+            with self._host_slot(url), deadline(self._settings.request_deadline):
+                try:
+                    return self._fetch(url, secrets)
+                except httpx.TimeoutException:
+                    if not deadline_passed():
+                        raise
+                    message = (
+                        f"{shown} took longer than the request deadline of "
+                        f"{self._settings.request_deadline:g}s (settings.request_deadline)"
+                    )
+                    raise PageFetchError(message) from None
         except PageFetchError as exc:
             raise PageFetchError(redact(exc.message, *secrets), status=exc.status) from None
-        except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
-            if isinstance(exc, httpx.TimeoutException):
-                message = f"timed out after {self._settings.timeout}s fetching {display_url(url)}"
-            else:
-                message = f"fetching {display_url(url)} failed: {type(exc).__name__}: {exc}"
+        except httpx.TimeoutException:
+            message = f"timed out after {self._settings.timeout}s fetching {shown}"
             raise PageFetchError(redact(message, *secrets)) from None
+        except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
+            message = f"fetching {shown} failed: {type(exc).__name__}: {exc}"
+            raise PageFetchError(redact(message, *secrets)) from None
+        except Exception as exc:  # anything else from one page is an error for that page only
+            message = f"fetching {shown} failed unexpectedly: {type(exc).__name__}: {exc}"
+            raise PageFetchError(redact(message, *secrets)) from exc
 
     def fetch_many(self, urls: Iterable[str]) -> dict[str, FetchedPage | PageFetchError]:
         """Fetch in parallel, at most ``settings.per_host_concurrency`` at a time per host."""
@@ -326,12 +378,7 @@ class PageFetcher:
             )
         chunks: list[bytes] = []
         total = 0
-        deadline = time.monotonic() + self._settings.timeout
-        for chunk in response.iter_bytes():
-            if time.monotonic() > deadline:  # a server dripping bytes under the read timeout
-                raise PageFetchError(
-                    f"{display_url(url)} took more than {self._settings.timeout}s to send its body"
-                )
+        for chunk in response.iter_bytes():  # a dripping body is cut off by the deadline
             total += len(chunk)
             if total > limit:
                 raise PageFetchError(
@@ -348,10 +395,18 @@ def _load(source: str, settings: Settings) -> tuple[str, str | None, str]:
         with PageFetcher(settings, MemoryCache()) as fetcher:
             page = fetcher.fetch(source)
         return page.body, page.content_type, page.final_url or page.url
+    path = Path(source)
     try:
-        data = Path(source).read_bytes()
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or a device would never end
+            raise PageFetchError(f"cannot read {source}: not a regular file")
+        with path.open("rb") as handle:
+            data = handle.read(settings.page_size_limit + 1)
     except OSError as exc:
         raise PageFetchError(f"cannot read {source}: {exc.strerror or exc}") from None
+    if len(data) > settings.page_size_limit:
+        raise PageFetchError(
+            f"{source} is larger than the page size limit of {settings.page_size_limit} bytes"
+        )
     return decode_body(data, None)[0], None, source
 
 
@@ -364,8 +419,29 @@ def preview_page_json(
     settings: Settings,
     pins: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """What ``crawler page --json`` prints: every table found, or the one selected."""
+    """What ``crawler page --json`` prints: every table found, or the one selected.
+    PageFetchError or ExtractionError on any failure."""
     body, content_type, location = _load(source, settings)
+    try:
+        return _preview(body, content_type, location, source, table_selector, heading, key,
+                        settings, pins)  # fmt: skip
+    except ExtractionError:
+        raise
+    except Exception as exc:  # a parser failure on a hostile page: a message, no traceback
+        raise ExtractionError(f"cannot extract from {source}: {type(exc).__name__}: {exc}") from exc
+
+
+def _preview(
+    body: str,
+    content_type: str | None,
+    location: str,
+    source: str,
+    table_selector: str | None,
+    heading: str | None,
+    key: tuple[str, ...],
+    settings: Settings,
+    pins: Mapping[str, str] | None,
+) -> dict[str, Any]:
     markdown = is_markdown(location, content_type)
     soup = parse_document(body, markdown=markdown)
     data: dict[str, Any] = {"source": source, "markdown": markdown}
@@ -387,7 +463,7 @@ def preview_page_json(
             "rows": [dict(zip(table.columns, row, strict=True)) for row in table.rows],
         }
     if pins:
-        data["pins"] = dict(extract_pins(soup, dict(pins)))
+        data["pins"] = dict(extract_pins(soup, dict(pins), text_limit=settings.pin_text_limit))
     return data
 
 

@@ -149,6 +149,9 @@ class GitHubFetcher:
             result = self._error(spec, "github", exc, url)
             self._count(result, unanswered=getattr(exc, "unreachable", False))
             return result
+        except Exception as exc:  # e.g. a tag_pattern that timed out: this project only
+            log.warning("GitHub project %s failed", spec.name, exc_info=True)
+            return self._error(spec, "github", exc, url)
         result = ProjectResult(spec.name, ProjectStatus.OK, snapshot=snapshot)
         self._count(result, unanswered=False)
         return result

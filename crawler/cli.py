@@ -359,6 +359,19 @@ def page(
 
 
 @cli.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+def validate(file: str) -> None:
+    """Check a catalog.json: its schema, unique ids, references, vocabularies, dates, http(s)
+    URLs and evidence. Exit 0 valid, 1 invalid, 2 not JSON."""
+    from crawler.export.validate import validate_file
+
+    code, lines = validate_file(Path(file))
+    for line in lines:
+        click.echo(line)
+    sys.exit(code)
+
+
+@cli.command()
 @click.option(
     "--output",
     default="demo-output",

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 import stat
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -45,19 +46,133 @@ def _check_regex(value: str | None, what: str) -> str | None:
     return value
 
 
+# The controlled vocabularies of the catalog's integration records (see the seed, section 5)
+# and the software layers of its section 1.
+SupportStatus = Literal[
+    "upstream",
+    "official plugin",
+    "vendor integration",
+    "community plugin",
+    "in progress",
+    "unverified",
+]
+SUPPORT_STATUSES: tuple[str, ...] = get_args(SupportStatus)
+Layer = Literal[
+    "framework",
+    "compiler",
+    "kernel programming",
+    "kernel library",
+    "serving",
+    "distributed serving",
+    "platform sdk",
+]
+LAYERS: tuple[str, ...] = get_args(Layer)
+
+
+class FieldSource(_Model):
+    """Where one field of an integration record comes from: a column of the row (a bare string
+    in YAML), a literal ``{value: ...}``, or ``{pin: NAME}``, a pin watched on the same page."""
+
+    column: str | None = None
+    value: str | None = None
+    pin: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_column(cls, data: Any) -> Any:
+        return {"column": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> FieldSource:
+        if sum(x is not None for x in (self.column, self.value, self.pin)) != 1:
+            raise ValueError("give a column name, or exactly one of {value: ...} or {pin: ...}")
+        return self
+
+
+class TableIntegrations(_Model):
+    """How each row of a support table becomes an integration record of the catalog."""
+
+    project: FieldSource | None = None  # default: the project that watches the table
+    platform: FieldSource
+    status: FieldSource
+    version: FieldSource | None = None
+    layer: Layer
+    pins: tuple[str, ...] = ()  # pins of the same page that are version facts of each record
+
+    @model_validator(mode="after")
+    def _sources(self) -> TableIntegrations:
+        for name in ("project", "platform", "status"):
+            source = getattr(self, name)
+            if source is not None and source.pin is not None:
+                raise ValueError(f"integrations.{name} cannot come from a pin")
+        if self.status.value is not None and self.status.value not in SUPPORT_STATUSES:
+            raise ValueError(
+                f"integrations.status {self.status.value!r} is not one of {list(SUPPORT_STATUSES)}"
+            )
+        return self
+
+
+def _casefold_unique(mapping: Mapping[str, str], what: str) -> None:
+    seen: dict[str, str] = {}
+    for key in mapping:
+        folded = " ".join(key.split()).casefold()
+        if folded in seen:
+            raise ValueError(f"{what} has {seen[folded]!r} and {key!r}, which match the same cells")
+        seen[folded] = key
+
+
 class TableSpec(_Model):
-    """One table to watch on a page: chosen by CSS selector or by the heading it follows."""
+    """One table to watch on a page: chosen by CSS selector or by the heading it follows.
+
+    ``integrations`` turns each row into an integration record; ``status_map`` maps the page's
+    status wording to the controlled vocabulary and ``platform_map`` (optional) the page's
+    platform wording to the catalog's platform names. A cell neither map covers is an export
+    error, never a silent default."""
 
     name: str
     selector: str | None = None
     heading: str | None = None
     key: tuple[str, ...] = Field(min_length=1)
+    integrations: TableIntegrations | None = None
+    status_map: dict[str, SupportStatus] = Field(default_factory=dict)
+    platform_map: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _one_locator(self) -> TableSpec:
         if (self.selector is None) == (self.heading is None):
             raise ValueError(f"table {self.name!r} needs exactly one of 'selector' or 'heading'")
         return self
+
+    @model_validator(mode="after")
+    def _mapping(self) -> TableSpec:
+        mapping = self.integrations
+        if mapping is None:
+            if self.status_map or self.platform_map:
+                raise ValueError(
+                    f"table {self.name!r}: status_map/platform_map need an 'integrations' mapping"
+                )
+            return self
+        if mapping.status.column is not None and not self.status_map:
+            raise ValueError(
+                f"table {self.name!r}: status comes from column {mapping.status.column!r}: "
+                f"add a status_map from its wording to one of {list(SUPPORT_STATUSES)}"
+            )
+        if self.platform_map and mapping.platform.column is None:
+            raise ValueError(f"table {self.name!r}: platform_map needs a platform column")
+        _casefold_unique(self.status_map, f"table {self.name!r}: status_map")
+        _casefold_unique(self.platform_map, f"table {self.name!r}: platform_map")
+        return self
+
+
+class PageIntegration(_Model):
+    """One integration record described by a page's pins alone (a README with no table)."""
+
+    project: str | None = None  # the integrated project's name; default: the watching project
+    platform: str = Field(min_length=1)
+    status: SupportStatus
+    layer: Layer
+    version: str | None = None  # the pin whose value is the version range
+    pins: tuple[str, ...] = ()  # further pins that are version facts of the record
 
 
 class Location(_Model):
@@ -118,6 +233,7 @@ class PageSpec(_Model):
     tables: tuple[TableSpec, ...] = ()
     pins: dict[str, str] = Field(default_factory=dict)
     text: str | None = None  # CSS selector of a block compared as normalised text
+    integration: PageIntegration | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -165,6 +281,26 @@ class PageSpec(_Model):
         if self.url is not None:
             return self.url
         return f"{self.location.path}:{self.path}" if self.location else f"{self.path}"
+
+    @model_validator(mode="after")
+    def _integration_pins(self) -> PageSpec:
+        named: list[tuple[str, str]] = []
+        for table in self.tables:
+            if table.integrations is not None:
+                mapping = table.integrations
+                version_pin = mapping.version.pin if mapping.version else None
+                where = f"table {table.name!r}"
+                named += [(where, p) for p in (*mapping.pins, version_pin) if p is not None]
+        if self.integration is not None:
+            pins = (*self.integration.pins, self.integration.version)
+            named += [("integration", p) for p in pins if p is not None]
+        for where, pin in named:
+            if pin not in self.pins:
+                raise ValueError(
+                    f"page {self.name!r}: {where} names pin {pin!r}, which the page does not "
+                    f"watch: add it under 'pins' or fix the name"
+                )
+        return self
 
 
 class ProjectSpec(_Model):

@@ -212,7 +212,7 @@ def test_faults_never_become_findings_and_the_next_good_audit_catches_up(
     report = faulty.report
     statuses = _statuses(report)
     errored = {name for name, status in statuses.items() if status == "error"}
-    assert errored == {broken}
+    assert errored == {broken}, report["errors"]
     assert faulty.exit_code == 1 and faulty.status == "partial"
     [error] = report["errors"]
     assert error["error"].startswith("HTTP 500 from GitHub (gave up after 5 attempt(s), ")

@@ -38,25 +38,31 @@ class FaultRule:
 
 @dataclass
 class FaultPlan:
-    """Deterministic per-request faults: one-shot rules first, then seeded random rates."""
+    """Deterministic per-request faults: one-shot rules first, then seeded random rates.
+
+    The random draw of a request depends only on the seed, the request (method and path) and
+    how many times that request was made before: the same requests meet the same faults
+    whatever order concurrent clients send them in."""
 
     rates: dict[str, float] = field(default_factory=dict)  # fault kind -> probability
     rules: list[FaultRule] = field(default_factory=list)
     seed: int = 0
     retry_after: int = 1
     delay: float = 0.2
-    _rng: random.Random = field(init=False, repr=False)
+    _seen: dict[tuple[str, str], int] = field(init=False, repr=False, default_factory=dict)
     _lock: threading.Lock = field(init=False, repr=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         unknown = {*self.rates, *(r.kind for r in self.rules)} - set(FAULT_KINDS)
         if unknown:
             raise ValueError(f"unknown fault kinds: {sorted(unknown)}")
-        self._rng = random.Random(self.seed)
 
     def pick(self, method: str, path: str) -> FaultRule | None:
         with self._lock:
-            draw = self._rng.random()  # drawn for every request so rates stay reproducible
+            count = self._seen.get((method, path), 0)
+            self._seen[(method, path)] = count + 1
+            # a str seed is hashed with SHA-512: the same draw in every process
+            draw = random.Random(f"{self.seed}|{method}|{path}|{count}").random()
             for rule in self.rules:
                 wanted = rule.method is None or rule.method.upper() == method
                 if wanted and rule.fired < rule.times and re.search(rule.path, path):

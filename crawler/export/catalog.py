@@ -1,0 +1,141 @@
+"""``ExportInput`` → the ``catalog.json`` dict (see ``catalog.schema.json``). Pure.
+
+Projects keep the input order (``sources.yaml``); platforms and integrations are sorted by id,
+so one upstream change is one small hunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from crawler.export.inputs import ExportInput, LicenseFacts, LicenseFile, ProjectInput
+from crawler.export.integrations import ExportError, IntegrationBuilder, is_http_url, slug
+from crawler.export.labels import is_release_candidate, license_cell, plain, ref_cell
+
+SCHEMA_VERSION = 1
+MAX_NAME = 200  # a tag, path or name from upstream, in the catalog
+MAX_QUOTE = 300  # the first line of extra license text
+
+
+def _url(url: str | None) -> str | None:
+    return url if is_http_url(url) and len(url or "") <= 2048 else None
+
+
+def _cap(text: str | None, limit: int = MAX_NAME) -> str | None:
+    """Untrusted text, one line, capped (JSON escaping does the rest)."""
+    if text is None:
+        return None
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def ordered_projects(export: ExportInput) -> list[ProjectInput]:
+    """Projects in ``sources.yaml`` order. A ref dated after the audit (commit dates are
+    whatever the committer's clock said) is shown undated rather than in the future."""
+    projects = []
+    for project in sorted(export.projects, key=lambda p: (p.order, p.name)):
+        ref = project.ref
+        if ref is not None and ref.date is not None and ref.date > export.audit_date:
+            project = replace(project, ref=replace(ref, date=None))
+        projects.append(project)
+    return projects
+
+
+def project_ids(export: ExportInput) -> dict[str, str]:
+    """Project name → catalog id; raises ExportError when two names give one id."""
+    ids: dict[str, str] = {}
+    problems = []
+    for project in ordered_projects(export):
+        ident = slug(project.name)
+        clash = [name for name, other in ids.items() if other == ident]
+        if clash:
+            problems.append(
+                f"projects {clash[0]!r} and {project.name!r} both get the id {ident!r}: "
+                "rename one in sources.yaml"
+            )
+        ids[project.name] = ident
+    if problems:
+        raise ExportError(problems)
+    return ids
+
+
+def _file(item: LicenseFile, role: str) -> dict[str, Any]:
+    return {
+        "path": _cap(item.path),
+        "url": _url(item.url),
+        "role": role,
+        "spdx_ids": list(item.spdx_ids),
+    }
+
+
+def license_record(facts: LicenseFacts) -> dict[str, Any]:
+    files = [_file(facts.root_file, "root")] if facts.root_file is not None else []
+    files += [_file(item, "bundled") for item in facts.bundled]
+    extra = facts.extra_text
+    return {
+        "forge_verdict": facts.forge_verdict,
+        "detected_spdx_ids": list(facts.detected_spdx_ids),
+        "referenced_spdx_ids": list(facts.referenced_spdx_ids),
+        "expression": facts.expression,
+        "verdict": facts.verdict,
+        "label": plain(license_cell(facts)),
+        "files": files,
+        "extra_text": None
+        if extra is None
+        else {
+            "path": _cap(extra.path),
+            "line": extra.line,
+            "text": _cap(extra.text, MAX_QUOTE),
+            "altered": extra.altered,
+        },
+    }
+
+
+def project_record(project: ProjectInput, ident: str, audit_id: int) -> dict[str, Any]:
+    ref = project.ref
+    tracked = None
+    if ref is not None:
+        tracked = {
+            "kind": ref.kind,
+            "name": _cap(ref.name),
+            "date": ref.date.isoformat() if ref.date else None,
+            "prerelease": ref.prerelease or is_release_candidate(ref.name or ""),
+            "url": _url(ref.url),
+            "label": plain(ref_cell(ref, project.forge)),
+        }
+    checked = project.last_checked.isoformat() if project.last_checked else None
+    evidence = []
+    for link in dict.fromkeys(project.evidence):
+        if is_http_url(link.url):
+            evidence.append(
+                {"about": link.about, "url": link.url, "audit": audit_id, "date": checked}
+            )
+    return {
+        "id": ident,
+        "name": project.name,
+        "repository": {"url": _url(project.repository_url), "forge": project.forge},
+        "tracked_ref": tracked,
+        "license": license_record(project.license) if project.license is not None else None,
+        "last_checked": checked,
+        "evidence": evidence,
+    }
+
+
+def build_catalog(export: ExportInput) -> dict[str, Any]:
+    """The catalog: projects, platforms, integrations. ExportError lists every problem."""
+    ids = project_ids(export)
+    builder = IntegrationBuilder(audit_id=export.audit_id, project_ids=ids)
+    for project in ordered_projects(export):
+        builder.add_project(project)
+    if builder.problems:
+        raise ExportError(builder.problems)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "audit": {"id": export.audit_id, "date": export.audit_date.isoformat()},
+        "projects": [
+            project_record(p, ids[p.name], export.audit_id) for p in ordered_projects(export)
+        ],
+        "platforms": builder.platform_records(),
+        "integrations": builder.integration_records(),
+    }

@@ -1,0 +1,196 @@
+"""What the export needs, as plain typed records. Nothing here reads the store or the network.
+
+The caller (``crawler export``) fills these from the stored audit; the builders in this package
+read nothing else. Dates are ``datetime.date`` (the catalog is dated by day); every string that
+came from upstream (names, tags, cells, license text) is untrusted and escaped where rendered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Literal
+
+from crawler.analysis.licenses import LicenseAnalysis
+from crawler.config import PageIntegration, TableIntegrations, TableSpec
+
+RefKind = Literal["release", "tag", "commit", "none"]
+LicenseVerdict = Literal["exact", "match_with_extra_text", "modified", "unknown"]
+NOASSERTION = "NOASSERTION"
+_VERDICTS: dict[str, LicenseVerdict] = {
+    "exact": "exact",
+    "match_with_extra_text": "match_with_extra_text",
+    "modified": "modified",
+    "unknown": "unknown",
+}
+
+
+@dataclass(frozen=True)
+class TrackedRef:
+    """What the catalog row shows: the newest usable release, else a tag, else a commit.
+
+    ``kind="none"``: the forge was read and has none of them. ``name`` is the tag, or the commit
+    SHA (full or short); ``prerelease`` is the forge's flag or the version string's own marker."""
+
+    kind: RefKind
+    name: str | None = None
+    date: date | None = None
+    prerelease: bool = False
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class ExtraText:
+    """The first line of the text that differs from the license template, where it is."""
+
+    path: str
+    line: int  # 1-based
+    text: str
+    url: str | None = None
+    altered: bool = False  # True: template wording changed; False: text added
+
+
+@dataclass(frozen=True)
+class LicenseFile:
+    """A license file: the root one, or one found elsewhere in the tree inventory."""
+
+    path: str
+    url: str | None = None
+    spdx_ids: tuple[str, ...] = ()  # detected in its text; empty when not read or not known
+
+
+@dataclass(frozen=True)
+class LicenseFacts:
+    """The forge's verdict beside our own reading of the root license file.
+
+    ``detected_spdx_ids``: licenses whose text was found in the root file (file order);
+    ``referenced_spdx_ids``: licenses only named there (e.g. "this part is under MIT").
+    ``bundled``: separately licensed files in the tree (not the root file)."""
+
+    forge_verdict: str | None  # SPDX id, NOASSERTION, or None when the forge gave none
+    detected_spdx_ids: tuple[str, ...] = ()
+    referenced_spdx_ids: tuple[str, ...] = ()
+    expression: str | None = None
+    verdict: LicenseVerdict | None = None  # None: no root license file was read
+    root_file: LicenseFile | None = None
+    extra_text: ExtraText | None = None
+    bundled: tuple[LicenseFile, ...] = ()
+
+
+@dataclass(frozen=True)
+class TableMapping:
+    """How a watched table's rows become integration records (from its ``TableSpec``)."""
+
+    integrations: TableIntegrations
+    status_map: Mapping[str, str] = field(default_factory=dict)
+    platform_map: Mapping[str, str] = field(default_factory=dict)
+
+    @staticmethod
+    def from_spec(spec: TableSpec) -> TableMapping | None:
+        if spec.integrations is None:
+            return None
+        return TableMapping(spec.integrations, dict(spec.status_map), dict(spec.platform_map))
+
+
+@dataclass(frozen=True)
+class WatchedTable:
+    """One extracted support table: columns, rows (cells normalised), identity columns."""
+
+    name: str
+    columns: tuple[str, ...]
+    key_columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    mapping: TableMapping | None = None
+
+
+@dataclass(frozen=True)
+class Pin:
+    name: str
+    value: str | None  # None: the pattern matched nothing on the page
+
+
+@dataclass(frozen=True)
+class WatchedPage:
+    """A page a project watches, as last observed (``observed_on``)."""
+
+    name: str
+    url: str
+    observed_on: date
+    tables: tuple[WatchedTable, ...] = ()
+    pins: tuple[Pin, ...] = ()
+    integration: PageIntegration | None = None
+
+
+@dataclass(frozen=True)
+class EvidenceLink:
+    """A URL backing a project fact: ``about`` says which (release, license file, ...)."""
+
+    about: str
+    url: str
+
+
+@dataclass(frozen=True)
+class ProjectInput:
+    """One tracked project: its last good state, and whether this audit checked it.
+
+    A project not checked in the audit (error, deferred) carries its last good values and
+    ``last_checked`` is the date they were observed; one never observed has ``ref=None``."""
+
+    name: str
+    order: int  # position in sources.yaml: rows are printed in this order
+    repository_url: str | None
+    forge: str | None  # "GitHub", "Gitee", "GitLab", ...: the label in "no GitHub release"
+    ref: TrackedRef | None
+    license: LicenseFacts | None
+    last_checked: date | None
+    checked_in_audit: bool
+    evidence: tuple[EvidenceLink, ...] = ()
+    pages: tuple[WatchedPage, ...] = ()
+
+
+@dataclass(frozen=True)
+class ExportInput:
+    """One audit, ready to export."""
+
+    audit_id: int
+    audit_date: date
+    projects: tuple[ProjectInput, ...]
+
+
+def license_facts_from_analysis(
+    analysis: LicenseAnalysis | None,
+    *,
+    forge_verdict: str | None,
+    root_path: str | None,
+    root_url: str | None,
+    bundled: tuple[LicenseFile, ...] = (),
+) -> LicenseFacts:
+    """``LicenseFacts`` from our analysis of the root license file (None: no file read).
+
+    Only full license texts count as detected; a license merely named (a "reference" match,
+    e.g. NIXL's note that one directory is MIT) is kept apart, so the base is not misread."""
+    if analysis is None or root_path is None:
+        return LicenseFacts(forge_verdict=forge_verdict, bundled=bundled)
+    texts = tuple(dict.fromkeys(m.spdx_id for m in analysis.matches if m.verdict != "reference"))
+    named = tuple(dict.fromkeys(m.spdx_id for m in analysis.matches if m.spdx_id not in texts))
+    if not analysis.matches:  # an older analysis without match details: trust its ids
+        texts = analysis.spdx_ids
+    spans = [(s, False) for s in analysis.extra_text] + [(s, True) for s in analysis.altered_text]
+    extra = None
+    if spans:
+        span, altered = min(spans, key=lambda item: item[0].start_line)
+        lines = [line.strip() for line in span.text.splitlines()]
+        offset, first = next(((i, t) for i, t in enumerate(lines) if t), (0, ""))
+        extra = ExtraText(root_path, span.start_line + offset, first, root_url, altered)
+    verdict = _VERDICTS.get(analysis.verdict, "unknown")
+    return LicenseFacts(
+        forge_verdict=forge_verdict,
+        detected_spdx_ids=texts,
+        referenced_spdx_ids=named,
+        expression=analysis.expression,
+        verdict=verdict,
+        root_file=LicenseFile(root_path, root_url, texts),
+        extra_text=extra,
+        bundled=bundled,
+    )

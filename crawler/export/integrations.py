@@ -1,0 +1,244 @@
+"""Support-table rows and page pins → integration and platform records. Pure.
+
+A row becomes one record through its table's mapping (``TableSpec.integrations``). Every value
+a map does not cover is collected as a problem naming the project, page, table, row and value;
+the export stops on any of them rather than guess a status.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from crawler.config import SUPPORT_STATUSES, FieldSource
+from crawler.export.inputs import ProjectInput, TableMapping, WatchedPage, WatchedTable
+
+MAX_VALUE = 200  # a version cell or wording kept in the catalog
+_NO_VALUE = {"", "-", "–", "—", "n/a", "none"}
+_HTTP_RE = re.compile(r"^https?://[^\s/?#]+", re.IGNORECASE)
+CellReader = Callable[[FieldSource], "str | None"]
+
+
+class ExportError(Exception):
+    """The audit cannot be exported as configured; ``problems`` says what to fix, one each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+def slug(text: str) -> str:
+    """A stable id fragment: ``NVIDIA GPU`` → ``nvidia-gpu``; non-Latin names get a hash."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    result = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    if not result:
+        return "x-" + hashlib.sha256(text.encode()).hexdigest()[:10]
+    return result
+
+
+def is_http_url(url: str | None) -> bool:
+    return bool(url) and _HTTP_RE.match(url or "") is not None
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _lookup(mapping: Mapping[str, str], value: str) -> str | None:
+    if value in mapping:
+        return mapping[value]
+    folded = {_fold(k): v for k, v in mapping.items()}
+    return folded.get(_fold(value))
+
+
+def _cap(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = " ".join(value.split())
+    return value if len(value) <= MAX_VALUE else value[: MAX_VALUE - 1] + "…"
+
+
+@dataclass
+class IntegrationBuilder:
+    """Collects integration and platform records, and every problem, across all projects."""
+
+    audit_id: int
+    project_ids: Mapping[str, str]  # project name → id
+    integrations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    platforms: dict[str, str] = field(default_factory=dict)  # id → name
+    problems: list[str] = field(default_factory=list)
+
+    def _project_id(self, name: str, where: str) -> str | None:
+        found = _lookup(self.project_ids, name)
+        if found is None:
+            self.problems.append(
+                f"{where}: project {name!r} is not in the catalog: add it to sources.yaml or "
+                "fix the integration's 'project'"
+            )
+        return found
+
+    def _platform_id(self, name: str, where: str) -> str | None:
+        if not name.strip():
+            self.problems.append(f"{where}: empty platform: fix the table's integration mapping")
+            return None
+        ident = slug(name)
+        known = self.platforms.setdefault(ident, name)
+        if known != name:
+            self.problems.append(
+                f"{where}: platform {name!r} and {known!r} share the id {ident!r}: "
+                "spell them the same in platform_map"
+            )
+        return ident
+
+    def _add(self, record: dict[str, Any], where: str) -> None:
+        if record["id"] in self.integrations:
+            self.problems.append(
+                f"{where}: two rows give the integration id {record['id']!r}: make the "
+                "table's key columns identify a row"
+            )
+            return
+        self.integrations[record["id"]] = record
+
+    def add_project(self, project: ProjectInput) -> None:
+        owner = self.project_ids[project.name]
+        for page in project.pages:
+            where = f"project {project.name!r}, page {page.name!r}"
+            if not is_http_url(page.url):
+                self.problems.append(f"{where}: page URL {page.url!r} is not http(s)")
+                continue
+            for table in page.tables:
+                if table.mapping is not None:
+                    self._add_table(project, owner, page, table)
+            if page.integration is not None:
+                self._add_page(project, owner, page, where)
+
+    def _evidence(
+        self, page: WatchedPage, table: str | None, row: dict[str, str] | None,
+        wording: str | None, status: str,
+    ) -> dict[str, Any]:  # fmt: skip
+        return {
+            "url": page.url,
+            "date": page.observed_on.isoformat(),
+            "audit": self.audit_id,
+            "page": page.name,
+            "table": table,
+            "row": row,
+            "wording": _cap(wording),
+            "status": status,
+        }
+
+    def _add_page(self, project: ProjectInput, owner: str, page: WatchedPage, where: str) -> None:
+        spec = page.integration
+        assert spec is not None
+        pins = {pin.name: pin.value for pin in page.pins}
+        target = self._project_id(spec.project, where) if spec.project else owner
+        platform = self._platform_id(spec.platform, where)
+        if target is None or platform is None:
+            return
+        version = pins.get(spec.version) if spec.version else None
+        self._add(
+            {
+                "id": f"{owner}/{slug(page.name)}",
+                "project": target,
+                "platform": platform,
+                "layer": spec.layer,
+                "status": spec.status,
+                "version_range": _cap(version),
+                "pins": [{"name": n, "value": _cap(pins.get(n))} for n in spec.pins],
+                "via": owner if target != owner else None,
+                "evidence": [self._evidence(page, None, None, None, spec.status)],
+            },
+            where,
+        )
+
+    def _add_table(
+        self, project: ProjectInput, owner: str, page: WatchedPage, table: WatchedTable
+    ) -> None:
+        mapping = table.mapping
+        assert mapping is not None
+        spec = mapping.integrations
+        where = f"project {project.name!r}, page {page.name!r}, table {table.name!r}"
+        columns = {_fold(c): i for i, c in enumerate(table.columns)}
+        sources = [s for s in (spec.project, spec.platform, spec.status, spec.version) if s]
+        missing = [s.column for s in sources if s.column and _fold(s.column) not in columns]
+        if missing:
+            self.problems.append(
+                f"{where}: no column {', '.join(map(repr, missing))} in the table (columns: "
+                f"{', '.join(table.columns)}): fix 'integrations' in sources.yaml"
+            )
+            return
+        pins = {pin.name: pin.value for pin in page.pins}
+        keys = [columns[_fold(c)] for c in table.key_columns if _fold(c) in columns]
+        for row in table.rows:
+            key_values = [row[i] for i in keys] or list(row[:1])
+            row_where = f"{where}, row {' / '.join(key_values)!r}"
+
+            def cell(source: FieldSource, row: tuple[str, ...] = row) -> str | None:
+                if source.column is not None:
+                    return row[columns[_fold(source.column)]]
+                return source.value if source.value is not None else pins.get(source.pin or "")
+
+            record = self._row_record(owner, mapping, cell, row_where)
+            if record is None:
+                continue
+            key_id = slug(" ".join(key_values))
+            record["id"] = f"{owner}/{slug(page.name)}/{slug(table.name)}/{key_id}"
+            record["pins"] = [{"name": n, "value": _cap(pins.get(n))} for n in spec.pins]
+            row_key = {table.columns[i]: row[i] for i in keys}
+            wording = cell(spec.status) if spec.status.column else None
+            record["evidence"] = [
+                self._evidence(page, table.name, row_key, wording, record["status"])
+            ]
+            self._add(record, row_where)
+
+    def _row_record(
+        self, owner: str, mapping: TableMapping, cell: CellReader, where: str
+    ) -> dict[str, Any] | None:
+        """project, platform, layer, status, version of one row; None after a problem."""
+        spec = mapping.integrations
+        target: str | None = owner
+        if spec.project is not None:
+            name = cell(spec.project) or ""
+            target = self._project_id(name, where)
+        raw_platform = cell(spec.platform) or ""
+        platform_name: str | None = raw_platform
+        if mapping.platform_map:
+            platform_name = _lookup(mapping.platform_map, raw_platform)
+            if platform_name is None:
+                self.problems.append(
+                    f"{where}: platform {raw_platform!r} is not in platform_map: add "
+                    f"'{raw_platform}: <catalog platform name>' to the table in sources.yaml"
+                )
+        platform = self._platform_id(platform_name, where) if platform_name is not None else None
+        status = spec.status.value
+        if spec.status.column is not None:
+            wording = cell(spec.status) or ""
+            status = _lookup(mapping.status_map, wording)
+            if status is None:
+                self.problems.append(
+                    f"{where}: status {wording!r} is not in status_map: add '{wording}: <one of "
+                    f"{', '.join(SUPPORT_STATUSES)}>' to the table in sources.yaml"
+                )
+        version = cell(spec.version) if spec.version is not None else None
+        if version is not None and _fold(version) in _NO_VALUE:
+            version = None
+        if target is None or platform is None or status is None:
+            return None
+        return {
+            "project": target,
+            "platform": platform,
+            "layer": spec.layer,
+            "status": status,
+            "version_range": _cap(version),
+            "via": owner if target != owner else None,
+        }
+
+    def platform_records(self) -> list[dict[str, Any]]:
+        return [{"id": ident, "name": name} for ident, name in sorted(self.platforms.items())]
+
+    def integration_records(self) -> list[dict[str, Any]]:
+        return [self.integrations[ident] for ident in sorted(self.integrations)]

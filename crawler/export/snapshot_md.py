@@ -1,0 +1,93 @@
+"""``snapshot.md``: the catalog's "Release and license snapshot", in the seed's shape. Pure.
+
+Heading, the dated sentence, the four-column table (one row per project, in ``sources.yaml``
+order), the license caution paragraph, and the note on projects tracked by tag or commit.
+Every upstream string is escaped for a Markdown table cell; links only to http(s) URLs.
+"""
+
+from __future__ import annotations
+
+from crawler.export.catalog import ordered_projects
+from crawler.export.inputs import ExportInput, ProjectInput
+from crawler.export.labels import (
+    Cell,
+    caution_sentences,
+    license_cell,
+    ref_cell,
+    ref_date,
+)
+from crawler.report.markdown import escape, link
+
+MAX_CELL = 400  # a composed cell (several escaped parts) may exceed one part's cap
+HEADER = (
+    "| Project | Latest GitHub release checked | Release date | Repository-level license |",
+    "|---|---|---|---|",
+)
+CLOSING = (
+    "A repository-level label is not a substitute for reviewing individual files and "
+    "dependencies before redistribution."
+)
+
+
+def render_cell(cell: Cell) -> str:
+    parts = []
+    for segment in cell:
+        if segment.url is not None:
+            parts.append(link(segment.text, segment.url))
+        elif segment.untrusted:
+            parts.append(escape(segment.text, MAX_CELL))
+        else:
+            parts.append(segment.text)
+    return "".join(parts)
+
+
+def _row(project: ProjectInput) -> str:
+    release = render_cell(ref_cell(project.ref, project.forge))
+    if not project.checked_in_audit and project.last_checked is not None:
+        release += f" (as of {project.last_checked.isoformat()})"
+    date = ref_date(project.ref)
+    cells = [escape(project.name), release, date or "—", render_cell(license_cell(project.license))]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _caution(projects: list[ProjectInput]) -> str:
+    sentences = [render_cell(s) for p in projects for s in caution_sentences(p)]
+    if not sentences:
+        sentences = [
+            "the checked files show no NOASSERTION verdict, extra license text or separately "
+            "licensed bundled file."
+        ]
+    return "License caution: " + " ".join(sentences) + " " + CLOSING
+
+
+def _tracked_note(projects: list[ProjectInput]) -> str | None:
+    names = [
+        escape(p.name) for p in projects if p.ref is not None and p.ref.kind in ("tag", "commit")
+    ]
+    if not names:
+        return None
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return (
+        f"Projects without a release at the audit date ({listed}) are tracked by tag or "
+        "commit rather than assigned an invented version."
+    )
+
+
+def render_snapshot(export: ExportInput) -> str:
+    projects = ordered_projects(export)
+    lines = [
+        "## Release and license snapshot",
+        "",
+        "The following is a dated snapshot of selected upstream releases checked on "
+        f"{export.audit_date.isoformat()}. It is not a compatibility guarantee; pin the exact "
+        "device, framework, driver, and runtime versions before deployment.",
+        "",
+        *HEADER,
+        *(_row(p) for p in projects),
+        "",
+        _caution(projects),
+    ]
+    note = _tracked_note(projects)
+    if note:
+        lines += ["", note]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,214 @@
+"""``crawler validate``: a catalog against ``catalog.schema.json``, then what a schema cannot say.
+
+The schema (checked with ``jsonschema``) holds the shape, the types, the controlled
+vocabularies (enums), the http(s) URL pattern, date formats and "at least one evidence record".
+By hand: unique ids, references between records, dates not in the future. Every problem has
+the JSON path of the offending value and what to do about it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+EXIT_VALID, EXIT_INVALID, EXIT_NOT_JSON = 0, 1, 2
+_DATE_KEYS = ("date", "last_checked")
+_HINTS = {
+    "http(s) URL": "links must start with http:// or https:// and name a host",
+    "http(s) URL or null": "links must start with http:// or https:// and name a host",
+}
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    path: str  # JSONPath of the offending value, e.g. $.integrations[12].platform
+    message: str  # what is wrong, then what to do
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+@cache
+def catalog_schema() -> dict[str, Any]:
+    text = resources.files("crawler.export").joinpath("catalog.schema.json").read_text("utf-8")
+    return dict(json.loads(text))
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+_JSON_TYPES = {
+    dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+    int: "an integer", float: "a number", type(None): "null",
+}  # fmt: skip
+
+
+def _schema_problem(error: jsonschema.ValidationError) -> Problem:
+    path = error.json_path
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    title = schema.get("title")
+    value = error.instance
+    kind = error.validator
+    if kind == "required":
+        missing = next((p for p in error.validator_value if error.message.startswith(repr(p))), "?")
+        what = "add at least one evidence record (the source's url and date)"
+        hint = what if missing == "evidence" else "add it"
+        return Problem(f"{path}.{missing}", f"required field {missing!r} is missing: {hint}")
+    if kind == "type":
+        expected = title or " or ".join(
+            error.validator_value
+            if isinstance(error.validator_value, list)
+            else [error.validator_value]
+        )
+        got = _JSON_TYPES.get(type(value), type(value).__name__)
+        return Problem(path, f"{_show(value)} is {got}, expected {expected}: fix its type")
+    if kind == "enum":
+        allowed = ", ".join(
+            v if isinstance(v, str) else json.dumps(v) for v in error.validator_value
+        )
+        return Problem(
+            path, f"{_show(value)} is not a known {title or 'value'}: use one of {allowed}"
+        )
+    if kind == "pattern":
+        hint = _HINTS.get(title or "", f"match {error.validator_value}")
+        return Problem(path, f"{_show(value)} is not a valid {title or 'value'}: {hint}")
+    if kind == "format":
+        return Problem(path, f"{_show(value)} is not a {title or error.validator_value}: fix it")
+    if kind == "minItems" and path.endswith(".evidence"):
+        return Problem(
+            path,
+            "an integration claim without evidence: add at least one evidence record "
+            "(the source's url and the date it was observed)",
+        )
+    return Problem(path, f"{error.message}: fix the value")
+
+
+def schema_problems(data: Any) -> list[Problem]:
+    validator = jsonschema.Draft202012Validator(
+        catalog_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+    return sorted(_schema_problem(e) for e in validator.iter_errors(data))
+
+
+def _records(data: Any, collection: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    items = data.get(collection) if isinstance(data, dict) else None
+    if isinstance(items, list):
+        for index, item in enumerate(items):
+            if isinstance(item, dict):
+                yield index, item
+
+
+def _id_problems(data: Any) -> tuple[list[Problem], dict[str, set[str]]]:
+    problems: list[Problem] = []
+    ids: dict[str, set[str]] = {}
+    for collection in ("projects", "platforms", "integrations"):
+        first: dict[str, int] = {}
+        for index, record in _records(data, collection):
+            ident = record.get("id")
+            if not isinstance(ident, str):
+                continue
+            if ident in first:
+                problems.append(
+                    Problem(
+                        f"$.{collection}[{index}].id",
+                        f"duplicate id {ident!r} (first at $.{collection}[{first[ident]}]): "
+                        "give each record its own id, or merge the two records",
+                    )
+                )
+            else:
+                first[ident] = index
+        ids[collection] = set(first)
+    return problems, ids
+
+
+def _reference_problems(data: Any, ids: dict[str, set[str]]) -> list[Problem]:
+    problems = []
+    fields = (("project", "projects"), ("platform", "platforms"), ("via", "projects"))
+    for index, record in _records(data, "integrations"):
+        for name, collection in fields:
+            value = record.get(name)
+            if isinstance(value, str) and value not in ids[collection]:
+                problems.append(
+                    Problem(
+                        f"$.integrations[{index}].{name}",
+                        f"{value!r} is not the id of any record in $.{collection}: add that "
+                        f"record or fix the reference",
+                    )
+                )
+    return problems
+
+
+def _walk_dates(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            sub = f"{path}.{key}"
+            if key in _DATE_KEYS and isinstance(item, str):
+                yield sub, item
+            else:
+                yield from _walk_dates(item, sub)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _walk_dates(item, f"{path}[{index}]")
+
+
+def _date_problems(data: Any, today: date) -> list[Problem]:
+    problems = []
+    for path, text in _walk_dates(data, "$"):
+        try:
+            when = date.fromisoformat(text)
+        except ValueError:
+            continue  # the schema's date format reports it
+        if len(text) == 10 and when > today:
+            problems.append(
+                Problem(
+                    path,
+                    f"{text} is in the future (today is {today.isoformat()}): use the date "
+                    "the source was observed",
+                )
+            )
+    return problems
+
+
+def validate_catalog(data: Any, today: date | None = None) -> list[Problem]:
+    """Every problem of a parsed catalog, schema first; an empty list means valid."""
+    today = today or datetime.now(UTC).date()
+    id_problems, ids = _id_problems(data)
+    return (
+        schema_problems(data)
+        + id_problems
+        + _reference_problems(data, ids)
+        + _date_problems(data, today)
+    )
+
+
+def validate_file(path: Path, today: date | None = None) -> tuple[int, list[str]]:
+    """(exit status, lines to print): 0 valid, 1 invalid, 2 not JSON."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return EXIT_NOT_JSON, [
+            f"{path}: not JSON: not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ]
+    except json.JSONDecodeError as exc:
+        return EXIT_NOT_JSON, [
+            f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}: fix the syntax"
+        ]
+    problems = validate_catalog(data, today)
+    if problems:
+        return EXIT_INVALID, [str(p) for p in problems] + [
+            f"{path}: {len(problems)} problem(s): not a valid catalog"
+        ]
+    counts = ", ".join(
+        f"{len(list(_records(data, c)))} {c}" for c in ("projects", "platforms", "integrations")
+    )
+    return EXIT_VALID, [f"{path}: valid catalog ({counts})"]

@@ -1,4 +1,6 @@
-"""Command line: parse arguments, call one function, print. Exit 0 ok, 1 fetch errors, 2 usage."""
+"""Command line: parse arguments, call one function, print.
+
+Exit 0 ok, 1 fetch errors, 2 usage, 3 another audit holds the database's audit lock."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from typing import Any
 
 import click
 
+from crawler.cli_db import audit_lock_or_exit, db, prune
 from crawler.config import Config, ConfigError, load_config
 from crawler.store import DEFAULT_DB_URL, Store
+from crawler.store.lock import AuditLocked
 
 DEFAULT_CONFIG = "sources.yaml"
 DEFAULT_REPORTS = "reports"
@@ -87,7 +91,8 @@ def audit(config_path: str, db_url: str | None, reports_dir: str, only: tuple[st
         )
     store = _open_store(db_url)
     try:
-        outcome = run_audit(config, store, Path(reports_dir), access=access, only=only or None)
+        with audit_lock_or_exit(store, "crawler audit"):
+            outcome = run_audit(config, store, Path(reports_dir), access=access, only=only or None)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     finally:
@@ -125,10 +130,13 @@ def schedule(
         config = load_config(config_path)
         store = _open_store(db_url)
         try:
-            outcome = run_audit(
-                config, store, Path(reports_dir), access=GitHubAccess.from_env(config)
-            )
+            with store.audit_lock("crawler schedule"):
+                outcome = run_audit(
+                    config, store, Path(reports_dir), access=GitHubAccess.from_env(config)
+                )
             click.echo(f"audit #{outcome.audit_id} {outcome.status}: {outcome.report_dir}")
+        except AuditLocked as exc:  # keep the schedule; this tick is skipped
+            click.echo(f"error: {exc}; skipping this run", err=True)
         finally:
             store.close()
 
@@ -325,6 +333,10 @@ def demo(output: str) -> None:
 
     report_path = run_demo(Path(output))
     click.echo(f"demo report: {report_path}")
+
+
+cli.add_command(db)
+cli.add_command(prune)
 
 
 def main() -> None:

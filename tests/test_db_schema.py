@@ -5,6 +5,8 @@ newer schema is refused by name, a fresh database survives two first audits at o
 from __future__ import annotations
 
 import hashlib
+import os
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -208,3 +210,34 @@ def _delete_bypassing_foreign_keys(db_url: str, statement: str) -> None:
         conn.execute(text("set local session_replication_role = replica"))
         conn.execute(text(statement))
     engine.dispose()
+
+
+def test_db_check_names_the_lock_holder_and_a_stale_lock(db_url: str) -> None:
+    from crawler.store.lock import AuditLock
+
+    store = Store(db_url)
+    runner = CliRunner()
+    with store.audit_lock("crawler audit") as lock:
+        assert lock.holder is not None
+        held = runner.invoke(cli, ["db", "check", "--db", db_url])
+        since = lock.holder.since.isoformat(timespec="seconds").replace("+00:00", "Z")
+    assert (held.exit_code, held.output.splitlines()[1:]) == (
+        0,
+        [
+            f"note: audit lock held by crawler audit (pid {os.getpid()} on "
+            f"{socket.gethostname()}) since {since}",
+            "ok: no problems found",
+        ],
+    )
+    if store.engine.dialect.name == "sqlite":  # a lease that ran out on another host
+        long_ago = datetime(2026, 1, 1, tzinfo=UTC)
+        frozen = AuditLock(
+            store.engine, "frozen", host="elsewhere", heartbeat=False, clock=lambda: long_ago
+        )
+        frozen.acquire()
+        stale = runner.invoke(cli, ["db", "check", "--db", db_url])
+        assert stale.output.splitlines()[1] == (
+            f"note: stale audit lock of frozen (pid {os.getpid()} on elsewhere) since "
+            "2026-01-01T00:00:00Z (the next audit takes it over)"
+        )
+    store.close()

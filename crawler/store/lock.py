@@ -16,6 +16,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from types import TracebackType
 from typing import Any, cast
 
 from sqlalchemy import Connection, Engine, Table, delete, insert, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import IntegrityError
 
 from crawler.store.schema import advisory_key
@@ -34,6 +36,7 @@ DEFAULT_LEASE = timedelta(minutes=15)
 LOCK_NAME = "audit"
 _TABLE = cast(Table, AuditLockRow.__table__)
 _ATTEMPTS = 5  # races between contenders are retried a few times, never waited on
+_RECORD_GRACE = 3.0  # seconds a new PostgreSQL holder gets to write who it is
 
 
 def _utcnow() -> datetime:
@@ -137,9 +140,13 @@ class AuditLock:
             self._acquire_advisory()
         else:
             self._acquire_row()
-        with self._engine.connect() as conn:
-            mine = _TABLE.c.name == LOCK_NAME, _TABLE.c.token == self.token
-            self.holder = LockHolder.from_row(conn.execute(select(_TABLE).where(*mine)).one())
+        try:
+            with self._engine.connect() as conn:
+                mine = _TABLE.c.name == LOCK_NAME, _TABLE.c.token == self.token
+                self.holder = LockHolder.from_row(conn.execute(select(_TABLE).where(*mine)).one())
+        except BaseException:
+            self.release()
+            raise
         if self._heartbeat and self._connection is None:  # an advisory lock needs no lease
             self._stop.clear()
             self._thread = threading.Thread(
@@ -152,13 +159,6 @@ class AuditLock:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-        try:
-            with self._engine.begin() as conn:
-                conn.execute(
-                    delete(_TABLE).where(_TABLE.c.name == LOCK_NAME, _TABLE.c.token == self.token)
-                )
-        except Exception as exc:  # the audit's outcome matters more than the bookkeeping
-            log.warning("could not clear the audit lock row: %s", exc)
         if self._connection is not None:
             try:
                 self._connection.execute(text("select pg_advisory_unlock(:k)"), {"k": self._key})
@@ -168,6 +168,13 @@ class AuditLock:
                 self._connection.invalidate()
                 self._connection.close()
                 self._connection = None
+        try:  # only our own row: a process that took the lock over has its own token
+            with self._engine.begin() as conn:
+                conn.execute(
+                    delete(_TABLE).where(_TABLE.c.name == LOCK_NAME, _TABLE.c.token == self.token)
+                )
+        except Exception as exc:  # the audit's outcome matters more than the bookkeeping
+            log.warning("could not clear the audit lock row: %s", exc)
 
     # -- the lease ----------------------------------------------------------------------------
 
@@ -253,12 +260,11 @@ class AuditLock:
             self._key = advisory_key(conn, "audit")
             if conn.scalar(text("select pg_try_advisory_lock(:k)"), {"k": self._key}):
                 self._connection = conn
-                backend_pid = conn.scalar(text("select pg_backend_pid()"))
-                now = self._clock()
-                with self._engine.begin() as writer:  # the row of a killed holder goes too
-                    writer.execute(delete(_TABLE).where(_TABLE.c.name == LOCK_NAME))
-                    values = {**self._mine(now), "backend_pid": backend_pid}
-                    writer.execute(insert(_TABLE).values(name=LOCK_NAME, **values))
+                # one statement on the connection already open: the row names us at once
+                # (a killed holder's row is overwritten)
+                values = {**self._mine(self._clock()), "backend_pid": text("pg_backend_pid()")}
+                upsert = pg_insert(_TABLE).values(name=LOCK_NAME, **values)
+                conn.execute(upsert.on_conflict_do_update(index_elements=["name"], set_=values))
                 return
             holder_backend = conn.scalar(
                 text(
@@ -272,8 +278,18 @@ class AuditLock:
             conn.close()
             if holder_backend is None:
                 continue  # released between our try and our look: try again
+            raise AuditLocked(self._recorded_holder(holder_backend))
+        raise AuditLocked(None)
+
+    def _recorded_holder(self, backend_pid: int) -> LockHolder | None:
+        """The row of the session holding the advisory lock; a holder that got the lock a
+        moment ago is given a moment to write it."""
+        deadline = time.monotonic() + _RECORD_GRACE
+        while True:
             with self._engine.connect() as reader:
                 row = reader.execute(select(_TABLE).where(_TABLE.c.name == LOCK_NAME)).first()
-            recorded = row is not None and row.backend_pid == holder_backend
-            raise AuditLocked(LockHolder.from_row(row) if recorded else None)
-        raise AuditLocked(None)
+            if row is not None and row.backend_pid == backend_pid:
+                return LockHolder.from_row(row)
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.05)

@@ -153,9 +153,14 @@ def upgrade_schema(engine: Engine) -> SchemaUpgrade:
     if engine.dialect.name == "sqlite":
         # look before the engine's first connection: its pragmas (WAL) would write the file
         ensure_usable(inspect_database(engine.url.render_as_string(hide_password=False)))
+    with engine.connect() as connection:  # the usual case, at head: no lock, no write
+        state = read_state(connection)
+    ensure_usable(state)
+    if state.at_head:
+        return SchemaUpgrade(state.revision, state.head)
     with engine.begin() as connection:
         _lock_for_migration(connection)
-        state = read_state(connection)
+        state = read_state(connection)  # again: another process may have migrated meanwhile
         ensure_usable(state)
         if not state.at_head:
             cfg = alembic_config()

@@ -67,25 +67,19 @@ def db() -> None:
 @db_option
 def db_upgrade(db_url: str | None) -> None:
     """Bring the schema to this crawler's newest revision (Alembic); prints from → to."""
-    from crawler.store.schema import SchemaError, display_url, inspect_database
+    from crawler.store.schema import code_head, display_url, inspect_database
 
     url = _url(db_url)
     try:
         before = inspect_database(url).revision
-    except SchemaError as exc:
-        raise click.UsageError(str(exc)) from None
-    except Exception:  # unreachable or malformed: _open_store says so below
+    except Exception:  # unreachable or malformed: opening the store says so, exit 2
         before = None
-    store = _open_store(db_url)
-    store.close()
-    from crawler.store.schema import code_head
-
+    _open_store(db_url).close()  # upgrades under the migration lock, or refuses clearly
     head = code_head()
-    where = display_url(url)
     if before == head:
-        click.echo(f"{where}: schema already at {head}")
+        click.echo(f"{display_url(url)}: schema already at {head}")
     else:
-        click.echo(f"{where}: schema upgraded {before or '(empty)'} → {head}")
+        click.echo(f"{display_url(url)}: schema upgraded {before or '(empty)'} → {head}")
 
 
 @db.command("check")
@@ -137,5 +131,6 @@ def prune(db_url: str | None, keep_days: int, dry_run: bool) -> None:
     verb = "would remove" if dry_run else "removed"
     removed = ", ".join(f"{n} {name}" for name, n in result.removed.items())
     click.echo(f"{verb} (older than {result.cutoff.date().isoformat()}): {removed}")
-    kept = len(result.kept_audits)
-    click.echo(f"kept {kept} audits: {', '.join(f'#{i}' for i in result.kept_audits[:20])}")
+    listed = ", ".join(f"#{i}" for i in result.kept_audits[:20])
+    more = ", …" if len(result.kept_audits) > 20 else ""
+    click.echo(f"kept {len(result.kept_audits)} audits" + (f": {listed}{more}" if listed else ""))

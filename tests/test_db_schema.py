@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import zlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -159,6 +160,18 @@ def test_db_upgrade_reports_from_and_to(db_url: str) -> None:
         cfg = alembic_config()
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "0001")
+        conn.execute(text("insert into project_sets (id, digest, names) values (1, 'd', '[]')"))
+        conn.execute(
+            text(
+                "insert into audits (id, started_at, finished_at, status, config_path,"
+                " project_set_id, stats) values (1, :t, :t, 'complete', 'sources.yaml', 1, '{}')"
+            ),
+            {"t": datetime(2026, 11, 1, tzinfo=UTC)},
+        )
+        conn.execute(
+            text("insert into http_cache (key, url, body, stored_at) values ('k', 'u', :b, :t)"),
+            {"b": zlib.compress(b"x"), "t": datetime(2026, 11, 1, tzinfo=UTC)},
+        )
     engine.dispose()
     runner = CliRunner()
     behind = runner.invoke(cli, ["db", "check", "--db", db_url])
@@ -174,6 +187,11 @@ def test_db_upgrade_reports_from_and_to(db_url: str) -> None:
     assert again.output.endswith(f": schema already at {_head()}\n")
     healthy = runner.invoke(cli, ["db", "check", "--db", db_url])
     assert (healthy.exit_code, healthy.output.splitlines()[1:]) == (0, ["ok: no problems found"])
+    store = Store(db_url)  # what was stored at 0001 is still there
+    assert [(a.id, a.status) for a in store.audits()] == [(1, "complete")]
+    cached = store.get_response("k")
+    assert cached is not None and (cached.url, cached.body) == ("u", b"x")
+    store.close()
 
 
 def test_db_check_finds_broken_references_and_stuck_audits(db_url: str) -> None:
@@ -241,3 +259,11 @@ def test_db_check_names_the_lock_holder_and_a_stale_lock(db_url: str) -> None:
             "2026-01-01T00:00:00Z (the next audit takes it over)"
         )
     store.close()
+
+
+def test_db_check_of_a_missing_sqlite_file_creates_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.sqlite"
+    checked = CliRunner().invoke(cli, ["db", "check", "--db", f"sqlite:///{missing}"])
+    assert checked.exit_code == 1
+    assert checked.output.splitlines()[1:] == [f"problem: no database file at {missing}"]
+    assert list(tmp_path.iterdir()) == []

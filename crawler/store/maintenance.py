@@ -24,14 +24,16 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, cast
 
 from sqlalchemy import Connection, Table, create_engine, delete, func, select, text, update
+from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
 from crawler.store.database import GOOD_STATUSES, Store
 from crawler.store.lock import LOCK_NAME, LockHolder, iso, pid_alive
-from crawler.store.schema import SchemaError, ensure_usable, read_state
+from crawler.store.schema import SchemaError, code_head, ensure_usable, read_state
 from crawler.store.tables import (
     AuditLockRow,
     AuditRow,
@@ -225,6 +227,11 @@ class CheckReport:
 def check_database(url: str, *, now: datetime | None = None) -> CheckReport:
     """Read-only: schema at head, then integrity. Never upgrades or repairs."""
     moment = now or datetime.now(UTC)
+    parsed = make_url(url)
+    path = parsed.database or ""
+    on_disk = parsed.get_backend_name() == "sqlite" and path not in ("", ":memory:")
+    if on_disk and not Path(path).is_file():  # connecting would create it
+        return CheckReport(None, code_head(), problems=[f"no database file at {path}"])
     engine = create_engine(url, poolclass=NullPool)
     try:
         with engine.connect() as conn:

@@ -36,5 +36,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.drop_column("http_cache", "used_at")
+    with op.batch_alter_table("http_cache") as batch:
+        batch.drop_column("used_at")
     op.drop_table("audit_lock")

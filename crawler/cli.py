@@ -1,4 +1,6 @@
-"""Command line: parse arguments, call one function, print. Exit 0 ok, 1 fetch errors, 2 usage."""
+"""Command line: parse arguments, call one function, print.
+
+Exit 0 ok, 1 fetch errors, 2 usage, 3 another audit holds the database's audit lock."""
 
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ from typing import Any
 
 import click
 
+from crawler.cli_db import audit_lock_or_exit, db, prune
 from crawler.config import DEFAULT_REQUEST_DEADLINE, Config, ConfigError, load_config
 from crawler.store import DEFAULT_DB_URL, Store
 from crawler.store.database import display_db_url, scrub_db_secrets
+from crawler.store.lock import AuditLocked
 
 DEFAULT_CONFIG = "sources.yaml"
 DEFAULT_REPORTS = "reports"
@@ -110,9 +114,10 @@ def audit(
         )
     store = _open_store(db_url)
     try:
-        outcome = run_audit(
-            config, store, Path(reports_dir), only=only or None, allow_removals=allow_removals
-        )
+        with audit_lock_or_exit(store, "crawler audit"):
+            outcome = run_audit(
+                config, store, Path(reports_dir), only=only or None, allow_removals=allow_removals
+            )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     finally:
@@ -161,8 +166,11 @@ def schedule(
         config = load_config(config_path)
         store = _open_store(db_url)
         try:
-            outcome = run_audit(config, store, Path(reports_dir))
+            with store.audit_lock("crawler schedule"):
+                outcome = run_audit(config, store, Path(reports_dir))
             _print_outcome(outcome)
+        except AuditLocked as exc:  # keep the schedule; this tick is skipped
+            click.echo(f"error: {exc}; skipping this run", err=True)
         finally:
             store.close()
 
@@ -385,6 +393,10 @@ def demo(output: str) -> None:
 
     report_path = run_demo(Path(output))
     click.echo(f"demo report: {report_path}")
+
+
+cli.add_command(db)
+cli.add_command(prune)
 
 
 def main() -> None:

@@ -13,13 +13,11 @@ import re
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from alembic import command
-from alembic.config import Config as AlembicConfig
-from sqlalchemy import Engine, create_engine, event, func, make_url, select
+from sqlalchemy import Engine, create_engine, event, func, make_url, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from crawler.model import (
@@ -29,6 +27,8 @@ from crawler.model import (
     ProjectSnapshot,
     ProjectStatus,
 )
+from crawler.store.lock import DEFAULT_LEASE, AuditLock
+from crawler.store.schema import SchemaUpgrade, upgrade_schema
 from crawler.store.tables import (
     AuditRow,
     FetchErrorRow,
@@ -42,6 +42,7 @@ from crawler.upstream.http import CachedResponse
 DEFAULT_DB_URL = "sqlite:///db/crawler.sqlite"
 MIGRATIONS = Path(__file__).with_name("migrations")
 GOOD_STATUSES = ("complete", "partial")
+CACHE_TOUCH_EVERY = timedelta(hours=12)  # nightly audits touch each entry they use once
 
 
 @dataclass(frozen=True)
@@ -130,16 +131,18 @@ class Store:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.upgrade()
 
-    def upgrade(self) -> None:
-        """Bring the schema to the newest Alembic revision."""
-        cfg = AlembicConfig()
-        cfg.set_main_option("script_location", str(MIGRATIONS))
-        with self.engine.begin() as connection:
-            cfg.attributes["connection"] = connection
-            command.upgrade(cfg, "head")
+    def upgrade(self) -> SchemaUpgrade:
+        """Bring the schema to the newest Alembic revision (under a lock; refuses a foreign or
+        newer database with crawler.store.schema.SchemaError)."""
+        return upgrade_schema(self.engine)
 
     def close(self) -> None:
         self.engine.dispose()
+
+    def audit_lock(self, owner: str, *, lease: timedelta = DEFAULT_LEASE) -> AuditLock:
+        """One audit at a time per database: ``with store.audit_lock("cli audit"): …``
+        raises crawler.store.lock.AuditLocked naming the holder."""
+        return AuditLock(self.engine, owner, lease=lease)
 
     # -- audits -------------------------------------------------------------------------------
 
@@ -417,13 +420,24 @@ class Store:
             row = session.get(HttpCacheRow, key)
             if row is None:
                 return None
-            return CachedResponse(
+            last_used = _utc(row.used_at or row.stored_at)
+            cached = CachedResponse(
                 url=row.url,
                 etag=row.etag,
                 last_modified=row.last_modified,
                 body=zlib.decompress(row.body),
                 content_type=row.content_type,
             )
+        if last_used is None or last_used < datetime.now(UTC) - CACHE_TOUCH_EVERY:
+            self._mark_cache_used(key)
+        return cached
+
+    def _mark_cache_used(self, key: str) -> None:
+        """Record that an entry still serves requests (a 304 keeps ``stored_at``), so that
+        ``crawler prune`` keeps it; at most every CACHE_TOUCH_EVERY per entry."""
+        with self._sessions.begin() as session:
+            used = update(HttpCacheRow).where(HttpCacheRow.key == key)
+            session.execute(used.values(used_at=datetime.now(UTC)))
 
     def put_response(self, key: str, response: CachedResponse) -> None:
         with self._sessions.begin() as session:
@@ -436,7 +450,7 @@ class Store:
             row.last_modified = response.last_modified
             row.content_type = response.content_type
             row.body = zlib.compress(response.body, 6)
-            row.stored_at = datetime.now(UTC)
+            row.stored_at = row.used_at = datetime.now(UTC)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -93,3 +93,20 @@ class HttpCacheRow(Base):
     content_type: Mapped[str | None] = mapped_column(Text, nullable=True)
     body: Mapped[bytes] = mapped_column(LargeBinary)  # zlib-compressed
     stored_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # last time a request used the entry (touched at most every few hours); prune reads it
+    used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class AuditLockRow(Base):
+    """Who runs the audit. On SQLite this row is the lock itself (taken over when its process
+    is gone or its lease expired); on PostgreSQL an advisory lock is, and the row describes it."""
+
+    __tablename__ = "audit_lock"
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    token: Mapped[str] = mapped_column(String(36))  # identifies one acquisition
+    owner: Mapped[str] = mapped_column(Text)
+    host: Mapped[str] = mapped_column(Text)
+    pid: Mapped[int] = mapped_column(Integer)
+    backend_pid: Mapped[int | None] = mapped_column(Integer, nullable=True)  # PostgreSQL only
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    lease_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))

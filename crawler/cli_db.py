@@ -1,0 +1,139 @@
+"""Database commands (``crawler db upgrade|check``, ``crawler prune``) and the audit lock's
+command-line face: a second audit on the same database says who runs and exits 3."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+
+import click
+
+from crawler.store import DEFAULT_DB_URL, Store
+from crawler.store.lock import AuditLock, AuditLocked
+
+EXIT_LOCKED = 3
+
+db_option = click.option(
+    "--db",
+    "db_url",
+    default=None,
+    help=f"SQLAlchemy database URL [default: $CRAWLER_DB_URL or {DEFAULT_DB_URL}].",
+)
+
+
+def _url(db_url: str | None) -> str:
+    return db_url or os.environ.get("CRAWLER_DB_URL") or DEFAULT_DB_URL
+
+
+def _open_store(db_url: str | None) -> Store:
+    from crawler.cli import _open_store as open_store  # one place says "cannot open database"
+
+    return open_store(db_url)
+
+
+def locked_message(exc: AuditLocked) -> str:
+    return f"{exc}; not starting another (exit status {EXIT_LOCKED})"
+
+
+@contextlib.contextmanager
+def audit_lock_or_exit(store: Store, owner: str) -> Iterator[AuditLock]:
+    """Hold the audit lock for the block, or print who holds it and exit with status 3."""
+    try:
+        lock = store.audit_lock(owner)
+        lock.acquire()
+    except AuditLocked as exc:
+        click.echo(f"error: {locked_message(exc)}", err=True)
+        sys.exit(EXIT_LOCKED)
+    try:
+        yield lock
+    finally:
+        lock.release()
+    if lock.lost:
+        click.echo(
+            "warning: the audit lock was taken over while this audit ran (the process was "
+            "frozen past its lease): another audit may have run at the same time",
+            err=True,
+        )
+
+
+@click.group("db")
+def db() -> None:
+    """Database care: upgrade the schema, check its integrity."""
+
+
+@db.command("upgrade")
+@db_option
+def db_upgrade(db_url: str | None) -> None:
+    """Bring the schema to this crawler's newest revision (Alembic); prints from → to."""
+    from crawler.store.database import display_db_url as display_url
+    from crawler.store.schema import code_head, inspect_database
+
+    url = _url(db_url)
+    try:
+        before = inspect_database(url).revision
+    except Exception:  # unreachable or malformed: opening the store says so, exit 2
+        before = None
+    _open_store(db_url).close()  # upgrades under the migration lock, or refuses clearly
+    head = code_head()
+    if before == head:
+        click.echo(f"{display_url(url)}: schema already at {head}")
+    else:
+        click.echo(f"{display_url(url)}: schema upgraded {before or '(empty)'} → {head}")
+
+
+@db.command("check")
+@db_option
+def db_check(db_url: str | None) -> None:
+    """Read-only checks: schema at head, references intact, no audit stuck. Exit 1 on problems."""
+    from crawler.store.database import display_db_url as display_url
+    from crawler.store.database import scrub_db_secrets
+    from crawler.store.maintenance import check_database
+
+    url = _url(db_url)
+    try:
+        report = check_database(url)
+    except Exception as exc:
+        reason = scrub_db_secrets(str(exc), url)
+        raise click.UsageError(f"cannot open database {display_url(url)!r}: {reason}") from None
+    click.echo(f"{display_url(url)}: schema {report.revision or '(none)'}, code {report.head}")
+    for note in report.notes:
+        click.echo(f"note: {note}")
+    for problem in report.problems:
+        click.echo(f"problem: {problem}")
+    if report.ok:
+        click.echo("ok: no problems found")
+    sys.exit(0 if report.ok else 1)
+
+
+@click.command()
+@db_option
+@click.option(
+    "--keep-days",
+    type=click.IntRange(min=0),
+    required=True,
+    help="Keep audits started in the last N days (and all state still referenced).",
+)
+@click.option("--dry-run", is_flag=True, help="Count what would go; change nothing.")
+def prune(db_url: str | None, keep_days: int, dry_run: bool) -> None:
+    """Remove old audits, unreferenced snapshots and stale HTTP cache entries.
+
+    Never removes the last complete audit, the next audit's baseline, or any state still
+    referenced; runs under the audit lock (exit 3 while an audit runs)."""
+    from crawler.store.maintenance import prune as prune_database
+
+    store = _open_store(db_url)
+    try:
+        result = prune_database(store, keep_days, dry_run=dry_run)
+    except AuditLocked as exc:
+        click.echo(f"error: {exc}; not pruning (exit status {EXIT_LOCKED})", err=True)
+        sys.exit(EXIT_LOCKED)
+    finally:
+        store.close()
+    verb = "would remove" if dry_run else "removed"
+    removed = ", ".join(f"{n} {name}" for name, n in result.removed.items())
+    click.echo(f"{verb} (older than {result.cutoff.date().isoformat()}): {removed}")
+    listed = ", ".join(f"#{i}" for i in result.kept_audits[:20])
+    more = ", …" if len(result.kept_audits) > 20 else ""
+    click.echo(f"kept {len(result.kept_audits)} audits" + (f": {listed}{more}" if listed else ""))

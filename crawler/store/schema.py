@@ -1,0 +1,160 @@
+"""Schema revisions: what the database holds, what this code needs, and a safe upgrade.
+
+Three guarantees before Alembic touches anything:
+
+* a database that already has tables but no crawler schema (another application's SQLite file,
+  a shared PostgreSQL schema) is refused with nothing written to it;
+* a schema newer than this code (written by a later crawler) is refused, naming both revisions,
+  instead of Alembic's "Can't locate revision";
+* two processes opening a fresh database at once do not race on the migration: it runs under
+  a lock (PostgreSQL: a transaction-scoped advisory lock; SQLite: ``BEGIN IMMEDIATE``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, create_engine, inspect, text
+from sqlalchemy.pool import NullPool
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+CRAWLER_TABLES = frozenset({"audits", "observations", "snapshots", "project_sets"})
+
+
+class SchemaError(Exception):
+    """The database cannot be used by this crawler as it is; the message says what to do."""
+
+
+class ForeignDatabase(SchemaError):
+    pass
+
+
+class SchemaTooNew(SchemaError):
+    pass
+
+
+@dataclass(frozen=True)
+class SchemaState:
+    revision: str | None  # None: no alembic_version (an empty or a foreign database)
+    tables: tuple[str, ...]
+    head: str
+
+    @property
+    def at_head(self) -> bool:
+        return self.revision == self.head
+
+
+@dataclass(frozen=True)
+class SchemaUpgrade:
+    before: str | None
+    after: str
+
+
+def alembic_config() -> AlembicConfig:
+    cfg = AlembicConfig()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    return cfg
+
+
+@cache
+def _known_revisions() -> tuple[str, frozenset[str]]:
+    script = ScriptDirectory.from_config(alembic_config())
+    head = script.get_current_head()
+    assert head is not None
+    return head, frozenset(r.revision for r in script.walk_revisions())
+
+
+def code_head() -> str:
+    """The newest revision this code knows."""
+    return _known_revisions()[0]
+
+
+def read_state(connection: Connection) -> SchemaState:
+    tables = tuple(sorted(inspect(connection).get_table_names()))
+    revision: str | None = None
+    if "alembic_version" in tables:
+        heads: Sequence[str] = MigrationContext.configure(connection).get_current_heads()
+        revision = ",".join(sorted(heads)) or None
+    return SchemaState(revision, tuple(t for t in tables if t != "alembic_version"), code_head())
+
+
+def ensure_usable(state: SchemaState) -> None:
+    """Raise a clear SchemaError unless this code may use (or create) the schema."""
+    _head, known = _known_revisions()
+    ours = set(state.tables) >= CRAWLER_TABLES
+    if state.revision is None and state.tables:
+        listed = ", ".join(state.tables[:8]) + (", …" if len(state.tables) > 8 else "")
+        raise ForeignDatabase(
+            f"not a crawler database: it has {len(state.tables)} table(s) ({listed}) but no "
+            "crawler schema version. Nothing was changed; point --db (or CRAWLER_DB_URL) at "
+            "a new file or an empty schema."
+        )
+    if state.revision is not None and state.revision not in known:
+        if not ours:
+            raise ForeignDatabase(
+                f"not a crawler database: its schema version {state.revision!r} belongs to "
+                "another application. Nothing was changed; point --db (or CRAWLER_DB_URL) at "
+                "a new file or an empty schema."
+            )
+        raise SchemaTooNew(
+            f"the database schema is at revision {state.revision}, newer than this crawler "
+            f"knows (its newest is {state.head}): upgrade crawler (or use the crawler "
+            "version that wrote this database)."
+        )
+
+
+def inspect_database(url: str) -> SchemaState:
+    """Read the schema state without changing anything (no pragmas, no migration)."""
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        with engine.connect() as connection:
+            return read_state(connection)
+    finally:
+        engine.dispose()
+
+
+def advisory_key(connection: Connection, purpose: str) -> int:
+    """A PostgreSQL advisory lock key for this database *and* schema (tests share a database
+    with one schema each; so may teams)."""
+    schema = connection.scalar(text("select current_database() || '.' || current_schema()"))
+    digest = hashlib.sha256(f"crawler:{purpose}:{schema}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _lock_for_migration(connection: Connection) -> None:
+    if connection.dialect.name == "postgresql":
+        key = advisory_key(connection, "migrate")
+        connection.execute(text("select pg_advisory_xact_lock(:key)"), {"key": key})
+    elif connection.dialect.name == "sqlite":
+        # pysqlite runs DDL outside any transaction unless one is open: open a write
+        # transaction so that a second process waits here (busy timeout) instead of racing
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def upgrade_schema(engine: Engine) -> SchemaUpgrade:
+    """Bring the schema to head, refusing foreign and newer databases first."""
+    if engine.dialect.name == "sqlite":
+        # look before the engine's first connection: its pragmas (WAL) would write the file
+        ensure_usable(inspect_database(engine.url.render_as_string(hide_password=False)))
+    with engine.connect() as connection:  # the usual case, at head: no lock, no write
+        state = read_state(connection)
+    ensure_usable(state)
+    if state.at_head:
+        return SchemaUpgrade(state.revision, state.head)
+    with engine.begin() as connection:
+        _lock_for_migration(connection)
+        state = read_state(connection)  # again: another process may have migrated meanwhile
+        ensure_usable(state)
+        if not state.at_head:
+            cfg = alembic_config()
+            cfg.attributes["connection"] = connection
+            command.upgrade(cfg, "head")
+    return SchemaUpgrade(state.revision, state.head)

@@ -29,6 +29,7 @@ from crawler.upstream.http import redact
 from crawler.upstream.pages import FetchedPage, PageFetcher, PageFetchError
 
 log = logging.getLogger(__name__)
+STOP_NOTE = "not checked: stop requested"
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,7 @@ def run_audit(
     access: GitHubAccess,
     only: Sequence[str] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    should_stop: Callable[[], bool] | None = None,
 ) -> AuditOutcome:
     specs = select_projects(config, only)
     baseline = store.baseline_for()
@@ -212,7 +214,7 @@ def run_audit(
     )
     page_fetcher = PageFetcher(config.settings, store)
     try:
-        results = _fetch(config, specs, prior, api, page_fetcher, clock)
+        results = _fetch(config, specs, prior, api, page_fetcher, clock, should_stop)
     except Exception as exc:  # never let a token escape in a traceback message
         store.finish_audit(audit_id, [], "failed", _now(), None, {})
         raise RuntimeError(redact(f"audit {audit_id} failed: {exc}", access.token)) from None
@@ -221,6 +223,8 @@ def run_audit(
         page_fetcher.close()
 
     status = _overall_status(results)
+    if status == "complete" and any(r.note == STOP_NOTE for r in results.values()):
+        status = "partial"
     stats: dict[str, Any] = {
         **api.stats.as_dict(),
         "rate_remaining": api.core.remaining,
@@ -259,6 +263,7 @@ def _fetch(
     api: GitHubApi,
     page_fetcher: PageFetcher,
     clock: Callable[[], str],
+    should_stop: Callable[[], bool] | None = None,
 ) -> dict[str, ProjectResult]:
     results: dict[str, ProjectResult] = {}
     for spec in specs:
@@ -274,6 +279,9 @@ def _fetch(
     reader = PageReader(page_fetcher, api, clock)
     for spec in specs:
         result = results[spec.name]
+        if should_stop is not None and should_stop():  # minimal: the lead's rewrite replaces it
+            results[spec.name] = ProjectResult(spec.name, "deferred", note=STOP_NOTE)
+            continue
         if result.status != "ok" or result.snapshot is None:
             continue
         snapshot = _with_license_analysis(result.snapshot, prior.get(spec.name))

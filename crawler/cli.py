@@ -1,19 +1,24 @@
-"""Command line: parse arguments, call one function, print. Exit 0 ok, 1 fetch errors, 2 usage."""
+"""Command line: parse arguments, call one function, print. Exit 0 ok, 1 fetch errors (or an
+unhealthy scheduler for ``health``), 2 usage."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from crawler.config import Config, ConfigError, load_config
+from crawler.config import Config, ConfigError, check_timezone, load_config
+from crawler.output import LogFormat, Output, configure_output
 from crawler.store import DEFAULT_DB_URL, Store
+
+if TYPE_CHECKING:
+    import threading
+
+    from crawler.audit import AuditOutcome, GitHubAccess
 
 DEFAULT_CONFIG = "sources.yaml"
 DEFAULT_REPORTS = "reports"
@@ -61,11 +66,71 @@ def _open_store(db_url: str | None) -> Store:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("-v", "--verbose", count=True, help="More logging (-v info, -vv debug).")
-def cli(verbose: int) -> None:
+@click.option("-v", "--verbose", count=True, help="More logging (-v debug, -vv libraries too).")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors and the summary line (for cron).")
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    envvar="CRAWLER_LOG_FORMAT",
+    help="json: every line written is one JSON object, for log collectors.",
+)
+@click.pass_context
+def cli(ctx: click.Context, verbose: int, quiet: bool, log_format: str) -> None:
     """Audit upstream releases, tags, licenses and vendor pages; report what changed."""
-    level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    ctx.obj = configure_output(verbose, quiet, cast(LogFormat, log_format), os.environ)
+
+
+def _output() -> Output:
+    obj = click.get_current_context().find_root().obj
+    return obj if isinstance(obj, Output) else Output()
+
+
+def _audit_and_deliver(
+    config: Config,
+    store: Store,
+    reports_dir: Path,
+    access: GitHubAccess,
+    only: tuple[str, ...] | None,
+    stop: threading.Event,
+) -> AuditOutcome:
+    """One audit, its summary line, then its delivery (which never fails the audit)."""
+    from crawler.audit import run_audit
+    from crawler.notify import deliver
+    from crawler.progress import make_progress
+
+    output = _output()
+    progress = make_progress(output)
+    try:
+        # the lead adds progress=progress here once run_audit reports progress
+        outcome = run_audit(
+            config, store, reports_dir, access=access, only=only, should_stop=stop.is_set
+        )
+    finally:
+        progress.close()
+    summary = outcome.report["summary"]
+    progress.finish(
+        f"audit #{outcome.audit_id} {outcome.status}: {summary['changes']} changes, "
+        f"{summary['flags']} flags, {summary['errors']} errors, {summary['deferred']} deferred"
+    )
+    output.result(f"report: {outcome.report_dir / 'report.md'}")
+    delivery = deliver(
+        outcome.report,
+        outcome.report_dir,
+        config.notify,
+        api_url=access.api_url,
+        token=access.token,
+        env=os.environ,
+        secrets=output.secrets,
+    )
+    for result in delivery.results:
+        line = f"notification {result.channel}: {result.detail}"
+        if result.ok:
+            output.note(line)
+        else:
+            output.error(line)
+    return outcome
 
 
 @cli.command()
@@ -75,29 +140,29 @@ def cli(verbose: int) -> None:
 @click.option("--only", multiple=True, metavar="NAME", help="Audit only these projects.")
 def audit(config_path: str, db_url: str | None, reports_dir: str, only: tuple[str, ...]) -> None:
     """Fetch every project, store the snapshot, diff against the last good audit, report."""
-    from crawler.audit import GitHubAccess, run_audit
+    import threading
+
+    from crawler.audit import GitHubAccess
+    from crawler.schedule import stop_on_signals
 
     config = _load(config_path)
     access = GitHubAccess.from_env(config)
     if not access.token:
-        click.echo(
+        _output().note(
             "warning: no GITHUB_TOKEN or GH_TOKEN: GitHub allows 60 unauthenticated requests "
-            "an hour; the audit uses REST with conditional requests and defers what does not fit",
-            err=True,
+            "an hour; the audit uses REST with conditional requests and defers what does not fit"
         )
     store = _open_store(db_url)
+    stop = threading.Event()  # SIGTERM: finish the current project, end as partial
     try:
-        outcome = run_audit(config, store, Path(reports_dir), access=access, only=only or None)
+        with stop_on_signals(stop, lambda: None):
+            outcome = _audit_and_deliver(
+                config, store, Path(reports_dir), access, only or None, stop
+            )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     finally:
         store.close()
-    summary = outcome.report["summary"]
-    click.echo(
-        f"audit #{outcome.audit_id} {outcome.status}: {summary['changes']} changes, "
-        f"{summary['flags']} flags, {summary['errors']} errors, {summary['deferred']} deferred"
-    )
-    click.echo(f"report: {outcome.report_dir / 'report.md'}")
     sys.exit(outcome.exit_code)
 
 
@@ -107,40 +172,107 @@ def audit(config_path: str, db_url: str | None, reports_dir: str, only: tuple[st
 @reports_option
 @click.option(
     "--cron",
-    default="0 3 * * *",
-    show_default=True,
-    help="When to audit, as a 5-field crontab expression (UTC).",
+    default=None,
+    help="When to audit, a 5-field crontab expression with crontab's meaning "
+    "[default: schedule.cron in the config, else '0 3 * * *'].",
+)
+@click.option(
+    "--timezone",
+    default=None,
+    help="IANA time zone of the cron expression [default: schedule.timezone, else UTC].",
 )
 @click.option("--run-now", is_flag=True, help="Also audit once at start.")
+@click.option(
+    "--heartbeat",
+    type=click.Path(dir_okay=False),
+    default=None,
+    envvar="CRAWLER_HEARTBEAT",
+    help="Write a heartbeat file here every minute, for `crawler health` [env CRAWLER_HEARTBEAT].",
+)
 def schedule(
-    config_path: str, db_url: str | None, reports_dir: str, cron: str, run_now: bool
+    config_path: str,
+    db_url: str | None,
+    reports_dir: str,
+    cron: str | None,
+    timezone: str | None,
+    run_now: bool,
+    heartbeat: str | None,
 ) -> None:
-    """Stay running and audit on a schedule (for a container without cron)."""
-    from crawler.audit import GitHubAccess, run_audit
-    from crawler.schedule import build_scheduler
+    """Stay running and audit on a schedule (for a container without cron).
 
-    _load(config_path)  # fail fast on a bad file; it is re-read before every audit
+    On start it audits once if a tick passed since the last audit in the database; SIGTERM
+    lets a running audit finish its current project (it ends as partial), then exits.
+    """
 
-    def job() -> None:
-        config = load_config(config_path)
-        store = _open_store(db_url)
+    from crawler.audit import GitHubAccess
+    from crawler.schedule import SchedulePlan, serve
+
+    config = _load(config_path)  # fail fast on a bad file; it is re-read before every audit
+    zone = timezone or config.schedule.timezone
+    try:
+        check_timezone(zone)
+    except ValueError as exc:
+        raise click.UsageError(f"--timezone: {exc}") from None
+    store = _open_store(db_url)
+    try:
+        latest = store.latest_audit()
+    finally:
+        store.close()
+    plan = SchedulePlan(
+        cron=cron or config.schedule.cron,
+        timezone=zone,
+        run_now=run_now,
+        last_audit=latest.started_at if latest else None,
+        heartbeat=Path(heartbeat) if heartbeat else None,
+    )
+
+    def job(stop: threading.Event) -> None:
         try:
-            outcome = run_audit(
-                config, store, Path(reports_dir), access=GitHubAccess.from_env(config)
+            config = load_config(config_path)
+            store = _open_store(db_url)
+        except (ConfigError, click.UsageError) as exc:  # keep running: the next tick retries
+            _output().error(f"audit skipped: {exc}")
+            return
+        try:
+            _audit_and_deliver(
+                config, store, Path(reports_dir), GitHubAccess.from_env(config), None, stop
             )
-            click.echo(f"audit #{outcome.audit_id} {outcome.status}: {outcome.report_dir}")
+        except Exception as exc:  # logged, never kills the scheduler
+            _output().error(f"audit failed: {exc}")
         finally:
             store.close()
 
     try:
-        scheduler = build_scheduler(cron, job)
+        serve(plan, job, _output().result)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    if run_now:
-        job()
-    click.echo(f"scheduled: {cron} (UTC); Ctrl-C to stop")
-    with contextlib.suppress(KeyboardInterrupt, SystemExit):
-        scheduler.start()
+
+
+@cli.command()
+@click.option(
+    "--heartbeat",
+    type=click.Path(dir_okay=False),
+    default="heartbeat.json",
+    show_default=True,
+    envvar="CRAWLER_HEARTBEAT",
+    help="The file `crawler schedule --heartbeat` writes [env CRAWLER_HEARTBEAT].",
+)
+@click.option(
+    "--max-age",
+    type=click.IntRange(min=1),
+    default=180,
+    show_default=True,
+    help="Seconds after which a heartbeat is too old.",
+)
+def health(heartbeat: str, max_age: int) -> None:
+    """Exit 0 if `crawler schedule` is alive (its heartbeat is fresh), else 1: a HEALTHCHECK."""
+    from datetime import UTC, datetime
+
+    from crawler.schedule import check_heartbeat
+
+    state = check_heartbeat(Path(heartbeat), datetime.now(UTC), max_age)
+    click.echo(state.message, err=not state.healthy)
+    sys.exit(0 if state.healthy else 1)
 
 
 @cli.command()

@@ -9,9 +9,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from crawler.cron import CronError, parse_crontab
 
 REPO_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
 DEFAULT_API_URL = "https://api.github.com"
@@ -152,10 +155,75 @@ class Settings(_Model):
     per_host_concurrency: int = Field(default=2, ge=1, le=16)
 
 
+class ScheduleSettings(_Model):
+    """``schedule:``: when ``crawler schedule`` audits (its --cron/--timezone flags win)."""
+
+    cron: str = "0 3 * * *"
+    timezone: str = "UTC"
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        try:
+            parse_crontab(value)
+        except CronError as exc:
+            raise ValueError(f"cron {value!r}: {exc}") from None
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        return check_timezone(value)
+
+
+def check_timezone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"timezone {value!r} is not an IANA time zone name such as 'Europe/Berlin' or 'UTC'"
+        ) from None
+    return value
+
+
+class GitHubIssueSettings(_Model):
+    """The one catalog issue kept up to date with the latest report."""
+
+    repo: str
+    title: str = "Upstream release and license audit"
+    labels: tuple[str, ...] = ("crawler-audit",)
+
+    @field_validator("repo")
+    @classmethod
+    def _repo(cls, value: str) -> str:
+        _check_repo(value)
+        return value
+
+
+class NotifySettings(_Model):
+    """``notify:``: where a finished audit's summary goes (see crawler.notify)."""
+
+    when: Literal["always", "changes", "errors"] = "changes"
+    urls: tuple[str, ...] = ()  # Apprise URLs; CRAWLER_NOTIFY adds URLs that hold secrets
+    attach_report: bool = True  # attach report.md where the service takes attachments
+    report_url: str | None = None  # link template: {audit_id}, {report_dir}
+    github_issue: GitHubIssueSettings | None = None
+
+    @field_validator("urls")
+    @classmethod
+    def _urls(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for url in value:
+            if "://" not in url:
+                raise ValueError(f"url {url!r} is not an Apprise URL such as 'json://host/path'")
+        return value
+
+
 class Config(_Model):
     path: str
     github: GitHubSettings = GitHubSettings()
     settings: Settings = Settings()
+    schedule: ScheduleSettings = ScheduleSettings()
+    notify: NotifySettings = NotifySettings()
     projects: tuple[ProjectSpec, ...]
 
     def project(self, name: str) -> ProjectSpec:
@@ -218,6 +286,14 @@ def load_config(path: str | Path) -> Config:
     return parse_config(text, str(path))
 
 
+_SECTIONS: dict[str, type[_Model]] = {
+    "github": GitHubSettings,
+    "settings": Settings,
+    "schedule": ScheduleSettings,
+    "notify": NotifySettings,
+}
+
+
 def parse_config(text: str, path: str = "sources.yaml") -> Config:
     try:
         raw = yaml.load(text, Loader=_LineLoader)
@@ -232,14 +308,14 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
     if not isinstance(raw, dict) or not isinstance(raw.get("projects"), list):
         raise ConfigError(f"{path}:1: expected a mapping with a 'projects:' list")
 
-    unknown = set(raw) - {"github", "settings", "projects", LINE_KEY}
+    unknown = set(raw) - {*_SECTIONS, "projects", LINE_KEY}
     if unknown:
         raise ConfigError(
             f"{path}:{raw[LINE_KEY]}: unknown top-level key(s) {sorted(unknown)}: "
-            "allowed are github, settings, projects"
+            f"allowed are {', '.join(_SECTIONS)}, projects"
         )
     sections: dict[str, Any] = {}
-    for section, model in (("github", GitHubSettings), ("settings", Settings)):
+    for section, model in _SECTIONS.items():
         value = raw.get(section) or {}
         line = value.get(LINE_KEY, raw[LINE_KEY]) if isinstance(value, dict) else raw[LINE_KEY]
         try:

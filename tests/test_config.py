@@ -103,7 +103,7 @@ def test_pin_needs_a_group() -> None:
 def test_unknown_top_level_key() -> None:
     assert _error("projcts: []\nprojects: []\n") == (
         "sources.yaml:1: unknown top-level key(s) ['projcts']: "
-        "allowed are github, settings, projects"
+        "allowed are github, settings, schedule, notify, projects"
     )
 
 

@@ -30,15 +30,18 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"messa
 
 
 def secrets_from_env(env: Mapping[str, str]) -> list[str]:
-    """Strings that must never be written: the GitHub token and the notification URLs, whole
-    and their credential-like parts (user, password, path segments of 8+ characters)."""
+    """Strings that must never be written: the GitHub token, and the credential-like parts of
+    the CRAWLER_NOTIFY URLs (user, password, a host that is a token rather than a name, path and
+    query segments of 8 characters or more)."""
     found = [env.get("GITHUB_TOKEN") or "", env.get("GH_TOKEN") or ""]
     for url in re.split(r"[\s,]+", env.get("CRAWLER_NOTIFY", "")):
         if "://" not in url:
             continue
-        found.append(url)
         parts = urlsplit(url)
         found += [unquote(p) for p in (parts.username, parts.password) if p]
+        host = parts.netloc.rpartition("@")[2].partition(":")[0]  # as written: case kept
+        if "." not in host:  # slack://TOKEN_A/TOKEN_B/…: the "host" is a credential
+            found.append(unquote(host))
         found += [unquote(s) for s in re.split(r"[/?&=]", parts.path + "?" + parts.query)]
     return sorted({s for s in found if len(s) >= 8}, key=len, reverse=True)
 

@@ -35,7 +35,8 @@ def send_apprise(
     if not sender.add(url):
         masked = redact(url.split("://", 1)[0] + "://…", secrets)
         return ChannelResult(masked, False, "not a valid Apprise URL (unknown service or syntax)")
-    masked = redact(sender[0].url(privacy=True), secrets)  # type: ignore[no-untyped-call]
+    private_url: str = sender[0].url(privacy=True)  # type: ignore[no-untyped-call]
+    masked = redact(private_url.split("?", 1)[0], secrets)  # the query is Apprise's options
     attach = apprise.AppriseAttachment(str(attachment)) if attachment else None
     # Apprise says why a send failed only in its log: capture it for the delivery record.
     capture = apprise.LogCapture(level=logging.WARNING, fmt="%(message)s")  # type: ignore[no-untyped-call]

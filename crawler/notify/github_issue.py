@@ -39,7 +39,7 @@ def publish_issue(
         seconds_between_writes=seconds_between_writes,
     )
     try:
-        repo = client.get_repo(settings.repo, lazy=True)
+        repo = client.get_repo(settings.repo)
         issue = next(
             (
                 found

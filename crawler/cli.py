@@ -114,7 +114,7 @@ def _audit_and_deliver(
         f"audit #{outcome.audit_id} {outcome.status}: {summary['changes']} changes, "
         f"{summary['flags']} flags, {summary['errors']} errors, {summary['deferred']} deferred"
     )
-    output.result(f"report: {outcome.report_dir / 'report.md'}")
+    output.detail(f"report: {outcome.report_dir / 'report.md'}")
     delivery = deliver(
         outcome.report,
         outcome.report_dir,

@@ -97,6 +97,11 @@ class Output:
         else:
             click.echo(redact(message, self.secrets))
 
+    def detail(self, message: str, **fields: Any) -> None:
+        """A result line --quiet leaves out (the report path, a delivery that worked)."""
+        if not self.quiet:
+            self.result(message, **fields)
+
     def note(self, message: str, **fields: Any) -> None:
         """Something worth knowing that is not an error (no token, next tick…)."""
         if self.quiet:
@@ -143,6 +148,8 @@ def configure_output(
     root = logging.getLogger()
     for old in [h for h in root.handlers if getattr(h, _OURS, False)]:
         root.removeHandler(old)  # a second run in one process (tests) replaces ours only
+    if quiet:  # result lines, and errors from anywhere (a library may set its own level)
+        handler.addFilter(lambda r: r.name == RESULT_LOGGER or r.levelno >= logging.ERROR)
     setattr(handler, _OURS, True)
     root.addHandler(handler)
     root.setLevel(logging.ERROR if quiet else logging.DEBUG if verbose >= 2 else logging.WARNING)

@@ -119,8 +119,8 @@ def deliver(
                 )
             )
     delivery = Delivery(audit_id, wanted, reason, tuple(results))
-    for failed in delivery.failed:
-        log.error("notification to %s failed: %s", failed.channel, failed.detail)
+    for failed in delivery.failed:  # the caller shows failures to the operator
+        log.debug("notification to %s failed: %s", failed.channel, failed.detail)
     _record(delivery, report_dir, secret_list)
     return delivery
 

@@ -38,8 +38,11 @@ def send_apprise(
     private_url: str = sender[0].url(privacy=True)  # type: ignore[no-untyped-call]
     masked = redact(private_url.split("?", 1)[0], secrets)  # the query is Apprise's options
     attach = apprise.AppriseAttachment(str(attachment)) if attachment else None
-    # Apprise says why a send failed only in its log: capture it for the delivery record.
+    # Apprise says why a send failed only in its log: capture it for the delivery record (the
+    # caller reports it once), rather than let it reach the log a second time.
     capture = apprise.LogCapture(level=logging.WARNING, fmt="%(message)s")  # type: ignore[no-untyped-call]
+    apprise_log = logging.getLogger("apprise")
+    propagate, apprise_log.propagate = apprise_log.propagate, log.isEnabledFor(logging.DEBUG)
     with capture as captured:
         try:
             sent = bool(
@@ -54,6 +57,8 @@ def send_apprise(
         except Exception as exc:  # a plugin bug must not cost the report
             sent = False
             log.debug("apprise raised %s", type(exc).__name__)
+        finally:
+            apprise_log.propagate = propagate
     if sent:
         return ChannelResult(masked, True, "sent" + (" with report.md attached" if attach else ""))
     reason = " ".join(captured.getvalue().split())[:300] or "the service refused the message"

@@ -30,6 +30,7 @@ def workdir(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> Pat
     monkeypatch.delenv("GH_TOKEN", raising=False)
     monkeypatch.delenv("CRAWLER_NOTIFY", raising=False)
     monkeypatch.delenv("CRAWLER_REPORT_URL", raising=False)
+    monkeypatch.delenv("CRAWLER_ISSUE_REPO", raising=False)
     return tmp_path
 
 
@@ -232,3 +233,20 @@ def test_catalog_issue_needs_a_token_and_a_wrong_one_is_reported_without_it() ->
         "needs GITHUB_TOKEN or GH_TOKEN with issues: write",
     )
     assert (wrong.ok, wrong.detail) == (False, "GitHub answered 401: Bad credentials")
+
+
+def test_catalog_issue_repository_from_the_environment(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the Actions workflow does: CRAWLER_ISSUE_REPO=${{ github.repository }}."""
+    with FakeGitHub(upstream("v1.0"), token=TOKEN) as github:
+        monkeypatch.setenv("GITHUB_API_URL", github.base_url)
+        monkeypatch.setenv("CRAWLER_ISSUE_REPO", "org/catalog")
+        _config(workdir, "")
+        result = _run("audit")
+        issues = github.issues.issues("org/catalog")
+    assert result.exit_code == 0, result.output
+    assert "notification github-issue org/catalog: created #1, comment added" in result.output
+    assert [(i.number, i.title, i.labels) for i in issues] == [
+        (1, "Upstream release and license audit", ["crawler-audit"])
+    ]

@@ -15,7 +15,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from crawler.config import NotifySettings
+from pydantic import ValidationError
+
+from crawler.config import GitHubIssueSettings, NotifySettings
 from crawler.notify.channels import ChannelResult, send_apprise
 from crawler.notify.github_issue import publish_issue
 from crawler.notify.message import comment_body, headline, issue_body, should_notify, summary_body
@@ -48,7 +50,9 @@ class Delivery:
 
 
 def notify_urls(settings: NotifySettings, env: Mapping[str, str]) -> list[str]:
-    """sources.yaml's URLs, then CRAWLER_NOTIFY's (space- or comma-separated, for secrets)."""
+    """sources.yaml's URLs, then CRAWLER_NOTIFY's (space- or comma-separated, for secrets).
+
+    The catalog issue's repository may likewise come from CRAWLER_ISSUE_REPO."""
     extra = [u for u in re.split(r"[\s,]+", env.get("CRAWLER_NOTIFY", "")) if u]
     return [*settings.urls, *extra]
 
@@ -82,7 +86,13 @@ def deliver(
     secret_list = [s for s in (*secrets, token) if s]
     audit_id = int(report["audit"]["id"])
     urls = notify_urls(settings, env)
-    if not urls and settings.github_issue is None:
+    issue = settings.github_issue
+    if issue is None and env.get("CRAWLER_ISSUE_REPO"):  # e.g. ${{ github.repository }}
+        try:
+            issue = GitHubIssueSettings(repo=env["CRAWLER_ISSUE_REPO"])
+        except ValidationError:
+            log.error("CRAWLER_ISSUE_REPO must look like 'owner/name'")
+    if not urls and issue is None:
         return Delivery(audit_id, False, "no notify channels configured", ())
     wanted, reason = should_notify(report, settings.when)
     results: list[ChannelResult] = []
@@ -100,7 +110,7 @@ def deliver(
                     url, title, body, failure=failure, attachment=attachment, secrets=secret_list
                 )
             )
-        if settings.github_issue is not None:
+        if issue is not None:
             from crawler.report.markdown import render_markdown
 
             markdown = (
@@ -110,7 +120,7 @@ def deliver(
             )
             results.append(
                 publish_issue(
-                    settings.github_issue,
+                    issue,
                     api_url=api_url,
                     token=token,
                     body=issue_body(markdown, link, shown_path),

@@ -94,13 +94,16 @@ def _audit_and_deliver(
     access: GitHubAccess,
     only: tuple[str, ...] | None,
     stop: threading.Event,
+    output: Output,
 ) -> AuditOutcome:
-    """One audit, its summary line, then its delivery (which never fails the audit)."""
+    """One audit, its summary line, then its delivery (which never fails the audit).
+
+    ``output`` is passed in: a scheduled audit runs in a worker thread, where click has no
+    current context."""
     from crawler.audit import run_audit
     from crawler.notify import deliver
     from crawler.progress import make_progress
 
-    output = _output()
     progress = make_progress(output)
     try:
         # the lead adds progress=progress here once run_audit reports progress
@@ -155,9 +158,9 @@ def audit(config_path: str, db_url: str | None, reports_dir: str, only: tuple[st
     store = _open_store(db_url)
     stop = threading.Event()  # SIGTERM: finish the current project, end as partial
     try:
-        with stop_on_signals(stop, lambda: None):
+        with stop_on_signals(stop):
             outcome = _audit_and_deliver(
-                config, store, Path(reports_dir), access, only or None, stop
+                config, store, Path(reports_dir), access, only or None, stop, _output()
             )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
@@ -226,24 +229,25 @@ def schedule(
         heartbeat=Path(heartbeat) if heartbeat else None,
     )
 
+    output = _output()  # scheduled audits run in a worker thread: no click context there
+
     def job(stop: threading.Event) -> None:
         try:
             config = load_config(config_path)
             store = _open_store(db_url)
         except (ConfigError, click.UsageError) as exc:  # keep running: the next tick retries
-            _output().error(f"audit skipped: {exc}")
+            output.error(f"audit skipped: {exc}")
             return
         try:
-            _audit_and_deliver(
-                config, store, Path(reports_dir), GitHubAccess.from_env(config), None, stop
-            )
+            access = GitHubAccess.from_env(config)
+            _audit_and_deliver(config, store, Path(reports_dir), access, None, stop, output)
         except Exception as exc:  # logged, never kills the scheduler
-            _output().error(f"audit failed: {exc}")
+            output.error(f"audit failed: {exc}")
         finally:
             store.close()
 
     try:
-        serve(plan, job, _output().result)
+        serve(plan, job, output.result)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
 

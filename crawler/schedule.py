@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -21,7 +22,7 @@ from types import FrameType
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from apscheduler.schedulers.blocking import BlockingScheduler
+from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.base import BaseTrigger
 
 from crawler.cron import CronError, crontab_trigger, next_fire_times
@@ -35,7 +36,7 @@ HEARTBEAT_MAX_AGE = 180  # seconds: three beats missed and the container is unhe
 
 def build_scheduler(
     cron: str, job: Callable[[], object], timezone: str = "UTC"
-) -> BlockingScheduler:
+) -> BackgroundScheduler:
     """A scheduler that runs ``job`` on the crontab expression ``cron`` (5 fields, crontab's
     meaning: see crawler.cron).
 
@@ -46,7 +47,7 @@ def build_scheduler(
         trigger = crontab_trigger(cron, ZoneInfo(timezone))
     except CronError as exc:
         raise ValueError(f"--cron {cron!r} is not a 5-field crontab expression: {exc}") from None
-    scheduler = BlockingScheduler(timezone=ZoneInfo(timezone))
+    scheduler = BackgroundScheduler(timezone=ZoneInfo(timezone))
     scheduler.add_job(
         job, trigger, id=JOB_ID, max_instances=1, coalesce=True, misfire_grace_time=3600
     )
@@ -109,17 +110,24 @@ def check_heartbeat(path: Path, now: datetime, max_age: int = HEARTBEAT_MAX_AGE)
 # -- the long-running loop ------------------------------------------------------------------------
 
 
+def _exit_now(signum: int) -> None:
+    os._exit(128 + signum)  # the database stays consistent: an audit commits only at its end
+
+
 @contextlib.contextmanager
-def stop_on_signals(stop: threading.Event, on_stop: Callable[[], None]) -> Iterator[None]:
-    """SIGTERM/SIGINT set ``stop`` (a running audit ends after its current project) and call
-    ``on_stop``; a second signal interrupts at once."""
+def stop_on_signals(
+    stop: threading.Event,
+    on_second: Callable[[int], None] = _exit_now,
+) -> Iterator[None]:
+    """SIGTERM/SIGINT set ``stop`` (a running audit ends after its current project); a second
+    signal calls ``on_second`` (exit at once)."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
         if stop.is_set():
-            raise KeyboardInterrupt
+            on_second(signum)
+            return
         log.warning("%s: stopping after the current project", signal.Signals(signum).name)
         stop.set()
-        on_stop()
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
@@ -146,12 +154,9 @@ def serve(
 ) -> None:
     """Audit on ``plan.cron`` until SIGTERM/SIGINT; ``job(stop)`` runs one audit."""
     stop = threading.Event()
-    running = threading.Lock()  # held while an audit runs: shutdown waits for it
 
     def audit() -> None:
-        if stop.is_set():
-            return
-        with running:
+        if not stop.is_set():
             job(stop)
 
     scheduler = build_scheduler(plan.cron, audit, plan.timezone)
@@ -160,31 +165,27 @@ def serve(
     upcoming = ", ".join(t.isoformat() for t in next_fire_times(trigger, started, 3))
     echo(f"schedule: {plan.cron} ({plan.timezone}); next audits: {upcoming}")
 
-    def shutdown() -> None:
-        if scheduler.running:
-            scheduler.shutdown(wait=False)
-
-    with stop_on_signals(stop, shutdown):
+    with stop_on_signals(stop):
         missed = missed_tick(trigger, plan.last_audit, started)
         if missed is not None:
             last = plan.last_audit.isoformat() if plan.last_audit else "never"
             echo(f"missed the audit due {missed.isoformat()} (last audit {last}): auditing now")
         if plan.run_now or missed is not None:
             audit()
-        if stop.is_set():
-            echo("stopped")
-            return
-        if plan.heartbeat is not None:
-            beat_path = plan.heartbeat
+        if not stop.is_set():
+            if plan.heartbeat is not None:
+                beat_path = plan.heartbeat
 
-            def beat() -> None:
-                write_heartbeat(beat_path, now(), scheduler.get_job(JOB_ID).next_run_time)
+                def beat() -> None:
+                    write_heartbeat(beat_path, now(), scheduler.get_job(JOB_ID).next_run_time)
 
-            scheduler.add_job(beat, "interval", seconds=HEARTBEAT_EVERY, id=HEARTBEAT_JOB_ID)
-            write_heartbeat(beat_path, now(), trigger.get_next_fire_time(None, now()))
-        echo("waiting for the next tick; SIGTERM or Ctrl-C stops")
-        with contextlib.suppress(KeyboardInterrupt, SystemExit):
+                scheduler.add_job(beat, "interval", seconds=HEARTBEAT_EVERY, id=HEARTBEAT_JOB_ID)
+                write_heartbeat(beat_path, now(), trigger.get_next_fire_time(None, now()))
             scheduler.start()
-        with running:  # let an audit that was under way finish its current project
-            pass
+            echo("waiting for the next tick; SIGTERM or Ctrl-C stops")
+            # Poll rather than wait on the Event: a signal handler that sets an Event the main
+            # thread is waiting on can deadlock on the Event's own lock.
+            while not stop.is_set():
+                time.sleep(0.5)
+            scheduler.shutdown(wait=True)  # a running audit finishes its current project
     echo("stopped")

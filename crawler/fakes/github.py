@@ -1,6 +1,7 @@
 """A GitHub-shaped HTTP server for tests, the offline demo and benchmarks.
 
-``FakeGitHub`` serves the REST v3 endpoints the crawler reads and ``POST /graphql`` (see
+``FakeGitHub`` serves the REST v3 endpoints the crawler reads, the issues endpoints it writes
+(``crawler.fakes.github_issues``) and ``POST /graphql`` (see
 ``crawler.fakes.github_graphql``) from a plain in-memory ``GitHubState`` that can be swapped
 between audits with ``set_state``. It mimics what clients depend on: rate-limit headers and
 budgets (anonymous and authenticated apart, free authenticated 304s), caller-specific ETags,

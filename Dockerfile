@@ -1,17 +1,29 @@
-# Nightly audit in a container. Database and reports live on the /data volume.
+# The crawler in a container. Database, reports and the heartbeat live on the /data volume; the
+# GitHub token, the database URL and notification URLs come from the environment at run time
+# (never baked into the image). Dependencies are pinned by deploy/constraints.txt.
 #   docker build -t crawler .
-#   docker run --rm -e GITHUB_TOKEN -v crawler-data:/data crawler              # one audit (cron)
-#   docker run -d -e GITHUB_TOKEN -v crawler-data:/data crawler schedule \
-#       --config /app/sources.yaml --run-now                                  # stays up
+#   docker run -d --name crawler -e GITHUB_TOKEN -v crawler-data:/data crawler   # schedule mode
+#   docker run --rm --no-healthcheck -e GITHUB_TOKEN -v crawler-data:/data crawler \
+#       audit --config /app/sources.yaml                                        # one audit (cron)
 FROM python:3.11-slim
 WORKDIR /app
-COPY pyproject.toml README.md ./
-COPY crawler ./crawler
-RUN pip install --no-cache-dir '.[postgres]' && useradd --create-home crawler \
-    && mkdir /data && chown crawler /data
+COPY deploy/constraints.txt /app/deploy/constraints.txt
+COPY pyproject.toml README.md /app/
+COPY crawler /app/crawler
+RUN pip install --no-cache-dir --constraint /app/deploy/constraints.txt '/app[postgres]' \
+    && useradd --uid 10001 --create-home --shell /usr/sbin/nologin crawler \
+    && mkdir /data && chown crawler:crawler /data
 COPY sources.yaml /app/sources.yaml
 USER crawler
 WORKDIR /data
-ENV CRAWLER_DB_URL=sqlite:////data/crawler.sqlite
+VOLUME ["/data"]
+ENV CRAWLER_DB_URL=sqlite:////data/crawler.sqlite \
+    CRAWLER_HEARTBEAT=/data/heartbeat.json \
+    PYTHONUNBUFFERED=1
+# schedule mode writes the heartbeat every minute; `crawler health` fails when it is 3 minutes old
+HEALTHCHECK --interval=60s --timeout=10s --start-period=120s --retries=3 \
+    CMD ["crawler", "health", "--max-age", "180"]
+# SIGTERM (docker stop) lets a running audit finish its current project: give it time
+STOPSIGNAL SIGTERM
 ENTRYPOINT ["crawler"]
-CMD ["audit", "--config", "/app/sources.yaml"]
+CMD ["schedule", "--config", "/app/sources.yaml", "--reports", "/data/reports"]

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crawler.config import Config, ConfigError, ProjectSpec
 from crawler.diff import DiffRules, Findings, SourceNames, Tracked, diff_audit
@@ -38,6 +38,9 @@ from crawler.store import AuditInfo, Store
 from crawler.upstream.http import redact
 from crawler.upstream.pages import PageFetcher
 from crawler.upstream.source import source_kinds
+
+if TYPE_CHECKING:
+    from crawler.progress import AuditProgress
 
 log = logging.getLogger(__name__)
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|PRIVATE", re.IGNORECASE)
@@ -211,6 +214,7 @@ def run_audit(
     sleep: Callable[[float], None] = time.sleep,
     should_stop: Callable[[], bool] | None = None,
     allow_removals: bool = False,
+    progress: AuditProgress | None = None,
 ) -> AuditOutcome:
     env = dict(os.environ if env is None else env)
     secrets = secrets_in(env)
@@ -229,20 +233,21 @@ def run_audit(
 
     web = PageFetcher(config.settings, store)
     stop = should_stop or (lambda: False)
+    gatherer = Gatherer(
+        web,
+        clock,
+        secrets=secrets,
+        should_stop=stop,
+        pin_text_limit=config.settings.pin_text_limit,
+        progress=progress,
+    )
     try:
         sources = open_sources(
-            config, specs, env=env, cache=store, web=web, clock=clock, sleep=sleep, should_stop=stop
-        )
+            config, specs, env=env, cache=store, web=web, clock=clock, sleep=sleep,
+            should_stop=stop, on_fetched=gatherer.on_fetched,
+        )  # fmt: skip
         try:
-            gatherer = Gatherer(
-                sources,
-                web,
-                clock,
-                secrets=secrets,
-                should_stop=stop,
-                pin_text_limit=config.settings.pin_text_limit,
-            )
-            results = gatherer.gather(fetch_order(specs, last_checked), prior)
+            results = gatherer.gather(sources, fetch_order(specs, last_checked), prior)
             usage = sources.usage()
         finally:
             sources.close()

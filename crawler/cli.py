@@ -1,25 +1,36 @@
 """Command line: parse arguments, call one function, print.
 
-Exit 0 ok, 1 fetch errors, 2 usage, 3 another audit holds the database's audit lock."""
+Exit 0 ok, 1 fetch errors or stale projects (or an unhealthy scheduler for ``health``),
+2 usage, 3 another audit holds the database's audit lock."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
 import os
 import stat
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from crawler.cli_db import audit_lock_or_exit, db, prune
-from crawler.config import DEFAULT_REQUEST_DEADLINE, Config, ConfigError, load_config
+from crawler.config import (
+    DEFAULT_REQUEST_DEADLINE,
+    Config,
+    ConfigError,
+    check_timezone,
+    load_config,
+)
+from crawler.output import LogFormat, Output, configure_output
 from crawler.store import DEFAULT_DB_URL, Store
 from crawler.store.database import display_db_url, scrub_db_secrets
 from crawler.store.lock import AuditLocked
+
+if TYPE_CHECKING:
+    import threading
+
+    from crawler.audit import AuditOutcome
 
 DEFAULT_CONFIG = "sources.yaml"
 DEFAULT_REPORTS = "reports"
@@ -77,11 +88,88 @@ def _open_store(db_url: str | None) -> Store:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("-v", "--verbose", count=True, help="More logging (-v info, -vv debug).")
-def cli(verbose: int) -> None:
+@click.option("-v", "--verbose", count=True, help="More logging (-v debug, -vv libraries too).")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors and the summary line (for cron).")
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    envvar="CRAWLER_LOG_FORMAT",
+    help="json: every line written is one JSON object, for log collectors.",
+)
+@click.pass_context
+def cli(ctx: click.Context, verbose: int, quiet: bool, log_format: str) -> None:
     """Audit upstream releases, tags, licenses and vendor pages; report what changed."""
-    level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    ctx.obj = configure_output(verbose, quiet, cast(LogFormat, log_format), os.environ)
+
+
+def _output() -> Output:
+    obj = click.get_current_context().find_root().obj
+    return obj if isinstance(obj, Output) else Output()
+
+
+def _audit_and_deliver(
+    config: Config,
+    store: Store,
+    reports_dir: Path,
+    only: tuple[str, ...] | None,
+    stop: threading.Event,
+    output: Output,
+    allow_removals: bool = False,
+) -> AuditOutcome:
+    """One audit, its summary line, then its delivery (which never fails the audit).
+
+    ``output`` is passed in: a scheduled audit runs in a worker thread, where click has no
+    current context."""
+    from crawler.audit import run_audit
+    from crawler.notify import deliver
+    from crawler.progress import make_progress
+    from crawler.upstream.sources.github import github_endpoint
+
+    progress = make_progress(output)
+    try:
+        outcome = run_audit(
+            config,
+            store,
+            reports_dir,
+            only=only,
+            should_stop=stop.is_set,
+            allow_removals=allow_removals,
+            progress=progress,
+        )
+    finally:
+        progress.close()
+    summary = outcome.report["summary"]
+    progress.finish(
+        f"audit #{outcome.audit_id} {outcome.status}: {summary['changes']} changes, "
+        f"{summary['flags']} flags, {summary['errors']} errors, {summary['deferred']} deferred"
+        + (f", {summary['stale']} stale" if summary["stale"] else "")
+    )
+    if outcome.report_dir is None:
+        output.error(
+            f"{outcome.report_error}; nothing was delivered, and the next audit reports these "
+            "findings again"
+        )
+        return outcome
+    output.detail(f"report: {outcome.report_dir / 'report.md'}")
+    api_url, token = github_endpoint(config.source_settings("github"), os.environ)
+    delivery = deliver(
+        outcome.report,
+        outcome.report_dir,
+        config.notify,
+        api_url=api_url,
+        token=token,
+        env=os.environ,
+        secrets=output.secrets,
+    )
+    for result in delivery.results:
+        line = f"notification {result.channel}: {result.detail}"
+        if result.ok:
+            output.note(line)
+        else:
+            output.error(line)
+    return outcome
 
 
 @cli.command()
@@ -102,44 +190,30 @@ def audit(
     allow_removals: bool,
 ) -> None:
     """Fetch every project, store the snapshot, diff against the last good audit, report."""
-    from crawler.audit import run_audit
+    import threading
+
+    from crawler.schedule import stop_on_signals
+    from crawler.upstream.sources.github import github_endpoint
 
     config = _load(config_path)
     uses_github = any(p.forge and p.forge.source == "github" for p in config.projects)
-    if uses_github and not (os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")):
-        click.echo(
+    if uses_github and not github_endpoint(config.source_settings("github"), os.environ)[1]:
+        _output().note(
             "warning: no GITHUB_TOKEN or GH_TOKEN: GitHub allows 60 unauthenticated requests "
-            "an hour; the audit uses REST with conditional requests and defers what does not fit",
-            err=True,
+            "an hour; the audit uses REST with conditional requests and defers what does not fit"
         )
     store = _open_store(db_url)
+    stop = threading.Event()  # SIGTERM: finish the current project, end as partial
     try:
-        with audit_lock_or_exit(store, "crawler audit"):
-            outcome = run_audit(
-                config, store, Path(reports_dir), only=only or None, allow_removals=allow_removals
+        with audit_lock_or_exit(store, "crawler audit"), stop_on_signals(stop):
+            outcome = _audit_and_deliver(
+                config, store, Path(reports_dir), only or None, stop, _output(), allow_removals
             )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     finally:
         store.close()
-    _print_outcome(outcome)
     sys.exit(outcome.exit_code)
-
-
-def _print_outcome(outcome: Any) -> None:
-    summary = outcome.report["summary"]
-    click.echo(
-        f"audit #{outcome.audit_id} {outcome.status}: {summary['changes']} changes, "
-        f"{summary['flags']} flags, {summary['errors']} errors, {summary['deferred']} deferred"
-        + (f", {summary['stale']} stale" if summary["stale"] else "")
-    )
-    if outcome.report_error:
-        click.echo(
-            f"error: {outcome.report_error}; the next audit will report these findings again",
-            err=True,
-        )
-    else:
-        click.echo(f"report: {outcome.report_dir / 'report.md'}")
 
 
 @cli.command()
@@ -148,41 +222,109 @@ def _print_outcome(outcome: Any) -> None:
 @reports_option
 @click.option(
     "--cron",
-    default="0 3 * * *",
-    show_default=True,
-    help="When to audit, as a 5-field crontab expression (UTC).",
+    default=None,
+    help="When to audit, a 5-field crontab expression with crontab's meaning "
+    "[default: schedule.cron in the config, else '0 3 * * *'].",
+)
+@click.option(
+    "--timezone",
+    default=None,
+    help="IANA time zone of the cron expression [default: schedule.timezone, else UTC].",
 )
 @click.option("--run-now", is_flag=True, help="Also audit once at start.")
+@click.option(
+    "--heartbeat",
+    type=click.Path(dir_okay=False),
+    default=None,
+    envvar="CRAWLER_HEARTBEAT",
+    help="Write a heartbeat file here every minute, for `crawler health` [env CRAWLER_HEARTBEAT].",
+)
 def schedule(
-    config_path: str, db_url: str | None, reports_dir: str, cron: str, run_now: bool
+    config_path: str,
+    db_url: str | None,
+    reports_dir: str,
+    cron: str | None,
+    timezone: str | None,
+    run_now: bool,
+    heartbeat: str | None,
 ) -> None:
-    """Stay running and audit on a schedule (for a container without cron)."""
-    from crawler.audit import run_audit
-    from crawler.schedule import build_scheduler
+    """Stay running and audit on a schedule (for a container without cron).
 
-    _load(config_path)  # fail fast on a bad file; it is re-read before every audit
+    On start it audits once if a tick passed since the last audit in the database; SIGTERM
+    lets a running audit finish its current project (it ends as partial), then exits.
+    """
 
-    def job() -> None:
-        config = load_config(config_path)
-        store = _open_store(db_url)
+    from crawler.schedule import SchedulePlan, serve
+
+    config = _load(config_path)  # fail fast on a bad file; it is re-read before every audit
+    zone = timezone or config.schedule.timezone
+    try:
+        check_timezone(zone)
+    except ValueError as exc:
+        raise click.UsageError(f"--timezone: {exc}") from None
+    store = _open_store(db_url)
+    try:
+        latest = store.latest_audit()
+    finally:
+        store.close()
+    plan = SchedulePlan(
+        cron=cron or config.schedule.cron,
+        timezone=zone,
+        run_now=run_now,
+        last_audit=latest.started_at if latest else None,
+        heartbeat=Path(heartbeat) if heartbeat else None,
+    )
+
+    output = _output()  # scheduled audits run in a worker thread: no click context there
+
+    def job(stop: threading.Event) -> None:
+        try:
+            config = load_config(config_path)
+            store = _open_store(db_url)
+        except (ConfigError, click.UsageError) as exc:  # keep running: the next tick retries
+            output.error(f"audit skipped: {exc}")
+            return
         try:
             with store.audit_lock("crawler schedule"):
-                outcome = run_audit(config, store, Path(reports_dir))
-            _print_outcome(outcome)
+                _audit_and_deliver(config, store, Path(reports_dir), None, stop, output)
         except AuditLocked as exc:  # keep the schedule; this tick is skipped
-            click.echo(f"error: {exc}; skipping this run", err=True)
+            output.error(f"{exc}; skipping this run")
+        except Exception as exc:  # logged, never kills the scheduler
+            output.error(f"audit failed: {exc}")
         finally:
             store.close()
 
     try:
-        scheduler = build_scheduler(cron, job)
+        serve(plan, job, output.result)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    if run_now:
-        job()
-    click.echo(f"scheduled: {cron} (UTC); Ctrl-C to stop")
-    with contextlib.suppress(KeyboardInterrupt, SystemExit):
-        scheduler.start()
+
+
+@cli.command()
+@click.option(
+    "--heartbeat",
+    type=click.Path(dir_okay=False),
+    default="heartbeat.json",
+    show_default=True,
+    envvar="CRAWLER_HEARTBEAT",
+    help="The file `crawler schedule --heartbeat` writes [env CRAWLER_HEARTBEAT].",
+)
+@click.option(
+    "--max-age",
+    type=click.IntRange(min=1),
+    default=180,
+    show_default=True,
+    help="Seconds after which a heartbeat is too old.",
+)
+def health(heartbeat: str, max_age: int) -> None:
+    """Exit 0 if `crawler schedule` is alive (its heartbeat is fresh), else 1: a HEALTHCHECK."""
+    from datetime import UTC, datetime
+
+    from crawler.schedule import check_heartbeat
+
+    state = check_heartbeat(Path(heartbeat), datetime.now(UTC), max_age)
+    click.echo(state.message, err=not state.healthy)
+    sys.exit(0 if state.healthy else 1)
 
 
 @cli.command()

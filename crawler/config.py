@@ -11,10 +11,12 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from crawler.cron import CronError, parse_crontab
 from crawler.model import Tracking, TrackMode
 from crawler.patterns import compile_pattern
 
@@ -377,10 +379,76 @@ class Settings(_Model):
     channel_grace_days: float = Field(default=7.0, ge=0)
 
 
+class ScheduleSettings(_Model):
+    """``schedule:``: when ``crawler schedule`` audits (its --cron/--timezone flags win)."""
+
+    cron: str = "0 3 * * *"
+    timezone: str = "UTC"
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        try:
+            parse_crontab(value)
+        except CronError as exc:
+            raise ValueError(f"cron {value!r}: {exc}") from None
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        return check_timezone(value)
+
+
+def check_timezone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"timezone {value!r} is not an IANA time zone name such as 'Europe/Berlin' or 'UTC'"
+        ) from None
+    return value
+
+
+class GitHubIssueSettings(_Model):
+    """The one catalog issue kept up to date with the latest report."""
+
+    repo: str
+    title: str = "Upstream release and license audit"
+    labels: tuple[str, ...] = ("crawler-audit",)
+
+    @field_validator("repo")
+    @classmethod
+    def _repo(cls, value: str) -> str:
+        from crawler.upstream.sources.github import check_repo
+
+        return check_repo(value)
+
+
+class NotifySettings(_Model):
+    """``notify:``: where a finished audit's summary goes (see crawler.notify)."""
+
+    when: Literal["always", "changes", "errors"] = "changes"
+    urls: tuple[str, ...] = ()  # Apprise URLs; CRAWLER_NOTIFY adds URLs that hold secrets
+    attach_report: bool = True  # attach report.md where the service takes attachments
+    report_url: str | None = None  # link template: {audit_id}, {report_dir}
+    github_issue: GitHubIssueSettings | None = None
+
+    @field_validator("urls")
+    @classmethod
+    def _urls(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for url in value:
+            if "://" not in url:
+                raise ValueError(f"url {url!r} is not an Apprise URL such as 'json://host/path'")
+        return value
+
+
 class Config(_Model):
     path: str
     settings: Settings = Settings()
     sources: dict[str, Any] = Field(default_factory=dict)  # section name → its settings model
+    schedule: ScheduleSettings = ScheduleSettings()
+    notify: NotifySettings = NotifySettings()
     projects: tuple[ProjectSpec, ...]
 
     def project(self, name: str) -> ProjectSpec:
@@ -509,6 +577,14 @@ def _too_large(path: str) -> str:
     )
 
 
+# Sections of sources.yaml beside `projects`; each source adds its own (crawler.upstream).
+_SECTIONS: dict[str, type[_Model]] = {
+    "settings": Settings,
+    "schedule": ScheduleSettings,
+    "notify": NotifySettings,
+}
+
+
 def parse_config(text: str, path: str = "sources.yaml") -> Config:
     if len(text) > MAX_CONFIG_BYTES or len(text.encode("utf-8")) > MAX_CONFIG_BYTES:
         raise ConfigError(_too_large(path))
@@ -535,7 +611,7 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
     from crawler.upstream.source import source_kinds
 
     kinds = source_kinds()
-    allowed = ["settings", "projects", *kinds]
+    allowed = [*_SECTIONS, "projects", *kinds]
     unknown = set(raw) - {*allowed, LINE_KEY}
     if unknown:
         raise ConfigError(
@@ -544,7 +620,7 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
         )
     sections: dict[str, Any] = {}
     source_settings: dict[str, Any] = {}
-    models: list[tuple[str, type[BaseModel]]] = [("settings", Settings)]
+    models: list[tuple[str, type[BaseModel]]] = list(_SECTIONS.items())
     models += [(name, kind.settings) for name, kind in kinds.items()]
     for section, model in models:
         value = raw.get(section) or {}
@@ -553,7 +629,7 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
             validated = model.model_validate(_strip_lines(value))
         except ValidationError as exc:
             raise ConfigError(f"{path}:{line}: {section}: {_explain(exc)}") from None
-        if section == "settings":
+        if section in _SECTIONS:
             sections[section] = validated
         else:
             source_settings[section] = validated

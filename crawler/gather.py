@@ -9,10 +9,11 @@ then kept, and the others carry on.
 from __future__ import annotations
 
 import logging
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crawler.config import DEFAULT_PIN_TEXT_LIMIT, Config, Location, PageSpec, ProjectSpec
 from crawler.model import (
@@ -34,6 +35,9 @@ from crawler.upstream.source import (
     SourceError,
     source_kinds,
 )
+
+if TYPE_CHECKING:
+    from crawler.progress import AuditProgress
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], str]
@@ -79,6 +83,7 @@ def open_sources(
     clock: Clock,
     sleep: Callable[[float], None],
     should_stop: Callable[[], bool] = lambda: False,
+    on_fetched: Callable[[ProjectResult], None] = lambda _result: None,
 ) -> OpenSources:
     kinds = source_kinds()
     opened: dict[str, Source] = {}
@@ -92,50 +97,102 @@ def open_sources(
             clock=clock,
             sleep=sleep,
             should_stop=should_stop,
+            on_fetched=on_fetched,
         )
         opened[name] = kinds[name].open(context)
     return OpenSources(opened)
 
 
 class Gatherer:
-    """Runs the fetch stage for one audit."""
+    """Runs the fetch stage for one audit and reports each project once it is final."""
 
     def __init__(
         self,
-        sources: OpenSources,
         web: PageFetcher,
         clock: Clock,
         *,
         secrets: Iterable[str | None] = (),
         should_stop: Callable[[], bool] = lambda: False,
         pin_text_limit: int = DEFAULT_PIN_TEXT_LIMIT,
+        progress: AuditProgress | None = None,
         analyse: Callable[[str, str, Sequence[str]], dict[str, Any]] | None = None,
     ) -> None:
-        self.sources = sources
         self.web = web
         self.clock = clock
         self.secrets = tuple(secrets)
         self.should_stop = should_stop
-        self._analyse = analyse or _analyse_license
         self.pin_text_limit = pin_text_limit
+        self.progress = progress
+        self._analyse = analyse or _analyse_license
+        self.sources = OpenSources({})
+        self._specs: dict[str, ProjectSpec] = {}
+        self._prior: Mapping[str, ProjectSnapshot] = {}
+        self._analyses = LicenseAnalyses((), self._analyse)
+        self._final: dict[str, ProjectResult] = {}  # projects completed as their source ended
+        self._lock = threading.Lock()
+        self._requests_seen = 0
 
     def gather(
-        self, specs: Sequence[ProjectSpec], prior: Mapping[str, ProjectSnapshot]
+        self,
+        sources: OpenSources,
+        specs: Sequence[ProjectSpec],
+        prior: Mapping[str, ProjectSnapshot],
     ) -> dict[str, ProjectResult]:
+        self.sources = sources
+        self._specs = {spec.name: spec for spec in specs}
+        self._prior = prior
+        self._analyses = LicenseAnalyses(prior.values(), self._analyse)
+        if self.progress is not None:
+            self.progress.start(len(specs))
         results = self._forges(specs, prior)
         self._channels(specs, prior, results)
-        analyses = LicenseAnalyses(prior.values(), self._analyse)
         for spec in specs:
+            final = self._final.get(spec.name)
+            if final is not None:
+                results[spec.name] = final
+                continue
             result = results[spec.name]
-            if result.status != ProjectStatus.OK or result.snapshot is None:
-                continue
-            if spec.pages and self.should_stop():  # its pages are left for the next audit
-                note = "; ".join(n for n in (result.note, "pages not read: stop requested") if n)
-                snapshot = _keep_pages(analyses.apply(result.snapshot), prior.get(spec.name))
-                results[spec.name] = replace(result, snapshot=snapshot, note=note)
-                continue
-            results[spec.name] = self._complete_guarded(spec, result, prior, analyses)
+            if result.status == ProjectStatus.OK and result.snapshot is not None:
+                if spec.pages and self.should_stop():  # its pages are left for the next audit
+                    note = "; ".join(
+                        n for n in (result.note, "pages not read: stop requested") if n
+                    )
+                    snapshot = self._analyses.apply(result.snapshot)
+                    snapshot = _keep_pages(snapshot, prior.get(spec.name))
+                    result = replace(result, snapshot=snapshot, note=note)
+                else:
+                    result = self._complete_guarded(spec, result, prior, self._analyses)
+            results[spec.name] = result
+            self._report(result)
         return results
+
+    def on_fetched(self, result: ProjectResult) -> None:
+        """A source finished one project (called from its worker threads). A project that
+        needs nothing more (no channel, no page) is completed and reported at once, so the
+        progress display moves while the source is still working on the others."""
+        spec = self._specs.get(result.project)
+        if spec is None or spec.channels or spec.pages:
+            return
+        if result.status == ProjectStatus.OK and result.snapshot is not None:
+            result = self._complete_guarded(spec, result, self._prior, self._analyses)
+        with self._lock:
+            self._final[result.project] = result
+        self._report(result)
+
+    def _report(self, result: ProjectResult) -> None:
+        if self.progress is None:
+            return
+        usage = self.sources.usage()
+        spent = sum(int(u.get("requests") or 0) for u in usage.values())
+        budgets = [int(u["rate_remaining"]) for u in usage.values() if u.get("rate_remaining")]
+        with self._lock:
+            requests, self._requests_seen = spent - self._requests_seen, spent
+            self.progress.project_done(
+                result.project,
+                result.status.value,
+                requests,
+                min(budgets) if budgets else None,
+            )
 
     # -- stages ----------------------------------------------------------------------------
 
@@ -313,6 +370,7 @@ class LicenseAnalyses:
     ) -> None:
         self._analyse = analyse
         self._known: dict[tuple[str, str, tuple[str, ...]], dict[str, Any]] = {}
+        self._lock = threading.Lock()  # sources may complete projects from their workers
         self.performed = 0
         for snapshot in prior:
             lf = snapshot.license_file
@@ -324,11 +382,13 @@ class LicenseAnalyses:
         if current is None or current.analysis is not None:
             return snapshot
         key = (current.blob_sha, current.path, _siblings(snapshot))
-        analysis = self._known.get(key)
+        with self._lock:
+            analysis = self._known.get(key)
         if analysis is None:
             analysis = self._analyse(current.text or "", current.path, key[2])
-            self._known[key] = analysis
-            self.performed += 1
+            with self._lock:
+                self._known[key] = analysis
+                self.performed += 1
         return replace(snapshot, license_file=replace(current, analysis=analysis))
 
 

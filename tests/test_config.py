@@ -108,7 +108,8 @@ def test_pin_needs_a_group() -> None:
 def test_unknown_top_level_key() -> None:
     message = _error("projcts: []\nprojects: []\n")
     assert message.startswith(
-        "sources.yaml:1: unknown top-level key(s) ['projcts']: allowed are settings, projects, "
+        "sources.yaml:1: unknown top-level key(s) ['projcts']: "
+        "allowed are settings, schedule, notify, projects, "
     )
     assert "github" in message.rsplit(":", 1)[1].split(", ")
 

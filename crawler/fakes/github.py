@@ -1,6 +1,7 @@
 """A GitHub-shaped HTTP server for tests, the offline demo and benchmarks.
 
-``FakeGitHub`` serves the REST v3 endpoints the crawler reads and ``POST /graphql`` (see
+``FakeGitHub`` serves the REST v3 endpoints the crawler reads, the issues endpoints it writes
+(``crawler.fakes.github_issues``) and ``POST /graphql`` (see
 ``crawler.fakes.github_graphql``) from a plain in-memory ``GitHubState`` that can be swapped
 between audits with ``set_state``. It mimics what clients depend on: rate-limit headers and
 budgets (anonymous and authenticated apart, free authenticated 304s), caller-specific ETags,
@@ -32,6 +33,7 @@ from typing import Any, Literal, cast
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from crawler.fakes.faults import FAULT_KINDS, FaultKind, FaultPlan, FaultRule
+from crawler.fakes.github_issues import FakeComment, FakeIssue, IssueTracker
 from crawler.fakes.github_state import (
     FakeRelease,
     FakeRepo,
@@ -49,7 +51,9 @@ from crawler.fakes.synthetic import synthetic_state
 
 __all__ = [
     "FAULT_KINDS",
+    "FakeComment",
     "FakeGitHub",
+    "FakeIssue",
     "FakeRelease",
     "FakeRepo",
     "FakeTag",
@@ -57,6 +61,7 @@ __all__ = [
     "FaultPlan",
     "FaultRule",
     "GitHubState",
+    "IssueTracker",
     "PointsUsed",
     "RepoView",
     "RequestRecord",
@@ -421,6 +426,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._fake().dispatch(self, "POST")
 
+    def do_PATCH(self) -> None:
+        self._fake().dispatch(self, "PATCH")
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
@@ -471,6 +479,7 @@ class FakeGitHub:
         self.requests: list[RequestRecord] = []
         self._in_flight = 0
         self.max_in_flight = 0  # the most requests it served at once since reset_log
+        self.issues = IssueTracker()
         self._lock = threading.RLock()
         reset = int(time.time()) + 3600
         self._buckets = {
@@ -686,6 +695,8 @@ class FakeGitHub:
                 resp, cost = self._graphql(method, body, authenticated)
             elif path.startswith("/raw/"):
                 resp = self._raw(path)
+            elif (answer := self._issues(method, target, body, token is not None)) is not None:
+                resp = answer
             else:
                 resp = self._rest_with_budget(handler, method, target, token)
         except Exception as exc:  # a bug in the fake: answer it instead of dropping the socket
@@ -714,6 +725,25 @@ class FakeGitHub:
             resp.headers.update(self._rate_headers(self._buckets[name], name))
         resp.headers["retry-after"] = retry
         return resp
+
+    def _issues(self, method: str, target: str, body: bytes, authenticated: bool) -> _Resp | None:
+        """The issues endpoints (crawler.fakes.github_issues); None for any other path."""
+        split = urlsplit(target)
+        if split.path == "/search/issues" and method == "GET":
+            with self._lock:
+                known = {r.full_name.lower(): r.full_name for r in self.state.repos}
+            found = self.issues.search(split.query, self.base_url, known)
+            return _Resp(found.status, found.body)
+        match = re.fullmatch(r"/repos/([^/]+)/([^/]+)(/issues.*)", split.path)
+        if match is None:
+            return None
+        repo = self.find(f"{unquote(match[1])}/{unquote(match[2])}")
+        if repo is None:
+            return _not_found(_REPO_DOC)
+        answer = self.issues.answer(
+            method, repo.full_name, match[3], split.query, body, self.base_url, authenticated
+        )
+        return None if answer is None else _Resp(answer.status, answer.body)
 
     def _raw(self, path: str) -> _Resp:
         parts = unquote(path).split("/", 5)  # "", "raw", owner, name, ref, file path

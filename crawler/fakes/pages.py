@@ -129,7 +129,6 @@ class _Handler(BaseHTTPRequestHandler):
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (size cap)
                 self.close_connection = True
 
-
     def _drip(self, lines: int, interval: float) -> bool:
         """Send ``lines`` header lines one at a time (a slow-loris server); False when the
         client hung up."""

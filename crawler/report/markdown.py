@@ -111,7 +111,7 @@ def escape(value: Any, limit: int = MAX_CELL) -> str:
     if start is None:
         return escaped
     number = start["number"] or ""  # "1." → "1\.", "# x" → "\# x"
-    return f"{number}\\{escaped[len(number):]}"
+    return f"{number}\\{escaped[len(number) :]}"
 
 
 def link(text: Any, url: str | None) -> str:

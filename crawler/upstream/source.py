@@ -70,6 +70,8 @@ class SourceContext:
     clock: Callable[[], str]
     sleep: Callable[[float], None]
     should_stop: Callable[[], bool] = lambda: False  # checked between projects: defer the rest
+    # called by a source as each project's result is ready (from any worker thread)
+    on_fetched: Callable[[ProjectResult], None] = lambda _result: None
 
 
 class Source(Protocol):

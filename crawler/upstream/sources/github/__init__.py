@@ -8,6 +8,7 @@ api.github.com; the token comes from ``GITHUB_TOKEN`` or ``GH_TOKEN``.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -35,6 +36,13 @@ class GitHubSettings(BaseModel):
     inventory: Literal["auto", "always", "never"] = "auto"  # license-file tree scan
     # requests in flight at once; GitHub asks integrators to keep it to a handful
     concurrency: int = Field(default=4, ge=1, le=8)
+
+
+def github_endpoint(settings: GitHubSettings, env: Mapping[str, str]) -> tuple[str, str | None]:
+    """(API URL, token): ``GITHUB_API_URL`` (what GitHub Actions sets), else ``github.api_url``,
+    else api.github.com; ``GITHUB_TOKEN``, else ``GH_TOKEN``."""
+    api_url = env.get("GITHUB_API_URL") or settings.api_url or DEFAULT_API_URL
+    return api_url.rstrip("/"), env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or None
 
 
 def check_repo(value: str) -> str:

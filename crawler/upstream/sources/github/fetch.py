@@ -23,7 +23,13 @@ from typing import Any
 from crawler.config import Location, ProjectSpec
 from crawler.model import FetchError, ProjectResult, ProjectSnapshot, ProjectStatus
 from crawler.upstream.source import RepoFile, SourceContext
-from crawler.upstream.sources.github import DEFAULT_API_URL, KIND, GitHubSettings, parse
+from crawler.upstream.sources.github import (
+    DEFAULT_API_URL,
+    KIND,
+    GitHubSettings,
+    github_endpoint,
+    parse,
+)
 from crawler.upstream.sources.github.api import BudgetExhausted, GitHubApi, GitHubError
 from crawler.upstream.sources.github.by_graphql import Answered, GraphQLRounds
 from crawler.upstream.sources.github.by_rest import RestProject
@@ -55,8 +61,10 @@ class GitHubFetcher:
         clock: Clock,
         use_graphql: bool = True,
         should_stop: Callable[[], bool] = lambda: False,
+        on_fetched: Callable[[ProjectResult], None] = lambda _result: None,
     ) -> None:
         self.api = api
+        self.on_fetched = on_fetched
         self.settings = settings
         self.clock = clock
         self.should_stop = should_stop
@@ -121,10 +129,12 @@ class GitHubFetcher:
 
         def one(spec: ProjectSpec) -> ProjectResult:
             try:
-                return self._rest_one(rest, spec, prior.get(spec.name))
+                result = self._rest_one(rest, spec, prior.get(spec.name))
             finally:
                 with self._lock:
                     left[0] -= 1
+            self.on_fetched(result)
+            return result
 
         return {spec.name: result for spec, result in zip(specs, pool.map(one, specs), strict=True)}
 
@@ -188,10 +198,14 @@ class GitHubFetcher:
             except (GitHubError, parse.ShapeError) as exc:
                 return self._error(spec, "github", exc, url)
             snapshot = replace(seen.snapshot, provenance=tuple(seen.provenance))
-            return ProjectResult(spec.name, ProjectStatus.OK, snapshot=snapshot)
+            result = ProjectResult(spec.name, ProjectStatus.OK, snapshot=snapshot)
+            self.on_fetched(result)
+            return result
 
         for seen, result in zip(outcome.answered, pool.map(finish, outcome.answered), strict=True):
             results[seen.spec.name] = result
+        for name in (*outcome.deferred, *outcome.failed):
+            self.on_fetched(results[name])
         return {spec.name: results[spec.name] for spec in specs if spec.name in results}
 
 
@@ -202,9 +216,7 @@ class GitHubSource:
 
     def __init__(self, context: SourceContext) -> None:
         settings: GitHubSettings = context.settings
-        env = context.env
-        api_url = env.get("GITHUB_API_URL") or settings.api_url or DEFAULT_API_URL
-        token = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or None
+        api_url, token = github_endpoint(settings, context.env)
         self.api = GitHubApi(
             api_url,
             token,
@@ -216,7 +228,11 @@ class GitHubSource:
         )
         self.api.project_deadline = context.common.project_deadline
         self._fetcher = GitHubFetcher(
-            self.api, settings, context.clock, should_stop=context.should_stop
+            self.api,
+            settings,
+            context.clock,
+            should_stop=context.should_stop,
+            on_fetched=context.on_fetched,
         )
         self._web = context.web
 

@@ -1,0 +1,84 @@
+"""What a notification says: whether to send, a short summary, the catalog issue's body. Pure.
+
+Upstream strings (project names, change summaries) reach chat rooms and issues: they are
+capped and escaped with the Markdown report's own helpers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from crawler.report.markdown import escape, link
+
+When = Literal["always", "changes", "errors"]
+ISSUE_BODY_LIMIT = 65536  # GitHub refuses an issue or comment body longer than this
+ISSUE_MARKER = "<!-- crawler:catalog-issue -->"  # finds the issue again whatever its title
+MAX_LISTED = 10  # changes listed in a chat message; the report has them all
+
+
+def should_notify(report: dict[str, Any], when: When) -> tuple[bool, str]:
+    """``always``; ``changes``: any change, flag or error; ``errors``: any error."""
+    summary = report["summary"]
+    counts = {key: int(summary.get(key) or 0) for key in ("changes", "flags", "errors")}
+    if when == "always":
+        return True, "notify.when is 'always'"
+    if when == "errors":
+        if counts["errors"]:
+            return True, f"{counts['errors']} errors"
+        return False, "no errors (notify.when is 'errors')"
+    found = [f"{n} {key}" for key, n in counts.items() if n]
+    if found:
+        return True, ", ".join(found)
+    return False, "no changes, flags or errors (notify.when is 'changes')"
+
+
+def headline(report: dict[str, Any]) -> str:
+    audit, summary = report["audit"], report["summary"]
+    return (
+        f"crawler audit #{audit['id']} {audit['status']}: {summary['changes']} changes, "
+        f"{summary['flags']} flags, {summary['errors']} errors, {summary['deferred']} deferred"
+    )
+
+
+def summary_body(report: dict[str, Any], report_link: str | None, report_path: str) -> str:
+    """A short Markdown message: the headline's details, the first changes, where the report is."""
+    lines: list[str] = []
+    for change in report["changes"][:MAX_LISTED]:
+        lines.append(
+            f"- **{escape(change.get('project'))}** {escape(change.get('kind'))}: "
+            f"{escape(change.get('summary'), 160)}"
+        )
+    more = len(report["changes"]) - MAX_LISTED
+    if more > 0:
+        lines.append(f"- … and {more} more changes")
+    errors = report["errors"]
+    if errors:
+        names = ", ".join(sorted({escape(e.get("project")) for e in errors}))
+        lines.append(f"- errors in: {names} (the last good state is kept)")
+    if not lines:
+        lines.append("- no changes")
+    where = link("full report", report_link) if report_link else f"full report: `{report_path}`"
+    return "\n".join([*lines, "", where])
+
+
+def issue_body(markdown_report: str, report_link: str | None, report_path: str) -> str:
+    """The catalog issue's body: the Markdown report, cut at a section boundary when GitHub's
+    limit would refuse it, with a link (or the path) to the full report."""
+    head = f"{ISSUE_MARKER}\n"
+    where = link("the full report", report_link) if report_link else f"`{report_path}`"
+    body = head + markdown_report
+    if len(body) <= ISSUE_BODY_LIMIT:
+        return body
+    notice = (
+        f"\n\n---\n_This report is longer than GitHub allows in an issue "
+        f"({ISSUE_BODY_LIMIT:,} characters): the sections below were left out; read {where}._\n"
+    )
+    room = ISSUE_BODY_LIMIT - len(head) - len(notice)
+    cut = markdown_report.rfind("\n## ", 0, room + 1)
+    if cut <= 0:  # not even the first section fits: cut at a line
+        cut = max(markdown_report.rfind("\n", 0, room + 1), 0)
+    return head + markdown_report[:cut].rstrip() + notice
+
+
+def comment_body(report: dict[str, Any], report_link: str | None, report_path: str) -> str:
+    return f"**{headline(report)}**\n\n" + summary_body(report, report_link, report_path)

@@ -1,0 +1,160 @@
+"""What the command line shows and logs: plain text or one JSON object per line, secrets redacted.
+
+- ``text`` (default): results on stdout, notes and logs on stderr (rich on a terminal).
+- ``json``: every line the run writes, on either stream, is one JSON object, for log collectors.
+- ``--quiet``: only errors and the result lines (the audit summary), for cron mail.
+
+Every record is redacted of the GitHub token and the notification URLs (which hold secrets)
+before it is written, whatever logger it comes from.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, TextIO
+from urllib.parse import unquote, urlsplit
+
+import click
+
+LogFormat = Literal["text", "json"]
+RESULT_LOGGER = "crawler.result"  # result lines: shown even with --quiet
+_OURS = "_crawler_output_handler"
+# LogRecord attributes that are not extra fields given by the caller
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+
+
+def secrets_from_env(env: Mapping[str, str]) -> list[str]:
+    """Strings that must never be written: the GitHub token, and the credential-like parts of
+    the CRAWLER_NOTIFY URLs (user, password, a host that is a token rather than a name, path and
+    query segments of 8 characters or more)."""
+    found = [env.get("GITHUB_TOKEN") or "", env.get("GH_TOKEN") or ""]
+    for url in re.split(r"[\s,]+", env.get("CRAWLER_NOTIFY", "")):
+        if "://" not in url:
+            continue
+        parts = urlsplit(url)
+        found += [unquote(p) for p in (parts.username, parts.password) if p]
+        host = parts.netloc.rpartition("@")[2].partition(":")[0]  # as written: case kept
+        if "." not in host:  # slack://TOKEN_A/TOKEN_B/…: the "host" is a credential
+            found.append(unquote(host))
+        found += [unquote(s) for s in re.split(r"[/?&=]", parts.path + "?" + parts.query)]
+    return sorted({s for s in found if len(s) >= 8}, key=len, reverse=True)
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
+
+
+class _Redacting(logging.Formatter):
+    def __init__(self, secrets: list[str], fmt: str | None = None) -> None:
+        super().__init__(fmt)
+        self.secrets = secrets
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record), self.secrets)
+
+
+class JsonFormatter(_Redacting):
+    """One JSON object per record: time (ISO, UTC), level, logger, message, extra fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": redact(record.getMessage(), self.secrets),
+        }
+        for key, value in vars(record).items():
+            if key not in _STANDARD and not key.startswith("_"):
+                entry[key] = value
+        if record.exc_info:
+            entry["exception"] = redact(self.formatException(record.exc_info), self.secrets)
+        text = json.dumps(entry, default=str, ensure_ascii=False)
+        return redact(text, self.secrets)
+
+
+@dataclass
+class Output:
+    """How this run writes: chosen once from the command line's global options."""
+
+    log_format: LogFormat = "text"
+    quiet: bool = False
+    secrets: list[str] = field(default_factory=list)
+    terminal: bool = False  # stderr is a terminal and text output: rich progress
+    result_log: logging.Logger = field(default_factory=lambda: logging.getLogger(RESULT_LOGGER))
+
+    def result(self, message: str, **fields: Any) -> None:
+        """A result line (audit summary, report path): stdout, kept by --quiet."""
+        if self.log_format == "json":
+            self.result_log.info(message, extra=fields)
+        else:
+            click.echo(redact(message, self.secrets))
+
+    def detail(self, message: str, **fields: Any) -> None:
+        """A result line --quiet leaves out (the report path, a delivery that worked)."""
+        if not self.quiet:
+            self.result(message, **fields)
+
+    def note(self, message: str, **fields: Any) -> None:
+        """Something worth knowing that is not an error (no token, next tick…)."""
+        if self.quiet:
+            return
+        if self.log_format == "json":
+            self.result_log.warning(message, extra=fields)
+        else:
+            click.echo(redact(message, self.secrets), err=True)
+
+    def error(self, message: str, **fields: Any) -> None:
+        """A failure the operator must see, even with --quiet (it does not stop the run)."""
+        if self.log_format == "json":
+            self.result_log.error(message, extra=fields)
+        else:
+            click.echo(redact(f"error: {message}", self.secrets), err=True)
+
+
+def configure_output(
+    verbose: int,
+    quiet: bool,
+    log_format: LogFormat,
+    env: Mapping[str, str],
+    stream: TextIO | None = None,
+) -> Output:
+    """Set up logging for the whole process and return how results are written.
+
+    Levels: the crawler's own loggers at INFO (-v DEBUG), libraries at WARNING (-vv DEBUG),
+    everything at ERROR with --quiet; result lines always.
+    """
+    secrets = secrets_from_env(env)
+    stream = stream if stream is not None else sys.stderr
+    terminal = log_format == "text" and not quiet and stream.isatty()
+    handler: logging.Handler
+    if terminal:
+        from crawler.progress import rich_log_handler
+
+        handler = rich_log_handler(secrets)
+    else:
+        handler = logging.StreamHandler(stream)
+        if log_format == "json":
+            handler.setFormatter(JsonFormatter(secrets))
+        else:
+            handler.setFormatter(_Redacting(secrets, "%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, _OURS, False)]:
+        root.removeHandler(old)  # a second run in one process (tests) replaces ours only
+    if quiet:  # result lines, and errors from anywhere (a library may set its own level)
+        handler.addFilter(lambda r: r.name == RESULT_LOGGER or r.levelno >= logging.ERROR)
+    setattr(handler, _OURS, True)
+    root.addHandler(handler)
+    root.setLevel(logging.ERROR if quiet else logging.DEBUG if verbose >= 2 else logging.WARNING)
+    own = logging.getLogger("crawler")
+    own.setLevel(logging.ERROR if quiet else logging.DEBUG if verbose else logging.INFO)
+    result_log = logging.getLogger(RESULT_LOGGER)
+    result_log.setLevel(logging.INFO)
+    return Output(log_format, quiet, secrets, terminal, result_log)

@@ -196,12 +196,13 @@ def test_pages_are_followed_by_total_page_up_to_the_limit(fake: FakeGitee) -> No
     ]  # four wanted: the third page is never asked for
 
     fake.reset_log()
+    fake.state.repos[1].tags.append(GiteeTag("v0.9.0", "9" * 40, "2026-06-01T00:00:00Z"))
     toolkit = open_source(fake, page_size=2)
     snap = fetch(toolkit, spec("Toolkit", "deep-spark/toolkit", track="tags"))["Toolkit"].snapshot
     assert snap is not None
-    assert [t.name for t in snap.tags or ()] == ["v1.2.0", "v1.1.0", "v1.0.0"]
+    assert [t.name for t in snap.tags or ()] == ["v1.2.0", "v1.1.0", "v1.0.0", "v0.9.0"]
     pages = [r.path.partition("?")[2] for r in fake.requests if "/tags" in r.path]
-    assert pages == [  # total_page says 2: no third request for an empty page
+    assert pages == [  # the second page is full, but total_page says 2: no third request
         "direction=desc&page=1&per_page=2&sort=updated",
         "direction=desc&page=2&per_page=2&sort=updated",
     ]

@@ -25,8 +25,10 @@ def test_shipped_sources_lists_the_seed_projects() -> None:
     assert len(names) == 20
     assert {"Triton", "TritonBench", "MLC-LLM", "torch-gcu", "vLLM Iluvatar plugin"} <= set(names)
     iluvatar = config.project("vLLM Iluvatar plugin")
-    assert iluvatar.forge is None
-    assert iluvatar.homepage == "https://gitee.com/deep-spark/vllm-iluvatar"
+    assert iluvatar.forge == Location(source="gitee", path="deep-spark/vllm-iluvatar")
+    assert [(p.name, p.location, p.path) for p in iluvatar.pages] == [
+        ("README pins", None, "README.md")  # read through the Gitee source
+    ]
     assert config.project("vLLM").forge == Location(source="github", path="vllm-project/vllm")
 
 
@@ -85,7 +87,8 @@ def test_malformed_yaml_gives_line_and_column() -> None:
 
 def test_project_needs_a_location() -> None:
     message = _error("projects:\n  - name: a\n")
-    assert message.startswith("sources.yaml:2: project 'a': needs where it lives: 'repo' (GitHub)")
+    assert message.startswith("sources.yaml:2: project 'a': needs where it lives: ")
+    assert "'repo' (GitHub)" in message and "'gitee' (Gitee)" in message  # every forge, any order
     assert message.endswith("a release channel, or 'homepage' when no source can fetch it")
 
 

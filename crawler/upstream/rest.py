@@ -5,12 +5,14 @@ What every such API needs, in one place:
 * conditional requests: validators and bodies from the ResponseCache, keyed by URL, Accept and a
   fingerprint of the credentials (never the credentials); a 304 replays the stored body;
 * bounded retries with exponential backoff and jitter on 5xx, resets, timeouts, truncated or
-  HTML bodies; ``Retry-After`` honoured on 429 (and on a 403 that carries it), within a cap;
+  HTML bodies; ``Retry-After`` honoured on 429 (and on a 403 that carries it): a wait longer
+  than the cap defers this API's remaining requests instead of retrying early;
 * a rate budget read from the answer's headers (``RateLimit-Remaining`` and the like): when it
   runs out the source stops calling and the rest of its projects are deferred;
 * one wall-clock deadline per request, headers included;
-* credentials sent as a header or a query parameter, and redacted from every message, URL shown
-  and cache key.
+* credentials sent as a header or a query parameter to the API's own origin only (never to an
+  absolute URL or a redirect elsewhere, even one that copies the query string), and redacted
+  from every message, URL shown and cache key.
 
 Errors are ``SourceError`` (for good) or ``SourceDeferred`` (budget spent); a caller turns them
 into an error or a deferral for that project only.
@@ -28,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
@@ -47,6 +49,7 @@ log = logging.getLogger(__name__)
 MAX_MESSAGE = 300
 MAX_REDIRECTS = 5
 UNREACHABLE_AFTER = 3  # requests in a row that got no answer at all: stop trying this API
+DEFAULT_RETRY_AFTER = 60.0  # seconds, for a rate-limit answer that does not say how long
 RATE_HEADERS = (
     ("limit", ("ratelimit-limit", "x-ratelimit-limit")),
     ("remaining", ("ratelimit-remaining", "x-ratelimit-remaining")),
@@ -162,10 +165,11 @@ class JsonApi:
         self._settings = settings
         self._auth_headers = dict(auth_headers or {})
         self._auth_params = dict(auth_params or {})
-        self._secrets = [
-            v for v in (*self._auth_headers.values(), *self._auth_params.values()) if v
-        ]
-        self._identity = token_identity("|".join(self._secrets) or None)
+        values = [v for v in (*self._auth_headers.values(), *self._auth_params.values()) if v]
+        self._identity = token_identity("|".join(values) or None)
+        # "Bearer <token>": the bare token is a secret too (an error body may echo it alone)
+        bare = [v.split()[-1] for v in self._auth_headers.values() if len(v.split()) > 1]
+        self._secrets = sorted({*values, *bare}, key=len, reverse=True)
         self._accept = accept
         self._sleep = sleep
         self._deadline = deadline or max(timeout * 2, timeout + 5)
@@ -174,6 +178,7 @@ class JsonApi:
         self.budget = RateBudget()
         self.usage = ApiUsage()
         self._unanswered = 0  # requests in a row given up without any HTTP answer
+        self._paused: tuple[float, str] | None = None  # (monotonic end, why): a long Retry-After
         self._own_client = client is None
         self._client = client or httpx.Client(
             timeout=timeout, headers={"User-Agent": USER_AGENT}, follow_redirects=False
@@ -248,6 +253,8 @@ class JsonApi:
     def _check_budget(self, url: str) -> None:
         reserve = self._settings.budget_reserve
         with self._lock:
+            if self._paused is not None and time.monotonic() < self._paused[0]:
+                raise SourceDeferred(self._paused[1], url)
             remaining = self.budget.remaining
             if remaining is not None and remaining <= reserve:
                 reset = self.budget.reset.isoformat() if self.budget.reset else "unknown"
@@ -260,14 +267,25 @@ class JsonApi:
             if remaining is not None:
                 self.budget.remaining = remaining - 1  # reserved now, corrected by the answer
 
+    def _strip_credentials(self, url: str) -> str:
+        """The URL without our credential parameters (a server may copy the query string
+        into a redirect's Location): they are added again only for the API's own origin."""
+        parts = urlsplit(url)
+        if not self._auth_params or not parts.query:
+            return url
+        kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                if k not in self._auth_params]  # fmt: skip
+        return urlunsplit(parts._replace(query=urlencode(kept)))
+
     def _send(self, url: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         self._check_budget(url)
         started = time.monotonic()
-        origin = _origin(url)
-        current = url
+        origin = _origin(self.base_url)
+        current = self._strip_credentials(url)
         try:
             for _ in range(MAX_REDIRECTS + 1):
-                # credentials go to the API's own origin only, never to a redirect elsewhere
+                # credentials go to the API's own origin only: never to an absolute URL or a
+                # redirect elsewhere
                 own = _origin(current) == origin
                 sent = headers if own else {k: v for k, v in headers.items()
                                             if k not in self._auth_headers}  # fmt: skip
@@ -275,7 +293,7 @@ class JsonApi:
                 with self._client.stream("GET", current, headers=sent, params=params) as response:
                     location = response.headers.get("location")
                     if response.status_code in (301, 302, 303, 307, 308) and location:
-                        current = str(response.url.join(location))
+                        current = self._strip_credentials(str(response.url.join(location)))
                         continue
                     chunks = []
                     for chunk in response.iter_bytes():
@@ -288,11 +306,11 @@ class JsonApi:
                 raise SourceError(f"more than {MAX_REDIRECTS} redirects from {self.name}", url)
         except httpx.TimeoutException as exc:
             raise _Transient(
-                f"no answer from {self.name}: timed out ({type(exc).__name__})"
+                f"no answer from {self.name}: timed out ({type(exc).__name__})", unanswered=True
             ) from None
         except httpx.HTTPError as exc:
             raise _Transient(
-                f"no answer from {self.name}: {self.redact(type(exc).__name__)}"
+                f"no answer from {self.name}: {self.redact(type(exc).__name__)}", unanswered=True
             ) from None
         answer = {k.lower(): v for k, v in response.headers.items()}
         with self._lock:
@@ -304,7 +322,12 @@ class JsonApi:
             wait = _retry_after(answer.get("retry-after"))
             if wait is None and self.budget.remaining == 0:
                 raise SourceDeferred(f"{self.name} rate limit reached (HTTP {status})", url, status)
-            raise _Transient(f"{self.name} rate limit (HTTP {status})", retry_after=wait or 60.0)
+            raise _Transient(
+                f"{self.name} rate limit (HTTP {status})",
+                retry_after=DEFAULT_RETRY_AFTER if wait is None else wait,
+            )
+        if status == 403 and self.budget.remaining == 0:
+            raise SourceDeferred(f"{self.name} rate limit reached (HTTP {status})", url, status)
         return status, answer, body
 
     def _parse(self, body: bytes, expect: type, url: str) -> Any:
@@ -344,7 +367,9 @@ class JsonApi:
                 if number == settings.max_retries:
                     break
                 if exc.retry_after is not None:
-                    delay = min(exc.retry_after, settings.max_retry_wait)
+                    delay = exc.retry_after
+                    if waited + delay > settings.max_retry_wait:
+                        self._pause(exc, url)  # raises: never retry before the server said
                 else:
                     delay = settings.retry_base_delay * (2**number)
                     delay += self._random.uniform(0, settings.retry_base_delay)
@@ -363,6 +388,19 @@ class JsonApi:
             ),
             url,
         )
+
+
+    def _pause(self, exc: _Transient, url: str) -> None:
+        """A rate limit that asks for a longer wait than we allow: the rest of this API's
+        requests are deferred until then instead of retried early."""
+        wait = exc.retry_after or 0.0
+        why = (
+            f"{exc}: asked to wait {wait:.0f}s, more than max_retry_wait "
+            f"({self._settings.max_retry_wait:.0f}s)"
+        )
+        with self._lock:
+            self._paused = (time.monotonic() + wait, why)
+        raise SourceDeferred(why, url, 429)
 
 
 def _message(body: bytes) -> str:

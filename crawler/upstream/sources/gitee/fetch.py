@@ -1,0 +1,225 @@
+"""Fetch what the catalog needs of each Gitee project, as GitHub's REST path does: repository
+metadata, then releases, tags or the default-branch head as the project's ``track`` needs, and
+the root license file (read again only when its blob SHA moved). Every request is conditional;
+projects go through a bounded pool; one project's failure is that project's error only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+from urllib.parse import quote
+
+from crawler.analysis.licenses import is_license_file, pick_root_license
+from crawler.config import Location, ProjectSpec
+from crawler.model import (
+    FetchError,
+    InventoryEntry,
+    LicenseFile,
+    ProjectResult,
+    ProjectSnapshot,
+    ProjectStatus,
+    Provenance,
+)
+from crawler.upstream.rest import JsonApi
+from crawler.upstream.source import RepoFile, SourceContext, SourceDeferred, SourceError
+from crawler.upstream.sources.gitee import DEFAULT_API_URL, KIND, GiteeSettings, parse
+from crawler.versions import usable_releases, usable_tags
+
+log = logging.getLogger(__name__)
+MAX_PAGES = 10  # per list: enough for any limit the settings allow at 100 per page
+Sources = list[tuple[str, Provenance]]
+
+
+def _carried(prior: ProjectSnapshot | None, facet: str) -> Sources:
+    """The provenance of a fact reused from the previous audit."""
+    return [(name, src) for name, src in (prior.provenance if prior else ()) if name == facet]
+
+
+def _number(value: str | None) -> int | None:
+    return int(value) if value is not None and value.strip().isdigit() else None
+
+
+class GiteeSource:
+    """The Gitee source: what the audit calls (see crawler.upstream.source.Source)."""
+
+    kind = KIND
+
+    def __init__(self, context: SourceContext) -> None:
+        settings: GiteeSettings = context.settings
+        api_url = context.env.get("GITEE_API_URL") or settings.api_url or DEFAULT_API_URL
+        token = context.env.get("GITEE_TOKEN") or None
+        self.settings = settings
+        self.api = JsonApi(
+            KIND.label, api_url, cache=context.cache, settings=settings,
+            timeout=context.common.timeout,
+            auth_headers={"Authorization": f"Bearer {token}"} if token else None,
+            sleep=context.sleep,
+        )  # fmt: skip
+        self._clock: Callable[[], str] = context.clock
+        self._should_stop = context.should_stop
+
+    # -- the Source protocol -------------------------------------------------------------------
+
+    def fetch(
+        self, projects: Sequence[ProjectSpec], prior: Mapping[str, ProjectSnapshot]
+    ) -> dict[str, ProjectResult]:
+        with ThreadPoolExecutor(self.settings.concurrency, thread_name_prefix="gitee") as pool:
+            futures = [(s, pool.submit(self._guarded, s, prior.get(s.name))) for s in projects]
+            return {spec.name: future.result() for spec, future in futures}
+
+    def read_file(self, location: Location, path: str) -> RepoFile:
+        url = f"/repos/{location.path}/contents/{quote(path.strip('/'))}"
+        response = self.api.get(url, allow=(404,), expect=object)
+        if response.status == 404 or not isinstance(response.data, dict):
+            raise SourceError(
+                f"{path} not found in Gitee repository {location.path}", response.url, 404
+            )
+        try:
+            text = parse.file_text(response.data)
+        except parse.ShapeError as exc:
+            raise SourceError(str(exc), response.url) from None
+        markdown = "text/markdown" if path.lower().endswith((".md", ".markdown")) else None
+        return RepoFile(text, str(response.data.get("html_url") or response.url), markdown)
+
+    def usage(self) -> dict[str, Any]:
+        return {
+            **self.api.usage.as_dict(),
+            "rate_remaining": self.api.budget.remaining,
+            "authenticated": self.api.authenticated,
+        }
+
+    def close(self) -> None:
+        self.api.close()
+
+    # -- one project ---------------------------------------------------------------------------
+
+    def _guarded(self, spec: ProjectSpec, prior: ProjectSnapshot | None) -> ProjectResult:
+        if self._should_stop():
+            return self._deferred(spec, "stop requested")
+        url = self.api.absolute(f"/repos/{self._path(spec)}")
+        try:
+            return self._fetch(spec, prior)
+        except SourceDeferred as exc:
+            return self._deferred(spec, str(exc))
+        except SourceError as exc:
+            return self._error(spec, exc.url or url, str(exc))
+        except (parse.ShapeError, KeyError, TypeError, ValueError) as exc:
+            return self._error(spec, url, f"unexpected answer shape from Gitee: {exc}")
+        except Exception as exc:  # a surprise in one project must not cost the others
+            log.warning("Gitee project %s failed", spec.name, exc_info=True)
+            return self._error(spec, url, f"internal error: {type(exc).__name__}: {exc}")
+
+    @staticmethod
+    def _path(spec: ProjectSpec) -> str:
+        assert spec.forge is not None and spec.forge.source == KIND.name
+        return spec.forge.path
+
+    @staticmethod
+    def _deferred(spec: ProjectSpec, why: str) -> ProjectResult:
+        note = f"not checked this audit: {why}"
+        return ProjectResult(spec.name, ProjectStatus.DEFERRED, note=note)
+
+    def _error(self, spec: ProjectSpec, url: str, message: str) -> ProjectResult:
+        error = FetchError(spec.name, KIND.name, url, self.api.redact(message))
+        return ProjectResult(spec.name, ProjectStatus.ERROR, errors=(error,))
+
+    def _fetch(self, spec: ProjectSpec, prior: ProjectSnapshot | None) -> ProjectResult:
+        now = self._clock()
+        path = self._path(spec)
+        response = self.api.get(f"/repos/{path}", allow=(404,))
+        if response.status == 404:
+            raise SourceError(
+                f"repository {path} not found on Gitee (deleted, private, or renamed without a "
+                "redirect): fix 'gitee' in sources.yaml",
+                response.url,
+                404,
+            )
+        repo, forge_license = parse.repo_info(response.data)
+        sources: Sources = [("repo", Provenance(response.url, now))]
+        base = f"/repos/{repo.full_name}"  # as Gitee now calls it, after a rename
+        snapshot = ProjectSnapshot(
+            project=spec.name, tracking=spec.tracking, repo=repo, forge_license=forge_license
+        )
+        settings = self.settings
+        if spec.track in ("auto", "releases"):
+            items, url = self._list(f"{base}/releases", {"direction": "desc"},
+                                    settings.releases_per_repo)  # fmt: skip
+            snapshot = replace(snapshot, releases=parse.releases(items, repo.url))
+            sources.append(("releases", Provenance(url, now)))
+        has_release = bool(usable_releases(spec.tracking, snapshot.releases or ()))
+        if spec.track == "tags" or (spec.track == "auto" and not has_release):
+            items, url = self._list(
+                f"{base}/tags", {"sort": "updated", "direction": "desc"}, settings.tags_per_repo
+            )
+            snapshot = replace(snapshot, tags=parse.tags(items, repo.url))
+            sources.append(("tags", Provenance(url, now)))
+        has_tag = bool(usable_tags(spec.tracking, snapshot.tags or ()))
+        if repo.default_branch and (
+            spec.track == "commits" or (spec.track == "auto" and not has_release and not has_tag)
+        ):
+            response = self.api.get(f"{base}/commits", {"sha": repo.default_branch, "per_page": 1},
+                                    expect=list, allow=(404, 409))  # fmt: skip
+            if response.status == 200 and response.data:
+                snapshot = replace(snapshot, head=parse.commit(response.data[0], repo.url))
+            sources.append(("head", Provenance(response.url, now)))
+        snapshot = self._license(snapshot, base, prior, sources, now)
+        return ProjectResult(
+            spec.name, ProjectStatus.OK, snapshot=replace(snapshot, provenance=tuple(sources))
+        )
+
+    def _list(self, path: str, params: dict[str, str], limit: int) -> tuple[list[Any], str]:
+        """Up to ``limit`` items, following pages by Gitee's ``total_page`` header (or, when a
+        304 replay lacks it, until a short page). Returns the items and the first page's URL."""
+        per_page = min(self.settings.page_size, limit)
+        items: list[Any] = []
+        first = ""
+        for page in range(1, MAX_PAGES + 1):
+            response = self.api.get(path, {**params, "page": page, "per_page": per_page},
+                                    expect=list)  # fmt: skip
+            first = first or response.url
+            items.extend(response.data)
+            total = _number(response.headers.get("total_page"))
+            last = total is not None and page >= total
+            if last or len(items) >= limit or len(response.data) < per_page:
+                break
+        return items[:limit], first
+
+    def _license(
+        self,
+        snapshot: ProjectSnapshot,
+        base: str,
+        prior: ProjectSnapshot | None,
+        sources: Sources,
+        now: str,
+    ) -> ProjectSnapshot:
+        """The root license file (and the license-ish files beside it) from the root tree;
+        its text is read again only when its blob SHA moved."""
+        assert snapshot.repo is not None
+        branch = snapshot.repo.default_branch
+        if not branch:
+            return snapshot  # an empty repository: no files
+        response = self.api.get(f"{base}/git/trees/{quote(branch, safe='')}", allow=(404, 409))
+        if response.status != 200:
+            return snapshot
+        blobs = parse.root_blobs(response.data)
+        inventory = tuple(
+            InventoryEntry(p, sha) for p, sha in sorted(blobs.items()) if is_license_file(p)
+        )
+        snapshot = replace(snapshot, license_inventory=inventory)
+        sources.append(("license_inventory", Provenance(response.url, now)))
+        chosen = pick_root_license(list(blobs))
+        if chosen is None:
+            return snapshot
+        known: LicenseFile | None = prior.license_file if prior else None
+        if known is not None and (known.path, known.blob_sha) == (chosen, blobs[chosen]):
+            sources.extend(_carried(prior, "license"))
+            return replace(snapshot, license_file=known)
+        response = self.api.get(f"{base}/contents/{quote(chosen)}", allow=(404,))
+        sources.append(("license", Provenance(response.url, now)))
+        if response.status != 200:
+            return snapshot
+        return replace(snapshot, license_file=parse.license_file(response.data))

@@ -280,3 +280,23 @@ def test_a_readme_watched_through_gitlab_reports_its_pin_change(harness: Harness
     [change] = report["changes"]
     assert (change["before"], change["after"]) == ("1.2", "1.3")
     assert change["evidence_url"] == f"{WEB}/acme/compilers/toolkit/-/blob/main/README.md"
+
+
+def test_the_demo_states_show_each_gitlab_change_kind(db_url: str, tmp_path: Path) -> None:
+    from crawler.fakes.gitlab import DEMO_CONFIG, DEMO_NOW, demo_state
+
+    store = Store(db_url)
+    config = parse_config("projects:\n" + DEMO_CONFIG)
+    with FakeGitLab(demo_state(after=False), now=DEMO_NOW) as server:
+        run_audit(config, store, tmp_path / "r", env=server.env(), sleep=lambda _s: None)
+        server.set_state(demo_state(after=True))
+        outcome = run_audit(config, store, tmp_path / "r", env=server.env(), sleep=lambda _s: None)
+    store.close()
+    assert outcome.report["errors"] == []
+    assert _kinds(outcome.report) == [
+        ("Compiler Toolkit", "new_release"),
+        ("Compiler Toolkit", "new_prerelease"),
+        ("Runtime Shim", "repo_moved"),
+        ("Runtime Shim", "repo_archived"),
+        ("Runtime Shim", "new_tag"),
+    ]

@@ -21,6 +21,7 @@ import email.utils
 import hashlib
 import json
 import math
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -87,6 +88,10 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "nginx"
     sys_version = ""
+
+    def setup(self) -> None:
+        super().setup()  # headers and body go out in two writes: no Nagle delay between them
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def do_GET(self) -> None:
         self.server.fake.dispatch(self)  # type: ignore[attr-defined]

@@ -113,6 +113,20 @@ class ApiResponse:
     headers: Mapping[str, str] = field(default_factory=dict)
     from_cache: bool = False
 
+    @property
+    def links(self) -> dict[str, str]:
+        """The ``Link`` header (RFC 8288) by relation, e.g. ``{"next": url, "last": url}``:
+        how GitLab, Gitee and others say where the next page of a list is."""
+        value = self.headers.get("link")
+        if not value:
+            return {}
+        parsed = httpx.Response(200, headers={"link": value}).links  # httpx's own parser
+        return {
+            str(link["rel"]): str(link["url"])
+            for link in parsed.values()
+            if link.get("rel") and link.get("url")
+        }
+
 
 class _Transient(Exception):
     def __init__(
@@ -379,6 +393,9 @@ class JsonApi:
                     self.usage.retries += 1
                 waited += delay
                 self._sleep(delay)
+                if exc.retry_after is not None:
+                    with self._lock:  # waited as told: the spent budget was for back then
+                        self.budget.remaining = None
         if unanswered:
             with self._lock:
                 self._unanswered += 1

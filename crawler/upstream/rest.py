@@ -265,14 +265,17 @@ class JsonApi:
         started = time.monotonic()
         origin = _origin(url)
         current = url
+        answered = False  # this hop's status line came back: reachable, if unwell
         try:
             for _ in range(MAX_REDIRECTS + 1):
+                answered = False
                 # credentials go to the API's own origin only, never to a redirect elsewhere
                 own = _origin(current) == origin
                 sent = headers if own else {k: v for k, v in headers.items()
                                             if k not in self._auth_headers}  # fmt: skip
                 params = self._auth_params if own and self._auth_params else None
                 with self._client.stream("GET", current, headers=sent, params=params) as response:
+                    answered = True
                     location = response.headers.get("location")
                     if response.status_code in (301, 302, 303, 307, 308) and location:
                         current = str(response.url.join(location))
@@ -288,11 +291,16 @@ class JsonApi:
                 raise SourceError(f"more than {MAX_REDIRECTS} redirects from {self.name}", url)
         except httpx.TimeoutException as exc:
             raise _Transient(
-                f"no answer from {self.name}: timed out ({type(exc).__name__})"
+                f"no answer from {self.name}: timed out ({type(exc).__name__})",
+                unanswered=not answered,
             ) from None
         except httpx.HTTPError as exc:
+            kind = self.redact(type(exc).__name__)
             raise _Transient(
-                f"no answer from {self.name}: {self.redact(type(exc).__name__)}"
+                f"{self.name} answer cut short ({kind})"
+                if answered
+                else f"no answer from {self.name}: {kind}",
+                unanswered=not answered,
             ) from None
         answer = {k.lower(): v for k, v in response.headers.items()}
         with self._lock:

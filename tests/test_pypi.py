@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,7 +49,7 @@ class Harness:
     cache: MemoryCache = field(default_factory=MemoryCache)
     sleeps: list[float] = field(default_factory=list)
 
-    def fetch(self, *names: str, **settings: Any) -> dict[str, ProjectResult]:
+    def fetch(self, *names: str, stop: bool = False, **settings: Any) -> dict[str, ProjectResult]:
         config = parse_config(_config(*names))
         options = {"retry_base_delay": 0, "max_retries": 2, **settings}
         web = PageFetcher(Settings(), self.cache)
@@ -60,6 +61,7 @@ class Harness:
             web=web,
             clock=lambda: NOW,
             sleep=self.sleeps.append,
+            should_stop=lambda: stop,
         )
         source = source_kinds()["pypi"].open(context)
         try:
@@ -266,6 +268,14 @@ def test_the_fake_answers_with_the_documented_fields(pypi: Harness) -> None:
 # -- requests ----------------------------------------------------------------------------------
 
 
+def test_a_stop_request_defers_every_package_without_a_request(pypi: Harness) -> None:
+    results = pypi.fetch("Demo-Pkg", "other-pkg", stop=True)
+    assert [(r.status, r.note) for r in results.values()] == [
+        (ProjectStatus.DEFERRED, "stop requested")
+    ] * 2
+    assert pypi.fake.requests == []
+
+
 def test_an_unchanged_package_costs_a_304_the_second_time(pypi: Harness) -> None:
     first = pypi.package()
     pypi.fake.reset_log()
@@ -336,7 +346,7 @@ def test_a_spent_rate_budget_defers_the_remaining_packages(pypi: Harness) -> Non
     ]  # fmt: skip
     note = results["P2"].note or ""
     assert note.startswith(
-        "not checked this audit: PyPI rate budget spent (0 left of 2, keeping 0 in reserve; "
+        "PyPI rate budget spent (0 left of 2, keeping 0 in reserve; "
         "resets 20"
     )
     assert results["P2"].errors == ()
@@ -392,3 +402,24 @@ def test_an_unreachable_api_is_given_up_on_and_a_flaky_one_is_not(pypi: Harness)
             flaky.get("/pypi/demo-pkg/json")
     flaky.close()
     assert len(pypi.fake.requests) == 4
+
+
+def test_the_shipped_catalog_watches_the_seed_projects_wheels() -> None:
+    from crawler.config import load_config
+
+    config = load_config(Path(__file__).resolve().parents[1] / "sources.yaml")
+    channels = {p.name: [c.path for c in p.channels] for p in config.projects if p.channels}
+    assert channels == {
+        "Triton": ["triton"],
+        "TileLang": ["tilelang"],
+        "Apache TVM": ["apache-tvm"],
+        "Helion": ["helion"],
+        "FlashInfer": ["flashinfer-python"],
+        "vLLM": ["vllm"],
+        "SGLang": ["sglang"],
+        "NVIDIA Dynamo": ["ai-dynamo"],
+        "Mooncake": ["mooncake-transfer-engine"],
+        "NIXL": ["nixl"],
+        "vLLM Ascend": ["vllm-ascend"],
+    }
+    assert config.source_settings("pypi") == PyPISettings(versions_per_package=30)

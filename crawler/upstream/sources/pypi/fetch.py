@@ -105,9 +105,8 @@ class PyPISource:
 
     @staticmethod
     def _deferred(spec: ProjectSpec, why: str) -> ProjectResult:
-        return ProjectResult(
-            spec.name, ProjectStatus.DEFERRED, note=f"not checked this audit: {why}"
-        )
+        # the audit says "pypi not checked: <why>" beside the project's forge facts
+        return ProjectResult(spec.name, ProjectStatus.DEFERRED, note=why)
 
     @staticmethod
     def _error(spec: ProjectSpec, url: str, message: str) -> ProjectResult:

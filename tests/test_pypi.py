@@ -268,6 +268,17 @@ def test_the_fake_answers_with_the_documented_fields(pypi: Harness) -> None:
 # -- requests ----------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("concurrency", [1, 2])
+def test_packages_are_fetched_through_a_bounded_pool(pypi: Harness, concurrency: int) -> None:
+    names = [f"pkg-{n}" for n in range(6)]
+    pypi.fake.set_state(PyPIState([_package(name) for name in names]))
+    pypi.fake.latency = 0.1  # long enough for the workers' requests to overlap
+    results = pypi.fetch(*names, concurrency=concurrency)
+    assert [r.status for r in results.values()] == [ProjectStatus.OK] * 6
+    assert len(pypi.fake.requests) == 6
+    assert pypi.fake.max_in_flight == concurrency
+
+
 def test_a_stop_request_defers_every_package_without_a_request(pypi: Harness) -> None:
     results = pypi.fetch("Demo-Pkg", "other-pkg", stop=True)
     assert [(r.status, r.note) for r in results.values()] == [
@@ -423,3 +434,20 @@ def test_the_shipped_catalog_watches_the_seed_projects_wheels() -> None:
         "vLLM Ascend": ["vllm-ascend"],
     }
     assert config.source_settings("pypi") == PyPISettings(versions_per_package=30)
+
+
+def test_the_demo_state_runs_ahead_of_the_demo_forge(pypi: Harness) -> None:
+    from crawler.fakes.pypi import DEMO_CHANNELS, demo_state
+
+    assert DEMO_CHANNELS == {"Kernel DSL": "kernel-dsl", "Serving Engine": "serving-engine"}
+    pypi.fake.set_state(demo_state(after=False))
+    assert [v.version for v in pypi.package("kernel-dsl").versions] == ["3.8.0", "3.7.0"]
+    pypi.fake.set_state(demo_state(after=True))
+    kernel = pypi.package("kernel-dsl")
+    assert [v.version for v in kernel.versions] == ["3.10.0", "3.9.0", "3.8.0", "3.7.0"]
+    assert (kernel.license, kernel.license_source) == ("MIT", "license_expression")
+    serving = pypi.package("serving-engine")
+    assert [(v.version, v.yanked, v.prerelease) for v in serving.versions] == [
+        ("0.33.0rc3", False, True), ("0.32.1", True, False), ("0.32.0", False, False),
+    ]  # fmt: skip
+    assert (serving.license, serving.license_source) == ("Apache-2.0", "license")

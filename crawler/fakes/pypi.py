@@ -84,12 +84,6 @@ class FakePackage:
 class PyPIState:
     packages: list[FakePackage] = field(default_factory=list)
 
-    def package(self, name: str) -> FakePackage:
-        for package in self.packages:
-            if package.normalized == canonicalize_name(name):
-                return package
-        raise KeyError(name)
-
 
 @dataclass(frozen=True)
 class PyPIRequest:
@@ -170,6 +164,8 @@ class FakePyPI:
         self.rate_limit = rate_limit
         self.rate_remaining = rate_limit
         self.requests: list[PyPIRequest] = []
+        self.max_in_flight = 0  # the most requests served at once
+        self._in_flight = 0
         self._web_url = web_url
         self._lock = threading.RLock()
         self._server: _Server | None = None
@@ -223,6 +219,7 @@ class FakePyPI:
     def reset_log(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.max_in_flight = 0
 
     # ---- documents
 
@@ -324,6 +321,16 @@ class FakePyPI:
     # ---- requests
 
     def dispatch(self, handler: BaseHTTPRequestHandler) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            self._answer(handler)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
         target = handler.path
         inm = handler.headers.get("If-None-Match")
         auth = handler.headers.get("Authorization") is not None

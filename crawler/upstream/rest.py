@@ -296,8 +296,10 @@ class JsonApi:
         started = time.monotonic()
         origin = _origin(self.base_url)
         current = self._strip_credentials(url)
+        answered = False  # this hop's status line came back: reachable, if unwell
         try:
             for _ in range(MAX_REDIRECTS + 1):
+                answered = False
                 # credentials go to the API's own origin only: never to an absolute URL or a
                 # redirect elsewhere
                 own = _origin(current) == origin
@@ -305,6 +307,7 @@ class JsonApi:
                                             if k not in self._auth_headers}  # fmt: skip
                 params = self._auth_params if own and self._auth_params else None
                 with self._client.stream("GET", current, headers=sent, params=params) as response:
+                    answered = True
                     location = response.headers.get("location")
                     if response.status_code in (301, 302, 303, 307, 308) and location:
                         current = self._strip_credentials(str(response.url.join(location)))
@@ -320,11 +323,16 @@ class JsonApi:
                 raise SourceError(f"more than {MAX_REDIRECTS} redirects from {self.name}", url)
         except httpx.TimeoutException as exc:
             raise _Transient(
-                f"no answer from {self.name}: timed out ({type(exc).__name__})", unanswered=True
+                f"no answer from {self.name}: timed out ({type(exc).__name__})",
+                unanswered=not answered,
             ) from None
         except httpx.HTTPError as exc:
+            kind = self.redact(type(exc).__name__)
             raise _Transient(
-                f"no answer from {self.name}: {self.redact(type(exc).__name__)}", unanswered=True
+                f"{self.name} answer cut short ({kind})"
+                if answered
+                else f"no answer from {self.name}: {kind}",
+                unanswered=not answered,
             ) from None
         answer = {k.lower(): v for k, v in response.headers.items()}
         with self._lock:

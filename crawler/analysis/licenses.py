@@ -390,8 +390,8 @@ def _notes(doc: _Doc, found: list[Alignment]) -> list[str]:
     for m in found:
         for a, b, tw in m.fills:
             s = doc.span(a, b)
-            notes.append(f'{m.tpl.spdx_id}: "{" ".join(tw)}" reads "{s.text}" '
-                         f"(line {s.start_line})")
+            said = " ".join("[placeholder]" if w == "\x00" else w for w in tw)
+            notes.append(f'{m.tpl.spdx_id}: "{said}" reads "{s.text}" (line {s.start_line})')
         for at, tw in m.missing:
             shown = " ".join(tw[:12]) + (" ..." if len(tw) > 12 else "")
             notes.append(f"{m.tpl.spdx_id}: template words missing after line "
@@ -676,6 +676,7 @@ def render_text(analysis: LicenseAnalysis, path: str) -> str:
     """Plain-text report of one analysis, for the ``crawler license`` command."""
     head = ", ".join(analysis.spdx_ids) or "no license found"
     out = [f"{path}: {head} — {analysis.verdict} (coverage {analysis.coverage:.1%})"]
+    out += [f"  finding: {f}" for f in license_findings(analysis)]  # what a reviewer reads first
     if analysis.expression:
         out.append(f"  expression: {analysis.expression}")
     for m in analysis.matches:

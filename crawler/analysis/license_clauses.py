@@ -144,14 +144,14 @@ _RESTRICTION_RE = re.compile(
     r"consent|approval|authori[sz]ation)|\brevok|\brevoc|\bterminat|\bnever\b|\bneither\b|"
     r"\bnor\b|\bbann?ed\b|\bdenied\b|\bdisallow|\bnot\s+to\s+be\b|\blimit|\bwithh[oe]ld|"
     r"\bfor\s+(?:(?:personal|private|internal|educational|academic|research|evaluation|"
-    r"non-?profit|hobby)(?:\s*(?:,|and|or)\s*)?)+(?:use|purposes?|projects?|only)\b",
+    r"non-?profit|hobby)(?:\s*(?:,|and|or)\s*|\s+))+(?:use|purposes?|projects?|only)\b",
     re.IGNORECASE)
 _CONDITION_RE = re.compile(
     r"\bmust\b|\bshall\b|\brequir|\bprovided\s+that\b|\bon\s+condition|\bsubject\s+to\b|"
     r"\bnotif|\broyalt|\bfees?\b|\bpay|\bpaid\b|\bcharge|\bin\s+writing\b|\bwritten\s+"
     r"(?:agreement|permission|consent|notice)|\bunless\b|\bas\s+long\s+as\b|\bif\s+you\b|"
-    r"\bagreement\b|\bregist|\bcontact\b|\battribut|\backnowledg|\bobligat|\bask\b|"
-    r"\bapprov|\bsign-?off|\bneeds?\s+(?:our|the|an?|written|prior)\b|\bexpir",
+    r"\bagreement\b|\bregist|\bcontact\b|\bobligat|\bask\b|(?<!-)\bapprov(?:al|e)\b|"
+    r"\bsign-?off|\bneeds?\s+(?:our|the|an?|written|prior)\b|\bexpir",
     re.IGNORECASE)
 _GRANT_RE = re.compile(
     r"\bgrant|\bpermission\b|\bpermit|\bmay\b|\bcan\b|\ballow|\bfree\s+(?:to|of|for)\b|"

@@ -21,10 +21,12 @@ import os
 import re
 import sys
 import threading
+from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from functools import cached_property
 from itertools import chain, pairwise
 from pathlib import Path
 
@@ -202,6 +204,10 @@ class Template:
     optional_from: int  # tokens from here on are optional (after END OF TERMS AND CONDITIONS)
     ignorable_holders: tuple[str, ...]
     counts: Counter[str] = field(compare=False, repr=False, default_factory=Counter)
+
+    @cached_property
+    def boiler_sorted(self) -> list[int]:
+        return sorted(self.boiler)
 
     @property
     def is_spdx_listed(self) -> bool:
@@ -572,18 +578,24 @@ def _unbind_boiler(
     the file's copyright statements only by chance when one or two match alone: "rights" in
     an inserted sentence is no such match (a whole "Copyright (C) <year> <name of author>"
     re-wrapped into prose still is)."""
+    boiler = tpl.boiler_sorted
     out: list[tuple[int, int, int]] = []
     for i, j, k in blocks:
-        start = x = 0
-        while x < k:
-            run = 0
-            while x + run < k and i + x + run in tpl.boiler and not ignorable[offset + j + x + run]:
-                run += 1
+        cuts: list[tuple[int, int]] = []  # block-relative [x, x + run) to unbind
+        at = bisect_left(boiler, i)
+        while at < len(boiler) and boiler[at] < i + k:
+            x, run = boiler[at] - i, 0
+            while (at < len(boiler) and boiler[at] == i + x + run < i + k
+                   and not ignorable[offset + j + x + run]):
+                run, at = run + 1, at + 1
             if 0 < run <= 2:
-                if x > start:
-                    out.append((i + start, j + start, x - start))
-                start = x + run
-            x += max(run, 1)
+                cuts.append((x, x + run))
+            at += run == 0
+        start = 0
+        for x0, x1 in cuts:
+            if x0 > start:
+                out.append((i + start, j + start, x0 - start))
+            start = x1
         if k > start:
             out.append((i + start, j + start, k - start))
     return out

@@ -8,7 +8,12 @@ a sentence appended, inserted as a paragraph or inside a line, a word altered, a
 two licenses concatenated). The real files under
 ``/work/shared/corpus/*/licenses/`` are added when that folder exists, with hand-checked labels.
 
+A second section (``license_adversarial``, issue 13) inserts sentences written for it at
+every structural position of the texts GitHub's license picker writes, and reads those texts
+with realistic copyright blocks, which must stay ``exact``.
+
 Run:  python bench/license_eval.py [--corpus DIR] [--ids MIT,Apache-2.0,...]
+                                   [--section all|standard|adversarial]
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import license_adversarial  # beside this file: the script's folder is on sys.path
 
 from crawler.analysis import license_templates
 from crawler.analysis.license_templates import PLACEHOLDER_WORDS, load_index, reference_text
@@ -282,12 +289,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--ids", default=",".join(EVAL_IDS))
+    ap.add_argument("--section", choices=("all", "standard", "adversarial"), default="all",
+                    help="today's figures, the adversarial placements (issue 13), or both")
     ap.add_argument("--scancode-only", action="store_true",
                     help="match against ScanCode templates only: a cross-source measure for "
                          "the choosealicense texts")
     args = ap.parse_args(argv)
     if args.scancode_only:  # bench-only: swap in an index without the choosealicense texts
         license_templates._INDEX = license_templates._load(license_templates.data_dir())
+    if args.section == "adversarial":
+        load_index()
+        return license_adversarial.evaluate()
     start = startup_seconds()
     load_index()  # start-up is measured above, in a fresh process; not counted per file
     cases = build_cases(tuple(args.ids.split(",")), args.corpus)
@@ -354,6 +366,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nconfusion cases ({len(confusions)}):")
     for c in confusions:
         print(f"  - {c}")
+    if args.section == "all":
+        return license_adversarial.evaluate()
     return 0
 
 

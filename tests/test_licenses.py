@@ -354,6 +354,7 @@ def test_render_text() -> None:
                   extra_text=(TextSpan(4, 5, "**During the period\nsubject to terms.**"),))
     assert render_text(a, "LICENSE") == (
         "LICENSE: MIT — match_with_extra_text (coverage 100.0%)\n"
+        "  finding: adds a condition: “**During the period subject to terms.**” (lines 4-5)\n"
         "  MIT                      lines 5-21  exact 100.0%\n"
         "  copyright holders:\n"
         "    Tile-AI\n"

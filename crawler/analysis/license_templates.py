@@ -21,12 +21,16 @@ import os
 import re
 import sys
 import threading
+from bisect import bisect_left
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from functools import cached_property
 from itertools import chain, pairwise
 from pathlib import Path
+
+from crawler.analysis.license_clauses import copyright_clause, reads_as_prose
 
 DATA_DISTRIBUTION = "licensedcode-data"
 MIN_TEMPLATE_WORDS = 20  # shorter ScanCode texts are notices or references, not license texts
@@ -67,9 +71,11 @@ PLACEHOLDER_WORDS = frozenset(
 _MAX_FILL_WORDS = 30
 
 # Copyright statements: "Copyright (c) 2024 X", "© X", "(c) X", "Copyright 2019 X",
-# "Copyright [yyyy] [name]", but not body text such as "copyright notice ..." after re-wrapping.
+# "Copyright [yyyy] [name]", "SPDX-FileCopyrightText: 2024 X", but not body text such as
+# "copyright notice ..." after re-wrapping.
 _COPYRIGHT_RE = re.compile(
-    r"^[\s*#/;>|!-]*(?:(?:copyright\s*(?:\(c\)|©)|©|copyright)(?:\s*(?:\(c\)|©|:|,|\ufffd))*\s*"
+    r"^[\s*#/;>|!-]*(?:spdx-filecopyrighttext\s*:"
+    r"|(?:copyright\s*(?:\(c\)|©)|©|copyright)(?:\s*(?:\(c\)|©|:|,|\ufffd))*\s*"
     r"(?:\d{4}|[\[<{]|(?!(?:notice|notices|license|licence|licensed|holder|holders|"
     r"owner|owners|and|or|law|laws|statement|statements|of|to|in|for|is|protection|by|the|this|"
     r"that|on|as|claim|interest|rights|assignment|infringement|policy|act)\b)(?-i:[A-Z])"
@@ -199,6 +205,10 @@ class Template:
     ignorable_holders: tuple[str, ...]
     counts: Counter[str] = field(compare=False, repr=False, default_factory=Counter)
 
+    @cached_property
+    def boiler_sorted(self) -> list[int]:
+        return sorted(self.boiler)
+
     @property
     def is_spdx_listed(self) -> bool:
         return not self.spdx_id.startswith("LicenseRef-")
@@ -286,14 +296,21 @@ def _parse(entry: _Entry) -> Template:
     }
     for k in variable:  # a placeholder never equals a file word: whatever fills it is a fill
         words[k] = "\x00"
-    # copyright lines and what continues them (an address, an e-mail) are the holder's data
-    held: set[int] = set()
+    # copyright lines and what continues them (an address, an e-mail) are the holder's data;
+    # a clause on such a line ("Copyright [yyyy] [name] Licensed under the") is license text
+    held: dict[int, int | None] = {}  # line -> where a clause begins on it
     for i, ln in enumerate(lines):
-        if is_copyright_line(ln) or (
-            i - 1 in held and ln.strip() and len(ln.split()) <= 12 and re.search(r"\d|@|<|http", ln)
+        if is_copyright_line(ln):
+            held[i] = copyright_clause(ln)
+        elif (
+            i - 1 in held and held[i - 1] is None and ln.strip() and len(ln.split()) <= 12
+            and re.search(r"\d|@|<|http", ln) and not reads_as_prose(ln)
         ):
-            held.add(i)
-    boiler = {k for k, (ln, _, _, _, _) in enumerate(toks) if ln in held}
+            held[i] = None
+    boiler = {
+        k for k, (ln, _, s, _, _) in enumerate(toks)
+        if ln in held and s < (held[ln] or len(lines[ln]))
+    }
     optional_from = len(words)
     joined = " ".join(words)
     cut = joined.find(" end of terms and conditions")
@@ -554,6 +571,36 @@ def _trim(
     return out
 
 
+def _unbind_boiler(
+    tpl: Template, blocks: list[tuple[int, int, int]], offset: int, ignorable: Sequence[bool]
+) -> list[tuple[int, int, int]]:
+    """Template words of its own copyright lines ("All rights reserved") match words outside
+    the file's copyright statements only by chance when one or two match alone: "rights" in
+    an inserted sentence is no such match (a whole "Copyright (C) <year> <name of author>"
+    re-wrapped into prose still is)."""
+    boiler = tpl.boiler_sorted
+    out: list[tuple[int, int, int]] = []
+    for i, j, k in blocks:
+        cuts: list[tuple[int, int]] = []  # block-relative [x, x + run) to unbind
+        at = bisect_left(boiler, i)
+        while at < len(boiler) and boiler[at] < i + k:
+            x, run = boiler[at] - i, 0
+            while (at < len(boiler) and boiler[at] == i + x + run < i + k
+                   and not ignorable[offset + j + x + run]):
+                run, at = run + 1, at + 1
+            if 0 < run <= 2:
+                cuts.append((x, x + run))
+            at += run == 0
+        start = 0
+        for x0, x1 in cuts:
+            if x0 > start:
+                out.append((i + start, j + start, x0 - start))
+            start = x1
+        if k > start:
+            out.append((i + start, j + start, k - start))
+    return out
+
+
 def runs_of(positions: list[int]) -> list[tuple[int, int]]:
     """Sorted positions as half-open runs: [1, 2, 3, 7] -> [(1, 4), (7, 8)]."""
     runs: list[tuple[int, int]] = []
@@ -565,12 +612,25 @@ def runs_of(positions: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
+# given file word indices that would fill a variable region, those that read as sentences
+# or clauses: they are extra text, not a fill
+ProseFinder = Callable[[list[int]], set[int]]
+
+
 def align(
-    tpl: Template, words: Sequence[str], offset: int = 0, ignorable: Sequence[bool] = ()
+    tpl: Template,
+    words: Sequence[str],
+    offset: int = 0,
+    ignorable: Sequence[bool] = (),
+    prose: ProseFinder | None = None,
 ) -> Alignment | None:
     """Align ``tpl`` with ``words`` (file words from index ``offset``). File words flagged in
-    ``ignorable`` (indexed like the whole file: copyright lines) are never extra text."""
+    ``ignorable`` (indexed like the whole file: copyright lines) are never extra text. A
+    variable region of the template (its copyright lines, placeholders) is filled only by
+    words that ``prose`` does not call a sentence or clause; those are inserted text."""
     blocks = _blocks(tpl, words)
+    if tpl.boiler and ignorable:
+        blocks = _unbind_boiler(tpl, blocks, offset, ignorable)
     if not blocks:
         return None
     first, last = blocks[0], blocks[-1]
@@ -592,15 +652,22 @@ def align(
         tw = [tpl.words[p] for p in req]
         if not req:
             res.inserted += runs_of(free)
-        elif all(p in tpl.boiler for p in req):  # the template's own copyright line
-            res.matched += len(req)
-            res.inserted += runs_of(free) if len(free) > _MAX_FILL_WORDS else []
-        elif len(free) <= _MAX_FILL_WORDS and all(
+            continue
+        boiler = all(p in tpl.boiler for p in req)  # the template's own copyright lines
+        variable = boiler or all(
             p in tpl.variable or p in tpl.boiler or tpl.words[p] in PLACEHOLDER_WORDS for p in req
-        ):
+        )
+        said = prose(free) if variable and free and prose is not None else set()
+        names = [k for k in free if k not in said] if said else free
+        if boiler:
             res.matched += len(req)
-            if free:
-                res.fills.append((free[0], free[-1] + 1, tw))
+            res.inserted += runs_of(sorted(said))
+            res.inserted += runs_of(names) if len(names) > _MAX_FILL_WORDS else []
+        elif variable and len(names) <= _MAX_FILL_WORDS:
+            res.matched += len(req)
+            if names:
+                res.fills.append((names[0], names[-1] + 1, tw))
+            res.inserted += runs_of(sorted(said))
         elif free:
             res.altered.append((free[0], free[-1] + 1, tw))
         else:
@@ -613,7 +680,11 @@ def align(
 
 
 def best_alignment(
-    index: TemplateIndex, words: Sequence[str], offset: int = 0, ignorable: Sequence[bool] = ()
+    index: TemplateIndex,
+    words: Sequence[str],
+    offset: int = 0,
+    ignorable: Sequence[bool] = (),
+    prose: ProseFinder | None = None,
 ) -> Alignment | None:
     """The template that best explains ``words``, or None when none covers enough of itself."""
     seg = Counter(words)
@@ -629,7 +700,7 @@ def best_alignment(
             break
         tpl = index.template(i)
         w0, w1 = _window(tpl, words)
-        cand = align(tpl, words[w0:w1], offset + w0, ignorable)
+        cand = align(tpl, words[w0:w1], offset + w0, ignorable, prose)
         if cand is None or cand.coverage < MIN_COVERAGE or cand.matched < MIN_WORDS:
             continue
         if best is None or _rank(cand) > _rank(best):

@@ -19,6 +19,14 @@ from typing import Any
 
 from license_expression import Licensing, get_spdx_licensing
 
+from crawler.analysis.license_clauses import (
+    SpanEffect,
+    TextSpan,
+    copyright_clause,
+    finding_sentence,
+    reads_as_prose,
+    span_effect,
+)
 from crawler.analysis.license_templates import (
     SPDX_TAG_RE,
     Alignment,
@@ -34,17 +42,19 @@ from crawler.analysis.license_templates import (
 MAX_CHARS = 256 * 1024  # characters analysed per file
 MAX_MATCHES = 8
 MIN_SEGMENT = 20  # fewer unexplained words than this are not searched for another license
-
+MAX_HOLDER_LINE_WORDS = 20  # a longer line after a copyright line does not continue it
+_SENTENCE_END = ".;!?:"
+_SENTENCE_BREAK_RE = re.compile(r"[.;!?:]\s")  # between two words of a line ("1.0" is not)
 
 # Bump when the analysis changes what it reports: stored analyses of older engines are redone.
-ENGINE_VERSION = 1
+ENGINE_VERSION = 2  # 2: variable regions take only names, years and holder lists (issue 13)
 
-
-@dataclass(frozen=True)
-class TextSpan:
-    start_line: int  # 1-based, inclusive
-    end_line: int
-    text: str  # verbatim
+__all__ = [
+    "ENGINE_VERSION", "LicenseAnalysis", "LicenseMatch", "SpanEffect", "TextSpan", "analyze_file",
+    "analyze_license", "finding_sentence", "is_license_file", "license_findings",
+    "noassertion_explanation", "normalize_github_spdx", "pick_root_license", "render_text",
+    "span_effect", "word_diff",
+]
 
 
 @dataclass(frozen=True)
@@ -69,7 +79,13 @@ class LicenseAnalysis:
     notes: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """A JSON-ready dict; each span also carries its ``effect`` (ignored on loading,
+        where it is derived from the text again)."""
+        d = asdict(self)
+        for key, spans in (("extra_text", self.extra_text), ("altered_text", self.altered_text)):
+            for out, span in zip(d[key], spans, strict=True):
+                out["effect"] = span.effect
+        return d
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> LicenseAnalysis:
@@ -80,10 +96,22 @@ class LicenseAnalysis:
             coverage=float(d.get("coverage", 0.0)),
             matches=tuple(LicenseMatch(**m) for m in d.get("matches", ())),
             copyright_holders=tuple(d.get("copyright_holders", ())),
-            extra_text=tuple(TextSpan(**s) for s in d.get("extra_text", ())),
-            altered_text=tuple(TextSpan(**s) for s in d.get("altered_text", ())),
+            extra_text=tuple(_span(s) for s in d.get("extra_text", ())),
+            altered_text=tuple(_span(s) for s in d.get("altered_text", ())),
             notes=tuple(d.get("notes", ())),
         )
+
+
+def _span(d: dict[str, Any]) -> TextSpan:
+    return TextSpan(int(d["start_line"]), int(d["end_line"]), str(d["text"]))
+
+
+def license_findings(analysis: LicenseAnalysis) -> list[str]:
+    """The reviewer's sentences for an analysis, restrictions and conditions first, then
+    the other extra and altered text in file order (see ``finding_sentence``)."""
+    spans = [(s, False) for s in analysis.extra_text] + [(s, True) for s in analysis.altered_text]
+    spans.sort(key=lambda p: (not p[0].restriction, p[0].start_line))
+    return [finding_sentence(s, altered) for s, altered in spans]
 
 
 @dataclass
@@ -94,8 +122,9 @@ class _Doc:
     start: list[int]  # offset of each word in its line
     end_line: list[int]  # where each word ends (a hyphenated word goes on to the next line)
     end: list[int]
-    ignorable: list[bool]  # word on a copyright line: never extra text
-    kind: dict[int, str]  # line -> "copyright" | "spdx"
+    ignorable: list[bool]  # word of a copyright statement (holders, years): never extra text
+    kind: dict[int, str]  # line -> "copyright" | "holder" (continues one) | "spdx"
+    clause: dict[int, int]  # copyright line -> offset of a clause that is extra text
     tags: list[tuple[int, str]]  # SPDX-License-Identifier lines
     truncated: bool  # longer than MAX_CHARS: only the start was read
 
@@ -114,9 +143,35 @@ class _Doc:
         return TextSpan(l0 + 1, l1 + 1, "\n".join(parts))
 
 
+    def prose(self, free: list[int]) -> set[int]:
+        """Those of ``free`` (sorted word indices) in a sentence or clause rather than a name,
+        a year or a list of holders; pieces are cut at sentence punctuation and paragraphs."""
+        out: set[int] = set()
+        piece: list[int] = []
+        for k in [*free, -1]:
+            if piece and (k < 0 or self._breaks(piece[-1], k)):
+                lo, hi = piece[0], piece[-1] + 1
+                if any(self.kind.get(self.line[i]) == "copyright" for i in piece) or \
+                        reads_as_prose(self.span(lo, hi).text):
+                    out.update(piece)  # a copyright line's words here are its clause
+                piece = []
+            piece.append(k)
+        return out
+
+    def _breaks(self, a: int, b: int) -> bool:
+        """A sentence or paragraph ends between word ``a`` and the later word ``b``."""
+        la, lb = self.end_line[a], self.line[b]
+        if b != a + 1 or lb > la + 1 or self.kind.get(la) != self.kind.get(lb):
+            return True
+        if la == lb:
+            return _SENTENCE_BREAK_RE.search(self.lines[la], self.end[a], self.start[b]) is not None
+        last = self.lines[la].rstrip()[-1:]
+        return bool(last) and last in _SENTENCE_END
+
+
 def _prepare(text: str) -> _Doc:
     cut = text[:MAX_CHARS].lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    doc = _Doc(cut.split("\n"), [], [], [], [], [], [], {}, [], len(text) > MAX_CHARS)
+    doc = _Doc(cut.split("\n"), [], [], [], [], [], [], {}, {}, [], len(text) > MAX_CHARS)
     for i, line in enumerate(doc.lines):
         tag = SPDX_TAG_RE.search(line)
         if tag:
@@ -124,6 +179,13 @@ def _prepare(text: str) -> _Doc:
             doc.tags.append((i, tag.group("expr")))
         elif is_copyright_line(line):
             doc.kind[i] = "copyright"
+            clause = copyright_clause(line)
+            if clause is not None:
+                doc.clause[i] = clause
+        elif (doc.kind.get(i - 1) in ("copyright", "holder") and i - 1 not in doc.clause
+              and line.strip() and len(line.split()) <= MAX_HOLDER_LINE_WORDS
+              and not reads_as_prose(line)):
+            doc.kind[i] = "holder"  # a holder list or address continuing a copyright line
     for ln, w, s, eln, e in tokenize_lines(doc.lines):
         kind = doc.kind.get(ln)
         if kind != "spdx":
@@ -132,7 +194,8 @@ def _prepare(text: str) -> _Doc:
             doc.start.append(s)
             doc.end_line.append(eln)
             doc.end.append(e)
-            doc.ignorable.append(kind == "copyright")
+            held = kind == "holder" or (kind == "copyright" and s < doc.clause.get(ln, s + 1))
+            doc.ignorable.append(held)
     return doc
 
 
@@ -159,57 +222,25 @@ def normalize_github_spdx(spdx_id: str | None) -> str | None:
         return spdx_id.strip()
 
 
-_GENERIC_TITLE = frozenset(
-    (
-        "the",
-        "license",
-        "version",
-        "v",
-        "software",
-        "agreement",
-        "terms",
-        "and",
-        "conditions",
-        "of",
-        "text",
-        "new",
-        "revised",
-        "simplified",
-        "or",
-        "clause",
-        "open",
-        "source",
-        "public",
-        "general",
-        "gnu",
-        "for",
-        "a",
-        "full",
-        "notice",
-        "permission",
-    )
-)
+_GENERIC_TITLE = frozenset((
+    "the", "license", "version", "v", "software", "agreement", "terms", "and", "conditions",
+    "of", "text", "new", "revised", "simplified", "or", "clause", "open", "source", "public",
+    "general", "gnu", "for", "a", "full", "notice", "permission",
+))
 _HOLDER_LEAD_RE = re.compile(
-    r"^[\s*#/;>|!-]*(?:(?:copyright|\(c\)|©)[\s:,]*)+|\ball rights reserved\.?", re.IGNORECASE
-)
+    r"^[\s*#/;>|!-]*(?:spdx-filecopyrighttext\s*:\s*)?(?:(?:copyright|\(c\)|©)[\s:,]*)*"
+    r"|\ball rights reserved\.?", re.IGNORECASE)
 _YEARS_RE = re.compile(r"^\s*(?:(?:\d{4}|present)\s*(?:[-–,]\s*)?)+[\s,.]*", re.IGNORECASE)
 _ABBREV = ("inc.", "ltd.", "co.", "corp.", "l.p.", "s.a.", "jr.", "llc.", "e.v.", "b.v.")
 _DUAL_RE = re.compile(
     r"dual[\s-]*licen[cs]ed|licen[cs]ed under (?:either|both)|either of (?:the )?(?:following )?"
     r"licen[cs]es|under the terms of either|at your (?:option|choice)(?!\)?,?\s*any later)",
-    re.IGNORECASE,
-)
+    re.IGNORECASE)
 _LATER_RE = re.compile(r"or\s*\(?at your option\)?,?\s*any later version", re.IGNORECASE)
-_SIBLING_RE = re.compile(
-    r"^(?:licen[cs]e|copying)[-_.](?P<x>[\w.-]+?)(?:\.(?:txt|md|rst))?$", re.IGNORECASE
-)
-_SIBLING_IDS = {
-    "mit": "MIT",
-    "apache": "Apache-2.0",
-    "apache2": "Apache-2.0",
-    "apache-2.0": "Apache-2.0",
-    "isc": "ISC",
-}
+_SIBLING_RE = re.compile(r"^(?:licen[cs]e|copying)[-_.](?P<x>[\w.-]+?)(?:\.(?:txt|md|rst))?$",
+                         re.IGNORECASE)
+_SIBLING_IDS = {"mit": "MIT", "apache": "Apache-2.0", "apache2": "Apache-2.0",
+                "apache-2.0": "Apache-2.0", "isc": "ISC"}
 _ONLY_RE = re.compile(r"^((?:A|L)?GPL-\d\.\d|GFDL-\d\.\d)-only$")
 
 
@@ -228,7 +259,8 @@ def _is_title(line: str, vocab: set[str]) -> bool:
     if not 0 < len(words) <= 12:
         return False
     known = sum(w in vocab or w in _GENERIC_TITLE or w.isdigit() for w in words)
-    return known >= 0.8 * len(words) and any(w in vocab and w not in _GENERIC_TITLE for w in words)
+    return known >= 0.8 * len(words) and any(w in vocab and w not in _GENERIC_TITLE
+                                             for w in words)
 
 
 def _references(words: list[str], index: TemplateIndex) -> list[tuple[int, str]]:
@@ -257,6 +289,59 @@ def _sibling_id(path: str, index: TemplateIndex) -> str | None:
     return _SIBLING_IDS.get(x) or index.names.get(tuple(normalize_words(x)))
 
 
+def _boundary(doc: _Doc, i: int) -> bool:
+    """A line or a sentence ends before word ``i``."""
+    if i <= 0 or i >= len(doc.words) or doc.end_line[i - 1] != doc.line[i]:
+        return True
+    return _SENTENCE_BREAK_RE.search(doc.lines[doc.line[i]], doc.end[i - 1],
+                                     doc.start[i]) is not None
+
+
+def _edge_score(doc: _Doc, a: int, b: int) -> int:
+    """How well file words [a, b) stand on their own: 1 for starting a line or a sentence,
+    1 for ending one."""
+    return int(_boundary(doc, a)) + int(_boundary(doc, b))
+
+
+def _snap_insertions(doc: _Doc, m: Alignment) -> None:
+    """Where an inserted run could equally be shifted (its first word repeats the word after
+    it, or its last the word before), keep the shift that begins and ends a sentence or
+    line: "... this License. <inserted sentence ending in license.>" quotes the sentence."""
+    blocks = list(m.blocks)
+    for n in range(len(blocks) - 1):
+        t1, f1, k1 = blocks[n]
+        t2, f2, k2 = blocks[n + 1]
+        a, b = f1 + k1, f2
+        if t1 + k1 != t2 or b <= a:
+            continue  # not a pure insertion
+        best, shift = _edge_score(doc, a, b), 0
+        for step in (1, -1):
+            d = step
+            while d < k2 if step > 0 else -d < k1:  # each block keeps a word
+                moved = a + d - 1 if step > 0 else a + d  # the word that changes sides
+                if doc.words[moved] != doc.words[moved + b - a]:
+                    break
+                if (score := _edge_score(doc, a + d, b + d)) > best:
+                    best, shift = score, d
+                d += step
+        if shift:
+            kept = [r for r in m.inserted if not a <= r[0] < b]
+            free = [i for i in range(a + shift, b + shift) if not doc.ignorable[i]]
+            m.inserted = sorted(kept + runs_of(free))
+            blocks[n] = (t1, f1, k1 + shift)
+            blocks[n + 1] = (t2 + shift, f2 + shift, k2 - shift)
+    # the same at the start: a text before the license ending in "... license." must not
+    # lend its last word to the template's optional title
+    t0, f0, k0 = blocks[0] if blocks else (0, 0, 0)
+    if not _boundary(doc, f0):
+        for x in (1, 2):
+            if t0 + x <= m.tpl.title_len and x < k0 and _boundary(doc, f0 + x):
+                blocks[0] = (t0 + x, f0 + x, k0 - x)
+                m.lo = f0 + x
+                break
+    m.blocks = blocks
+
+
 def _leftover(doc: _Doc, found: list[Alignment]) -> list[tuple[int, int]]:
     """Extra words, outside every template span or added inside one; titles and copyright
     headings are not extra."""
@@ -264,26 +349,23 @@ def _leftover(doc: _Doc, found: list[Alignment]) -> list[tuple[int, int]]:
     for m in found:
         covered[m.lo : m.hi] = b"\x01" * (m.hi - m.lo)
     inside = {i for m in found for a, b in m.inserted for i in range(a, b)}
-    vocab = {
-        w
-        for m in found
-        for label in (m.tpl.name, m.tpl.key, m.tpl.spdx_id)
-        for w in re.findall(r"[a-z0-9]+", label.lower())
-    }
+    vocab = {w for m in found for label in (m.tpl.name, m.tpl.key, m.tpl.spdx_id)
+             for w in re.findall(r"[a-z0-9]+", label.lower())}
     by_line: dict[int, list[int]] = {}
     for i, ln in enumerate(doc.line):
         by_line.setdefault(ln, []).append(i)
     starts = {m.lo for m in found} | {by_line[ln][0] for ln in list(by_line)[:3]}
     extra: list[int] = []
     for ln, idx in by_line.items():
-        free = [i for i in idx if not covered[i] or i in inside]
-        if not free or doc.kind.get(ln) == "copyright":
+        free = [i for i in idx if (not covered[i] or i in inside) and not doc.ignorable[i]]
+        if not free:
             continue
         title = any(i in starts for i in idx) or idx[-1] + 1 in starts
         if title and _is_title(doc.lines[ln], vocab):
             continue
         nxt = next((j for j in range(ln + 1, len(doc.lines)) if doc.lines[j].strip()), None)
-        heading = doc.lines[ln].rstrip().endswith(":") and len(idx) <= 8
+        heading = (doc.lines[ln].rstrip().endswith(":") and len(idx) <= 8
+                   and span_effect(doc.lines[ln]) == "other")
         if len(free) == len(idx) and heading and doc.kind.get(nxt or -1) == "copyright":
             continue
         extra += free
@@ -294,13 +376,8 @@ def _merge(doc: _Doc, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Join word ranges a few words apart unless a copyright or SPDX line stands between."""
     out: list[tuple[int, int]] = []
     for lo, hi in sorted(ranges):
-        if (
-            out
-            and lo - out[-1][1] <= 3
-            and not any(
-                j in doc.kind for j in range(doc.end_line[out[-1][1] - 1] + 1, doc.line[lo])
-            )
-        ):
+        if out and lo - out[-1][1] <= 3 and not any(
+                j in doc.kind for j in range(doc.end_line[out[-1][1] - 1] + 1, doc.line[lo])):
             out[-1] = (out[-1][0], max(hi, out[-1][1]))
         else:
             out.append((lo, hi))
@@ -316,25 +393,17 @@ def _notes(doc: _Doc, found: list[Alignment]) -> list[str]:
     for m in found:
         for a, b, tw in m.fills:
             s = doc.span(a, b)
-            notes.append(
-                f'{m.tpl.spdx_id}: "{" ".join(tw)}" reads "{s.text}" (line {s.start_line})'
-            )
+            said = " ".join("[placeholder]" if w == "\x00" else w for w in tw)
+            notes.append(f'{m.tpl.spdx_id}: "{said}" reads "{s.text}" (line {s.start_line})')
         for at, tw in m.missing:
             shown = " ".join(tw[:12]) + (" ..." if len(tw) > 12 else "")
-            notes.append(
-                f'{m.tpl.spdx_id}: template words missing after line {doc.line[at] + 1}: "{shown}"'
-            )
+            notes.append(f"{m.tpl.spdx_id}: template words missing after line "
+                         f'{doc.line[at] + 1}: "{shown}"')
     return notes
 
 
-def _matches(
-    doc: _Doc,
-    found: list[Alignment],
-    extra: list[tuple[int, int]],
-    prose: str,
-    index: TemplateIndex,
-    notes: list[str],
-) -> list[LicenseMatch]:
+def _matches(doc: _Doc, found: list[Alignment], extra: list[tuple[int, int]], prose: str,
+             index: TemplateIndex, notes: list[str]) -> list[LicenseMatch]:
     """Template matches, then licenses only named in extra text or SPDX tags, in file order."""
     later = _LATER_RE.search(prose)
     tagged = [(ln, k) for ln, expr in doc.tags for k in _keys(normalize_github_spdx(expr))]
@@ -345,30 +414,17 @@ def _matches(
         tag = next((ln for ln, k in tagged if only and k == f"{only[1]}-or-later"), None)
         if only and (later or tag is not None) and index.by_id(f"{only[1]}-or-later"):
             spdx_id = f"{only[1]}-or-later"
-            said = (
-                f'"{later[0]}"' if later else f"an SPDX-License-Identifier (line {(tag or 0) + 1})"
-            )
+            said = (f'"{later[0]}"' if later else
+                    f"an SPDX-License-Identifier (line {(tag or 0) + 1})")
             notes.append(f"{spdx_id}: the text is {m.tpl.spdx_id}, the file adds {said}")
         elif only:
-            notes.append(
-                f"{only[1]} text alone does not say -only or -or-later: reported as "
-                f"{spdx_id}; check the notices in the source files"
-            )
-        out.append(
-            LicenseMatch(
-                spdx_id,
-                doc.line[m.lo] + 1,
-                doc.end_line[m.hi - 1] + 1,
-                round(m.coverage, 4),
-                m.verdict,
-            )
-        )
+            notes.append(f"{only[1]} text alone does not say -only or -or-later: reported as "
+                         f"{spdx_id}; check the notices in the source files")
+        out.append(LicenseMatch(spdx_id, doc.line[m.lo] + 1, doc.end_line[m.hi - 1] + 1,
+                                round(m.coverage, 4), m.verdict))
     known = {m.spdx_id for m in out}
-    named = [
-        (doc.line[lo + i] + 1, doc.line[lo + i] + 1, ref)
-        for lo, hi in extra
-        for i, ref in _references(doc.words[lo:hi], index)
-    ]
+    named = [(doc.line[lo + i] + 1, doc.line[lo + i] + 1, ref) for lo, hi in extra
+             for i, ref in _references(doc.words[lo:hi], index)]
     named += [(ln + 1, ln + 1, k) for ln, k in tagged]
     for start, end, ref in named:
         if ref and ref not in known:
@@ -377,16 +433,9 @@ def _matches(
     return sorted(out, key=lambda m: (m.start_line, m.end_line))
 
 
-def _expression(
-    doc: _Doc,
-    found: list[Alignment],
-    matches: list[LicenseMatch],
-    prose: str,
-    index: TemplateIndex,
-    path: str | None,
-    siblings: Sequence[str],
-    notes: list[str],
-) -> str | None:
+def _expression(doc: _Doc, found: list[Alignment], matches: list[LicenseMatch], prose: str,
+                index: TemplateIndex, path: str | None, siblings: Sequence[str],
+                notes: list[str]) -> str | None:
     """A license expression, only on explicit evidence: SPDX tags, dual-license wording,
     LICENSE-<id> files side by side, or an exception text following its license."""
     exceptions = {f.tpl.spdx_id for f in found if f.tpl.is_exception}
@@ -404,9 +453,8 @@ def _expression(
         tagged = {k for e in exprs for k in _keys(normalize_github_spdx(e))}
         texts = [m.spdx_id for m in matches if m.verdict != "reference"]
         if any(t not in tagged for t in texts):
-            notes.append(
-                f"SPDX-License-Identifier says {expression}, the text reads {', '.join(texts)}"
-            )
+            notes.append(f"SPDX-License-Identifier says {expression}, the text reads "
+                         f"{', '.join(texts)}")
     elif _DUAL_RE.search(prose) and len(groups) == 2:
         expression = " OR ".join(groups)
     elif _DUAL_RE.search(prose) and len(groups) > 2:
@@ -422,9 +470,8 @@ def _expression(
     except Exception as exc:  # license-expression raises several error types
         notes.append(f"expression {expression!r} does not parse: {exc}")
         return None
-    unknown = [
-        k for k in _licensing().unknown_license_keys(parsed) if not str(k).startswith("LicenseRef-")
-    ]
+    unknown = [k for k in _licensing().unknown_license_keys(parsed)
+               if not str(k).startswith("LicenseRef-")]
     if unknown:
         notes.append(f"expression {expression!r} names unknown ids: {', '.join(map(str, unknown))}")
     return str(parsed.render()) if parsed is not None else None
@@ -446,19 +493,15 @@ def _holders(doc: _Doc, found: list[Alignment]) -> list[str]:
     out: list[str] = []
     for ln in sorted(k for k, v in doc.kind.items() if v == "copyright"):
         v = votes.get(ln, [])
-        h = _holder(doc.lines[ln]) if 2 * sum(v) < len(v) or not v else None
+        line = doc.lines[ln][: doc.clause.get(ln)]  # a clause on the line is extra text
+        h = _holder(line) if 2 * sum(v) < len(v) or not v else None
         if h and h.lower().rstrip(".") not in ignorable:
             out.append(h)
     return list(dict.fromkeys(out))
 
 
-def _build(
-    doc: _Doc,
-    found: list[Alignment],
-    index: TemplateIndex,
-    path: str | None,
-    siblings: Sequence[str],
-) -> LicenseAnalysis:
+def _build(doc: _Doc, found: list[Alignment], index: TemplateIndex, path: str | None,
+           siblings: Sequence[str]) -> LicenseAnalysis:
     ranges = _merge(doc, _leftover(doc, found))
     extra = [doc.span(a, b) for a, b in ranges]
     altered = [doc.span(a, b) for m in found for a, b, _ in m.altered]
@@ -499,11 +542,13 @@ def analyze_license(
         lo, hi = todo.pop(0)
         if hi - lo < MIN_SEGMENT:
             continue
-        m = best_alignment(index, doc.words[lo:hi], lo, doc.ignorable)
+        m = best_alignment(index, doc.words[lo:hi], lo, doc.ignorable, doc.prose)
         if m is not None:
             found.append(m)
             todo += [(lo, m.lo), (m.hi, hi)]
     found.sort(key=lambda m: m.lo)
+    for m in found:
+        _snap_insertions(doc, m)
     return _build(doc, found, index, path, sibling_paths)
 
 
@@ -561,7 +606,6 @@ def is_license_file(path: str) -> bool:
 def pick_root_license(paths: Sequence[str]) -> str | None:
     """The repository's license file among root paths: LICENSE/LICENCE before COPYING and
     UNLICENSE, before LICENSE-MIT and the like, before COPYRIGHT; NOTICE and PATENTS never."""
-
     def rank(path: str) -> tuple[int, int, str] | None:
         name = path.rsplit("/", 1)[-1].lower()
         stem, dot, ext = name.partition(".")
@@ -590,9 +634,8 @@ def pick_root_license(paths: Sequence[str]) -> str | None:
 def noassertion_explanation(analysis: LicenseAnalysis) -> str:
     """Why GitHub's licensee answered NOASSERTION, in one or two sentences, with the ids."""
     texts = [m for m in analysis.matches if m.verdict != "reference"]
-    refs = [
-        f"{m.spdx_id} (line {m.start_line})" for m in analysis.matches if m.verdict == "reference"
-    ]
+    refs = [f"{m.spdx_id} (line {m.start_line})" for m in analysis.matches
+            if m.verdict == "reference"]
     if analysis.verdict == "unknown":
         if refs:
             return f"No known license text found; the file only names {', '.join(refs)}."
@@ -602,17 +645,13 @@ def noassertion_explanation(analysis: LicenseAnalysis) -> str:
     also = f"; it also names {', '.join(refs)}" if refs else ""
     if analysis.verdict == "modified":
         where = ", ".join(f"lines {s.start_line}-{s.end_line}" for s in analysis.altered_text)
-        return (
-            f"Modified {named} text{several}, {analysis.coverage:.0%} of the template: "
-            f"altered {where or 'by omission (see notes)'}{also}."
-        )
+        return (f"Modified {named} text{several}, {analysis.coverage:.0%} of the template: "
+                f"altered {where or 'by omission (see notes)'}{also}.")
     if analysis.verdict == "match_with_extra_text":
         lines = ", ".join(f"lines {s.start_line}-{s.end_line}" for s in analysis.extra_text)
         return f"Known license {named}{several} plus extra text at {lines}{also}."
-    return (
-        f"Standard {named} text{several}, word for word apart from title, copyright and "
-        f"SPDX lines; GitHub's licensee does not recognise it in this form{also}."
-    )
+    return (f"Standard {named} text{several}, word for word apart from title, copyright and "
+            f"SPDX lines; GitHub's licensee does not recognise it in this form{also}.")
 
 
 def word_diff(old: str, new: str, context: int = 5) -> list[tuple[str, str]]:
@@ -640,20 +679,17 @@ def render_text(analysis: LicenseAnalysis, path: str) -> str:
     """Plain-text report of one analysis, for the ``crawler license`` command."""
     head = ", ".join(analysis.spdx_ids) or "no license found"
     out = [f"{path}: {head} — {analysis.verdict} (coverage {analysis.coverage:.1%})"]
+    out += [f"  finding: {f}" for f in license_findings(analysis)]  # what a reviewer reads first
     if analysis.expression:
         out.append(f"  expression: {analysis.expression}")
     for m in analysis.matches:
-        out.append(
-            f"  {m.spdx_id:<24} lines {m.start_line}-{m.end_line}  "
-            f"{m.verdict}" + ("" if m.verdict == "reference" else f" {m.coverage:.1%}")
-        )
+        out.append(f"  {m.spdx_id:<24} lines {m.start_line}-{m.end_line}  "
+                   f"{m.verdict}" + ("" if m.verdict == "reference" else f" {m.coverage:.1%}"))
     if analysis.copyright_holders:
         out.append("  copyright holders:")
         out += [f"    {h}" for h in analysis.copyright_holders]
-    for title, spans in (
-        ("extra text", analysis.extra_text),
-        ("altered text", analysis.altered_text),
-    ):
+    for title, spans in (("extra text", analysis.extra_text),
+                         ("altered text", analysis.altered_text)):
         for s in spans:
             out.append(f"  {title}, lines {s.start_line}-{s.end_line}:")
             out += [f"    | {ln}" for ln in s.text.split("\n")]

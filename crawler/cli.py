@@ -521,6 +521,62 @@ def validate(file: str) -> None:
     sys.exit(code)
 
 
+@cli.command("export")
+@config_option
+@db_option
+@click.option("--audit", "audit_id", type=AUDIT_ID, default=None,
+              help="The audit to export [default: the latest complete one].")  # fmt: skip
+@click.option(
+    "--out",
+    "out_dir",
+    default="export",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where snapshot.md, catalog.json and catalog.schema.json are written.",
+)
+@click.option(
+    "--into",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="A curated catalog.json to update in place: crawler-owned fields are refreshed, "
+    "curated ones kept, disagreements listed in merge-report.json.",
+)
+def export_command(
+    config_path: str, db_url: str | None, audit_id: int | None, out_dir: str, into: str | None
+) -> None:
+    """Turn a stored audit into the catalog's files: snapshot.md (the release and license
+    snapshot), catalog.json and its schema; optionally merge into a curated catalog."""
+    from crawler.audit import source_names
+    from crawler.export.from_store import NothingToExport, export_audit
+    from crawler.export.integrations import ExportError
+    from crawler.export.merge import MergeError, render_merge_report
+
+    config = _load_if_present(config_path)
+    labels = {name: names.label for name, names in source_names().items()}
+    store = _open_store(db_url)
+    try:
+        outcome = export_audit(
+            store, config, audit_id, Path(out_dir),
+            into=Path(into) if into else None, labels=labels,
+        )  # fmt: skip
+    except (ExportError, MergeError, NothingToExport) as exc:
+        problems = getattr(exc, "problems", None)
+        raise click.UsageError("\n".join(problems) if problems else str(exc)) from None
+    finally:
+        store.close()
+    export = outcome.export
+    click.echo(
+        f"exported audit #{export.audit_id} ({export.audit_date.isoformat()}): "
+        f"{len(export.projects)} projects, "
+        f"{sum(p.checked_in_audit for p in export.projects)} checked in that audit"
+    )
+    for path in outcome.written:
+        click.echo(f"wrote {path}")
+    if outcome.merge_report is not None:
+        for line in render_merge_report(outcome.merge_report):
+            click.echo(line)
+
+
 @cli.command()
 @click.option(
     "--output",
@@ -533,8 +589,10 @@ def demo(output: str) -> None:
     """Offline demo: two recorded upstream states served on loopback, audited twice."""
     from crawler.demo import run_demo
 
-    report_path = run_demo(Path(output))
-    click.echo(f"demo report: {report_path}")
+    result = run_demo(Path(output))
+    click.echo(f"demo report: {result.report}")
+    for path in result.export.written:
+        click.echo(f"demo export: {path}")
 
 
 cli.add_command(db)

@@ -212,7 +212,7 @@ def _take_locations(data: dict[str, Any]) -> list[Location]:
             if not isinstance(value, str):
                 raise ValueError(f"{key} must be a string")
         path = kind.check_path(path.strip())
-        opts = tuple(sorted((k, str(v)) for k, v in options.items()))
+        opts = tuple(sorted((k, kind.check_option(k, str(v))) for k, v in options.items()))
         found.append(Location(source=kind.name, path=path, options=opts))
     return found
 

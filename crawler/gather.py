@@ -209,7 +209,7 @@ class Gatherer:
                 snapshot = ProjectSnapshot(project=spec.name, tracking=spec.tracking)
                 results[spec.name] = ProjectResult(spec.name, ProjectStatus.OK, snapshot, note=note)
             else:
-                note = f"no source can fetch it yet ({spec.homepage}): listed, not checked"
+                note = f"listed, not checked: no source can fetch it yet; homepage {spec.homepage}"
                 results[spec.name] = ProjectResult(spec.name, ProjectStatus.UNTRACKED, note=note)
         for name, group in groups.items():
             source = self.sources.by_name[name]

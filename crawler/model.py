@@ -158,6 +158,7 @@ class LicenseFile:
 class InventoryEntry:
     path: str
     blob_sha: str
+    url: str | None = None  # the file's web page, as its source builds it
 
 
 @dataclass(frozen=True)

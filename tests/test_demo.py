@@ -1,15 +1,27 @@
-"""`crawler demo` is the newcomer's first contact: it must show every change kind, offline."""
+"""`crawler demo` is the newcomer's first contact: it must show every change kind from every
+source (GitHub, Gitee, GitLab, a PyPI channel, a vendor page), offline, and the export."""
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from crawler.cli import cli
+from crawler.export import validate_catalog
 from crawler.model import ChangeKind
 from crawler.report.json_report import validate_report
+
+SOURCES = {  # project → the web host every link of its changes must point at
+    "Kernel DSL": "https://github.com/",
+    "Serving Engine": "https://github.com/",
+    "Accel Plugin": "https://gitee.example/",
+    "Kernel Toolkit": "https://gitee.example/",
+    "Compiler Toolkit": "https://gitlab.example/",
+    "Runtime Shim": "https://gitlab.example/",
+}
 
 
 def test_demo_shows_every_change_kind_flag_and_an_error(tmp_path: Path) -> None:
@@ -18,16 +30,39 @@ def test_demo_shows_every_change_kind_flag_and_an_error(tmp_path: Path) -> None:
     latest = tmp_path / "demo" / "reports" / "latest"
     report = json.loads((latest / "report.json").read_text())
     validate_report(report)
-    without_channels = set(ChangeKind) - {ChangeKind.NEW_PACKAGE_VERSION}  # no PyPI source yet
-    assert report["summary"]["changes_by_kind"] == {kind.value: 1 for kind in without_channels}
-    kinds = {(c["project"], c["kind"]) for c in report["changes"]}
-    assert ("Serving Engine", "new_prerelease") in kinds
-    assert ("Cache Store", "repo_moved") in kinds
+    assert set(report["summary"]["changes_by_kind"]) == {kind.value for kind in ChangeKind}
+    kinds: dict[str, set[str]] = defaultdict(set)
+    for change in report["changes"]:
+        kinds[change["project"]].add(change["kind"])
+    assert kinds["Serving Engine"] == {"new_prerelease", "release_removed", "new_package_version"}
+    assert kinds["Cache Store"] == {"repo_moved"}
+    # Gitee: releases, a release candidate, a tag, an archive, a README pin read through its API
+    assert kinds["Accel Plugin"] == {"new_release", "new_prerelease", "pin_changed"}
+    assert kinds["Kernel Toolkit"] == {"new_tag", "repo_archived"}
+    # GitLab: a release, an upcoming release (pre-release), a transfer to another group
+    assert kinds["Compiler Toolkit"] == {"new_release", "new_prerelease"}
+    assert kinds["Runtime Shim"] == {"new_tag", "repo_moved", "repo_archived"}
+    # PyPI: new versions beside the forge's release
+    assert kinds["Kernel DSL"] == {"new_release", "new_package_version"}
+    for change in report["changes"]:
+        host = SOURCES.get(change["project"])
+        url = change["evidence_url"]
+        if change["kind"] == "new_package_version":
+            assert url.startswith("https://pypi.example/project/")
+        elif host is not None and url is not None:
+            assert url.startswith(host), (change["project"], change["kind"], url)
     assert {(f["project"], f["kind"], f["new"]) for f in report["flags"]} == {
         ("Tile Language", "license_noassertion", False),
         ("Kernel Bench", "no_tagged_release", False),
         ("LLM Deploy", "no_tagged_release", False),
+        ("Kernel Toolkit", "no_tagged_release", False),
+        ("Runtime Shim", "no_tagged_release", False),
+        ("Kernel DSL", "channel_mismatch", True),
     }
+    mismatch = next(f for f in report["flags"] if f["kind"] == "channel_mismatch")
+    assert mismatch["detail"] == (
+        "PyPI has 3.10.0 but the newest GitHub release is v3.9.0 (published without a release?)"
+    )
     assert [(e["project"], e["source"]) for e in report["errors"]] == [
         ("Vanished Operators", "github-graphql")
     ]
@@ -41,6 +76,7 @@ def test_demo_shows_every_change_kind_flag_and_an_error(tmp_path: Path) -> None:
         "v0.33.0rc3",
         True,
     )
+    assert (rows["Closed SDK"]["status"], rows["Closed SDK"]["version"]) == ("untracked", None)
     vendor = rows["Vendor Platform"]["license_analysis"]
     assert (rows["Vendor Platform"]["forge_license"], vendor["verdict"]) == (
         "Apache-2.0",
@@ -48,10 +84,45 @@ def test_demo_shows_every_change_kind_flag_and_an_error(tmp_path: Path) -> None:
     )
     assert vendor["why"].startswith("GitHub reads Apache-2.0 and ignores the rest: ")
     assert "weights/ are NOT covered" in vendor["extra_text"][0]["text"]
+    assert (vendor["restricts"], vendor["extra_text"][0]["finding"]) == (True, "adds a restriction")
     markdown = (latest / "report.md").read_text()
-    assert result.output.strip() == f"demo report: {tmp_path / 'demo' / 'reports'}/" + (
-        f"{Path(result.output.split('reports/')[1].strip()).parent}/report.md"
+    # the restriction is said in plain words, in the heading and before the quote
+    assert "Adds a restriction (line 203):" in markdown
+    assert (
+        "### Vendor Platform — the license text adds a restriction or condition" in markdown
     )
     # the hostile release name is shown, escaped, on one line
     assert "“v3.9.0 \\| \\<b>pwned\\</b> `[click](https://evil.example)` second line”" in markdown
     assert markdown.count("<b>") == markdown.count("\\<b>")  # every one escaped, none raw HTML
+    output = result.output.splitlines()
+    assert output[0] == f"demo report: {latest.parent}/{Path(output[0]).parent.name}/report.md"
+    assert output[1:] == [
+        f"demo export: {tmp_path / 'demo' / 'export' / name}"
+        for name in ("snapshot.md", "catalog.json", "catalog.schema.json")
+    ]
+
+
+def test_demo_export_is_the_catalog_a_newcomer_can_read(tmp_path: Path) -> None:
+    assert CliRunner().invoke(cli, ["demo", "--output", str(tmp_path / "demo")]).exit_code == 0
+    export = tmp_path / "demo" / "export"
+    catalog = json.loads((export / "catalog.json").read_text())
+    assert validate_catalog(catalog) == []
+    snapshot = (export / "snapshot.md").read_text()
+    assert "| Serving Engine | [v0.33.0rc3](<https://github.com/demo-org/serving-engine/releases/tag/v0.33.0rc3>) (release candidate) |" in snapshot  # noqa: E501
+    assert "| Kernel Toolkit | no Gitee release; tracked by tag [v1.1.0](<https://gitee.example/demo-vendor/kernel-toolkit/tree/v1.1.0>) |" in snapshot  # noqa: E501
+    assert "| Transfer Library | [v1.5.1](<https://github.com/demo-org/transfer-lib/releases/tag/v1.5.1>) | 2026-10-15 | Apache-2.0 base; bundled examples/device/ep/LICENSE-DeepEP has a separate license |" in snapshot  # noqa: E501
+    assert "| Tile Language | [v0.1.14](<https://github.com/demo-org/tile-lang/releases/tag/v0.1.14>) | 2026-09-01 | MIT; see the extra text in LICENSE |" in snapshot  # noqa: E501
+    integrations = {i["id"]: i for i in catalog["integrations"]}
+    cambricon = integrations["vendor-platform/support-matrix/hardware/cambricon-mlu"]
+    assert (cambricon["platform"], cambricon["status"], cambricon["version_range"]) == (
+        "cambricon-mlu",
+        "upstream",
+        "v0.33",
+    )
+    assert cambricon["evidence"][0]["wording"] == "yes supported"
+    plugin = integrations["accel-plugin/readme-pins"]
+    assert (plugin["project"], plugin["status"], plugin["version_range"]) == (
+        "serving-engine",
+        "community plugin",
+        ">=0.27.1,<0.29.0",
+    )

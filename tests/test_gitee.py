@@ -133,9 +133,17 @@ def test_repository_releases_license_and_files_are_read_with_links_on_the_web_ho
     assert license_file.text == reference_text("Apache-2.0")
     assert license_file.analysis is None  # the audit analyses it
     assert snap.license_inventory == (
-        InventoryEntry("LICENSE", git_blob_sha(reference_text("Apache-2.0"))),
-        InventoryEntry("NOTICE", git_blob_sha("Copyright Vendor\n")),
-    )  # the root only
+        InventoryEntry(
+            "LICENSE",
+            git_blob_sha(reference_text("Apache-2.0")),
+            f"{WEB}/deep-spark/plugin/blob/master/LICENSE",
+        ),
+        InventoryEntry(
+            "NOTICE",
+            git_blob_sha("Copyright Vendor\n"),
+            f"{WEB}/deep-spark/plugin/blob/master/NOTICE",
+        ),
+    )  # the root only, each linked on the web host
     api = fake.api_url + "/repos/deep-spark/plugin"
     assert [(facet, where.url) for facet, where in snap.provenance] == [
         ("repo", api),

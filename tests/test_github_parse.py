@@ -83,4 +83,11 @@ def test_only_license_ish_blobs_enter_the_inventory() -> None:
         ("examples/ep/LICENSE-DeepEP", "3"),
         ("third_party/x/COPYING.txt", "2"),
     ]
+    linked = parse.inventory_from_tree(tree, "https://ghe.example/o/r", "release/v1")
+    assert [e.url for e in linked] == [
+        "https://ghe.example/o/r/blob/release/v1/LICENSE",
+        "https://ghe.example/o/r/blob/release/v1/NOTICE",
+        "https://ghe.example/o/r/blob/release/v1/examples/ep/LICENSE-DeepEP",
+        "https://ghe.example/o/r/blob/release/v1/third_party/x/COPYING.txt",
+    ]
     assert isinstance(Release, type)

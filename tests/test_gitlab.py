@@ -399,16 +399,6 @@ def test_the_default_token_never_goes_to_another_instance() -> None:
         assert main.requests == []
 
 
-def test_a_bad_gitlab_url_is_that_projects_error() -> None:
-    harness = Harness({})
-    result = harness.fetch(_spec("Odd", "acme/odd", gitlab_url="ftp://gitlab.example.com"))["Odd"]
-    assert result.status == ProjectStatus.ERROR
-    assert result.errors[0].message == (
-        "gitlab_url 'ftp://gitlab.example.com' must be the instance's address, like "
-        "https://gitlab.example.com: fix it in sources.yaml"
-    )
-
-
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
@@ -416,6 +406,11 @@ def test_a_bad_gitlab_url_is_that_projects_error() -> None:
         ("gitlab: group/project.git", "gitlab 'group/project.git' must look like"),
         ("repo: a/b\n    gitlab: c/d", "a project's repository lives on one forge"),
         ("repo: a/b\n    gitlab_url: https://g.example", "gitlab_url only applies with 'gitlab:'"),
+        (
+            "gitlab: a/b\n    gitlab_url: ftp://gitlab.example.com",
+            "gitlab_url 'ftp://gitlab.example.com' must be the instance's address, like "
+            "https://gitlab.example.com",
+        ),
     ],
 )
 def test_config_errors_name_the_file_line_and_project(entry: str, message: str) -> None:

@@ -217,12 +217,17 @@ def quote(text: str, limit: int = QUOTE_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+def finding_verb(span: TextSpan, altered: bool = False) -> str:
+    """What the span does, in a reviewer's words: "adds a restriction", "changes the wording"…"""
+    return (_ALTERED_VERB if altered else _VERB)[span.effect]
+
+
 def finding_sentence(span: TextSpan, altered: bool = False) -> str:
     """The reviewer's sentence for one span of extra text (or, with ``altered``, of text that
     replaces template words), e.g. 'adds a restriction: “This grant does not extend to
     government agencies.” (line 5)'. Plain text: the quote is upstream text, capped at
     QUOTE_CHARS characters but not escaped, so a Markdown or HTML writer escapes it."""
-    verb = (_ALTERED_VERB if altered else _VERB)[span.effect]
+    verb = finding_verb(span, altered)
     where = (f"line {span.start_line}" if span.start_line == span.end_line
              else f"lines {span.start_line}-{span.end_line}")
     return f"{verb}: “{quote(span.text)}” ({where})"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from crawler.audit import run_audit
+from crawler.analysis.license_texts import reference_text
+from crawler.audit import run_audit, source_names
 from crawler.config import parse_config
 from crawler.demo.scenario import (
     DEMO_PROJECTS_AFTER,
@@ -15,33 +17,62 @@ from crawler.demo.scenario import (
     state_before,
     support_page,
 )
+from crawler.export.from_store import ExportOutcome, export_audit
+from crawler.fakes.gitee import FakeGitee, demo_states
 from crawler.fakes.github import FakeGitHub
+from crawler.fakes.gitlab import DEMO_NOW, FakeGitLab
+from crawler.fakes.gitlab import demo_state as gitlab_state
 from crawler.fakes.pages import FakePageServer
+from crawler.fakes.pypi import FakePyPI
+from crawler.fakes.pypi import demo_state as pypi_state
 from crawler.store import Store
 
 DEMO_TOKEN = "demo-token-not-a-secret"
 
 
-def run_demo(output: Path) -> Path:
-    """Audit state one, then state two; return the path of the second report."""
+@dataclass(frozen=True)
+class DemoResult:
+    report: Path  # the second night's report.md
+    export: ExportOutcome  # snapshot.md, catalog.json and its schema, from the second night
+
+
+def run_demo(output: Path) -> DemoResult:
+    """Audit night one, then night two, over GitHub-, Gitee-, GitLab- and PyPI-shaped servers and
+    a vendor site on loopback; then export the second night for the catalog."""
     shutil.rmtree(output, ignore_errors=True)
     output.mkdir(parents=True)
     store = Store(f"sqlite:///{output / 'demo.sqlite'}")
     reports = output / "reports"
-    with FakeGitHub(state_before(), token=DEMO_TOKEN) as github, FakePageServer() as site:
+    gitee_before, gitee_after = demo_states(reference_text("Apache-2.0"))
+    with (
+        FakeGitHub(state_before(), token=DEMO_TOKEN) as github,
+        FakeGitee(gitee_before, token=DEMO_TOKEN, web_url="https://gitee.example") as gitee,
+        FakeGitLab(
+            gitlab_state(after=False), now=DEMO_NOW, web_url="https://gitlab.example"
+        ) as gitlab,
+        FakePyPI(pypi_state(after=False), web_url="https://pypi.example") as pypi,
+        FakePageServer() as site,
+    ):
         site.set_page("/docs/support.html", support_page(after=False), "text/html", charset="utf-8")
-        env = {"GITHUB_API_URL": github.base_url, "GITHUB_TOKEN": DEMO_TOKEN}
+        env = {**github.env(DEMO_TOKEN), **gitee.env(DEMO_TOKEN), **gitlab.env(), **pypi.env()}
         before = parse_config(DEMO_PROJECTS_BEFORE.format(site=site.base_url), "demo-before.yaml")
         run_audit(before, store, reports, env=env, sleep=_no_wait)
 
         github.set_state(state_after())
+        gitee.set_state(gitee_after)
+        gitlab.set_state(gitlab_state(after=True))
+        pypi.set_state(pypi_state(after=True))
         site.set_page("/docs/support.html", support_page(after=True), "text/html", charset="utf-8")
         after = parse_config(DEMO_PROJECTS_AFTER.format(site=site.base_url), "demo-after.yaml")
         outcome = run_audit(after, store, reports, env=env, sleep=_no_wait)
-    store.close()
+    try:
+        labels = {name: names.label for name, names in source_names().items()}
+        exported = export_audit(store, after, outcome.audit_id, output / "export", labels=labels)
+    finally:
+        store.close()
     if outcome.report_dir is None:
         raise RuntimeError(outcome.report_error or "the demo report was not written")
-    return outcome.report_dir / "report.md"
+    return DemoResult(outcome.report_dir / "report.md", exported)
 
 
 def _no_wait(seconds: float) -> None:

@@ -30,8 +30,10 @@ settings:
 projects:
   - name: Kernel DSL
     repo: demo-org/kernel-dsl
+    pypi: kernel-dsl
   - name: Serving Engine
     repo: demo-org/serving-engine
+    pypi: serving-engine
   - name: Tile Language
     repo: demo-org/tile-lang
   - name: Graph Compiler
@@ -50,9 +52,28 @@ projects:
     repo: demo-org/vanished-ops
   - name: Retired Plugin
     repo: demo-org/retired-plugin
-  - name: Gitee Plugin
-    homepage: https://gitee.example/vendor/plugin
-    note: hosted outside GitHub
+  - name: Accel Plugin
+    gitee: demo-vendor/accel-plugin
+    pages:
+      - name: README pins
+        path: README.md
+        pins:
+          vllm: 'vllm (>=[0-9.]+,<[0-9.]+)'
+        integration:
+          project: Serving Engine
+          platform: Accel NPU
+          status: community plugin
+          layer: serving
+          version: vllm
+  - name: Kernel Toolkit
+    gitee: demo-vendor/kernel-toolkit
+  - name: Compiler Toolkit
+    gitlab: demo-group/compilers/toolkit
+  - name: Runtime Shim
+    gitlab: demo-group/runtime-shim
+  - name: Closed SDK
+    homepage: https://vendor.example/sdk
+    note: no public repository; listed, not fetched
   - name: Vendor Platform
     repo: demo-org/vendor-platform
     pages:
@@ -62,6 +83,21 @@ projects:
           - name: hardware
             selector: "table#hardware"
             key: [Platform]
+            integrations:
+              project: {{value: Serving Engine}}
+              platform: Platform
+              status: Status
+              version: Since
+              layer: serving
+              pins: [serving-engine]
+            status_map:
+              yes supported: upstream
+              in progress: in progress
+            platform_map:
+              NVIDIA GPU: NVIDIA GPU
+              AMD Instinct MI300: AMD GPU
+              Cambricon MLU: Cambricon MLU
+              Hygon DCU: Hygon DCU / HCU
         pins:
           serving-engine: "serving-engine (>=[0-9.]+,<[0-9.]+)"
         text: "div#status"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from crawler.analysis.license_clauses import TextSpan, finding_verb
 from crawler.analysis.licenses import LicenseAnalysis, noassertion_explanation, word_diff
 from crawler.diff.names import Names, label_of
 from crawler.model import Change, ChangeKind, Flag, FlagKind, ProjectSnapshot
@@ -62,11 +63,23 @@ def license_reading(snapshot: ProjectSnapshot | None, names: Names) -> dict[str,
         "verdict": analysis.verdict,
         "coverage": round(analysis.coverage, 3),
         "copyright_holders": list(analysis.copyright_holders[:20]),
-        "extra_text": [span.__dict__ for span in analysis.extra_text[:10]],
-        "altered_text": [span.__dict__ for span in analysis.altered_text[:10]],
+        "extra_text": [_span(span, False) for span in analysis.extra_text[:10]],
+        "altered_text": [_span(span, True) for span in analysis.altered_text[:10]],
         "notes": list(analysis.notes[:10]),
         "differs_from_forge": differs,
+        "restricts": any(s.restriction for s in (*analysis.extra_text, *analysis.altered_text)),
         "why": why,
+    }
+
+
+def _span(span: TextSpan, altered: bool) -> dict[str, Any]:
+    """A span for the report: where, verbatim, and what it does in plain words."""
+    return {
+        "start_line": span.start_line,
+        "end_line": span.end_line,
+        "text": span.text,
+        "effect": span.effect,
+        "finding": finding_verb(span, altered),
     }
 
 

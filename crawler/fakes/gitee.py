@@ -25,7 +25,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -41,6 +41,7 @@ from crawler.fakes.gitee_state import (
     cst,
     not_found,
 )
+from crawler.fakes.server import FakeServer
 
 __all__ = [
     "FakeGitee",
@@ -78,8 +79,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.fake.dispatch(self)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(FakeServer):
     fake: FakeGitee
 
 

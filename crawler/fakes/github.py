@@ -23,11 +23,10 @@ import json
 import math
 import re
 import socket
-import struct
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any, Literal, cast
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
@@ -47,6 +46,7 @@ from crawler.fakes.github_state import (
     latest_release,
     node_id,
 )
+from crawler.fakes.server import FakeServer, abort
 from crawler.fakes.synthetic import synthetic_state
 
 __all__ = [
@@ -433,28 +433,8 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(FakeServer):
     fake: FakeGitHub
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hung up (killed, timed out) is not the server's error."""
-        import sys
-
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-def _abort(handler: BaseHTTPRequestHandler) -> None:
-    """Close the socket with an RST and no answer: the client sees a connection reset."""
-    handler.close_connection = True
-    conn = handler.connection
-    try:
-        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        handler.rfile.close()
-        conn.close()
-    except OSError:
-        pass
 
 
 class FakeGitHub:
@@ -471,8 +451,10 @@ class FakeGitHub:
         latency: float = 0.0,
         faults: FaultPlan | None = None,
         max_graphql_aliases: int | None = None,
+        web_url: str = "https://github.com",
     ) -> None:
         self.token = token
+        self.web_url = web_url  # where its answers say pages live (a GitHub Enterprise host…)
         self.latency = latency
         self.faults = faults
         self.max_graphql_aliases = max_graphql_aliases
@@ -566,7 +548,7 @@ class FakeGitHub:
             return repo
 
     def view(self, repo: FakeRepo) -> RepoView:
-        return RepoView(repo, self.base_url)
+        return RepoView(repo, self.base_url, self.web_url)
 
     def reset_log(self) -> None:
         with self._lock:
@@ -681,7 +663,7 @@ class FakeGitHub:
             time.sleep(fault.delay if fault.delay is not None else plan_delay)
         if fault is not None and fault.kind == "reset":
             log(0)
-            _abort(handler)
+            abort(handler)
             return
         path = urlsplit(target).path
         cost = 0

@@ -138,11 +138,13 @@ def latest_release(releases: list[FakeRelease]) -> FakeRelease | None:
 class RepoView:
     """What the git host derives from a FakeRepo: blob and tree SHAs, refs, the latest release."""
 
-    def __init__(self, repo: FakeRepo, base_url: str) -> None:
+    def __init__(
+        self, repo: FakeRepo, base_url: str, web_url: str = "https://github.com"
+    ) -> None:
         self.repo = repo
         self.full_name = repo.full_name
         self.api = f"{base_url}/repos/{self.full_name}"
-        self.html = f"https://github.com/{self.full_name}"
+        self.html = f"{web_url.rstrip('/')}/{self.full_name}"
         self.raw = f"{base_url}/raw/{self.full_name}"
 
     @property

@@ -25,13 +25,12 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from crawler.fakes.faults import FaultPlan, FaultRule
-from crawler.fakes.github import _abort  # an RST without an answer, shared with FakeGitHub
 from crawler.fakes.gitlab_state import (
     DEMO_CONFIG,
     DEMO_NOW,
@@ -43,6 +42,7 @@ from crawler.fakes.gitlab_state import (
     demo_state,
     epoch,
 )
+from crawler.fakes.server import FakeServer, abort
 
 __all__ = [
     "DEMO_CONFIG",
@@ -100,8 +100,7 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(FakeServer):
     fake: FakeGitLab
 
 
@@ -205,7 +204,7 @@ class FakeGitLab:
             time.sleep(fault.delay if fault.delay is not None else plan_delay)
         if fault is not None and fault.kind == "reset":
             log(0)
-            _abort(handler)
+            abort(handler)
             return
         remaining, reset = self._charge()
         try:

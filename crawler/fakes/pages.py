@@ -22,7 +22,9 @@ import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from crawler.fakes.server import FakeServer
 
 
 @dataclass(frozen=True)
@@ -143,8 +145,7 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(FakeServer):
     site: FakePageServer
 
 

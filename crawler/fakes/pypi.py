@@ -27,13 +27,11 @@ import base64
 import contextlib
 import hashlib
 import json
-import socket
-import struct
 import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
@@ -42,6 +40,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from crawler.fakes.faults import FaultPlan, FaultRule
+from crawler.fakes.server import FakeServer, abort
 
 __all__ = [
     "FakePackage",
@@ -351,7 +350,7 @@ class FakePyPI:
             )
         if fault is not None and fault.kind == "reset":
             log(0)
-            _abort(handler)
+            abort(handler)
             return
         try:
             resp = self._limited() or (
@@ -448,26 +447,8 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(FakeServer):
     fake: FakePyPI
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hung up (killed, timed out) is not the server's error."""
-        import sys
-
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-def _abort(handler: BaseHTTPRequestHandler) -> None:
-    """Close the socket with an RST and no answer: the client sees a connection reset."""
-    handler.close_connection = True
-    conn = handler.connection
-    with contextlib.suppress(OSError):
-        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        handler.rfile.close()
-        conn.close()
 
 
 def _send(handler: BaseHTTPRequestHandler, resp: _Resp, *, truncate: bool) -> None:

@@ -147,12 +147,20 @@ def _release_detail(change: dict[str, Any]) -> str:
     return f"{escape(details['published_at'][:10])}{named}"
 
 
+def _ref(change: dict[str, Any], side: str) -> str:
+    """A release or tag as named; a commit by its first 12 hex digits (the link has it whole)."""
+    value = change[side]
+    if change["kind"] == "new_commit" and isinstance(value, str):
+        value = value[:12]
+    return escape(value)
+
+
 def _release_lines(changes: list[dict[str, Any]]) -> list[str]:
     rows = [
         [
             escape(c["project"]),
             escape(c["kind"].replace("_", " ")),
-            f"{escape(c['before'])} → {escape(c['after'])}",
+            f"{_ref(c, 'before')} → {_ref(c, 'after')}",
             _release_detail(c),
             link("evidence", c["evidence_url"]),
         ]
@@ -172,6 +180,8 @@ def _license_lines(report: dict[str, Any]) -> list[str]:
         for p in report["projects"]
         if (p.get("license_analysis") or {}).get("differs_from_forge") or p["name"] in noassertion
     ]
+    # texts that add a restriction or a condition first: they change what users may do
+    differing.sort(key=lambda p: not (p.get("license_analysis") or {}).get("restricts"))
     lines: list[str] = []
     if differing:
         lines += _table(
@@ -195,11 +205,17 @@ def _license_lines(report: dict[str, Any]) -> list[str]:
         if flag is not None:
             status = " — NOASSERTION, new since the baseline" if flag["new"] else " — NOASSERTION"
         evidence = link(reading.get("path") or "license file", reading.get("url"))
+        if reading.get("restricts"):
+            status += " — the license text adds a restriction or condition"
         lines += [f"### {escape(project['name'])}{status}", "", f"File: {evidence}", ""]
-        for label, key in (("Extra text", "extra_text"), ("Altered text", "altered_text")):
-            for span in (reading.get(key) or [])[:5]:
-                lines.append(f"{label}, lines {span['start_line']}–{span['end_line']}:")
-                lines += [*_quote_block(span["text"]), ""]
+        spans = [*(reading.get("extra_text") or [])[:5], *(reading.get("altered_text") or [])[:5]]
+        spans.sort(key=lambda s: (s.get("effect") not in ("restriction", "condition"),
+                                  s["start_line"]))  # fmt: skip
+        for span in spans:
+            where = _lines(span["start_line"], span["end_line"])
+            what = str(span.get("finding") or "extra text")
+            lines.append(f"{what[:1].upper()}{what[1:]} ({where}):")
+            lines += [*_quote_block(span["text"]), ""]
         if reading.get("notes"):
             lines += [f"- note: {escape(note, 300)}" for note in reading["notes"][:5]] + [""]
     for change in report["changes"]:
@@ -221,6 +237,10 @@ def _license_lines(report: dict[str, Any]) -> list[str]:
             )
             lines.append(f"  - word diff: {rendered}")
     return lines
+
+
+def _lines(start: int, end: int) -> str:
+    return f"line {start}" if start == end else f"lines {start}–{end}"
 
 
 def _forge_verdict(project: dict[str, Any]) -> str | None:

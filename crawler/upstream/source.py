@@ -103,6 +103,8 @@ class SourceKind:
     check_path: Callable[[str], str]  # validates the name given; ValueError says what is wrong
     open: Callable[[SourceContext], Source]
     option_keys: tuple[str, ...] = ()  # further per-project keys, e.g. "gitlab_url"
+    # checks one option's value (key, value) → the value to keep; ValueError says what is wrong
+    check_option: Callable[[str, str], str] = lambda _key, value: value
     settings: type[BaseModel] = NoSettings
 
 

@@ -206,8 +206,11 @@ class GiteeSource:
         if response.status != 200:
             return snapshot
         blobs = parse.root_blobs(response.data)
+        page = f"{snapshot.repo.url}/blob/{quote(branch, safe='')}"
         inventory = tuple(
-            InventoryEntry(p, sha) for p, sha in sorted(blobs.items()) if is_license_file(p)
+            InventoryEntry(p, sha, f"{page}/{quote(p)}")
+            for p, sha in sorted(blobs.items())
+            if is_license_file(p)
         )
         snapshot = replace(snapshot, license_inventory=inventory)
         sources.append(("license_inventory", Provenance(response.url, now)))

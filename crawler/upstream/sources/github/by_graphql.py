@@ -252,7 +252,7 @@ class GraphQLRounds:
         for seen, blob in self._files(wanted, outcome):
             repo = seen.snapshot.repo
             assert repo is not None and seen.license_path is not None
-            url = f"{repo.url}/blob/{repo.default_branch or 'HEAD'}/{seen.license_path}"
+            url = parse.file_url(repo.url, repo.default_branch or "HEAD", seen.license_path)
             if blob.get("isTruncated") or blob.get("isBinary") or blob.get("text") is None:
                 try:  # too big or odd for GraphQL's text: REST has it
                     license_file = self._rest_license(seen)
@@ -298,9 +298,9 @@ class GraphQLRounds:
             allow=(404, 409),
         )
         if response.status == 200:
-            seen.snapshot = replace(
-                seen.snapshot, license_inventory=parse.inventory_from_tree(response.data)
-            )
+            repo = seen.snapshot.repo
+            inventory = parse.inventory_from_tree(response.data, repo.url, repo.default_branch)
+            seen.snapshot = replace(seen.snapshot, license_inventory=inventory)
             seen.provenance.append(("license_inventory", Provenance(response.url, self.clock())))
 
 

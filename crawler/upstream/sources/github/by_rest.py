@@ -137,4 +137,6 @@ class RestProject:
             sources.extend(carried(prior, "license_inventory"))
             return replace(snapshot, license_inventory=kept)
         sources.append(("license_inventory", Provenance(response.url, now)))
-        return replace(snapshot, license_inventory=parse.inventory_from_tree(response.data))
+        repo = snapshot.repo
+        inventory = parse.inventory_from_tree(response.data, repo.url, repo.default_branch)
+        return replace(snapshot, license_inventory=inventory)

@@ -142,12 +142,25 @@ def license_file_from_rest(data: dict[str, Any]) -> tuple[LicenseFile, ForgeLice
     return license_file, forge_license(data.get("license"))
 
 
-def inventory_from_tree(data: dict[str, Any]) -> tuple[InventoryEntry, ...]:
+def file_url(repo_url: str, ref: str, path: str) -> str:
+    """A file's page on the forge the repository answer came from (github.com or Enterprise)."""
+    return f"{repo_url.rstrip('/')}/blob/{quote(ref, safe='/')}/{quote(path, safe='/')}"
+
+
+def inventory_from_tree(
+    data: dict[str, Any], repo_url: str | None = None, ref: str | None = None
+) -> tuple[InventoryEntry, ...]:
+    """License-ish files of a recursive tree; with the repository's web URL and a ref, each
+    entry links to its page."""
     entries = _req(data, "tree")
     if not isinstance(entries, list):
         raise ShapeError("tree is not a list")
     found = [
-        InventoryEntry(path=str(e["path"]), blob_sha=str(e.get("sha", "")))
+        InventoryEntry(
+            path=str(e["path"]),
+            blob_sha=str(e.get("sha", "")),
+            url=file_url(repo_url, ref, str(e["path"])) if repo_url and ref else None,
+        )
         for e in entries
         if isinstance(e, dict) and e.get("type") == "blob" and is_license_file(str(e.get("path")))
     ]

@@ -98,6 +98,16 @@ def _open(context: SourceContext) -> Source:
     return GitLabSource(context)
 
 
+def _check_option(key: str, value: str) -> str:
+    """``gitlab_url`` is checked when sources.yaml is read: a typo is a file:line error."""
+    if key != URL_OPTION:
+        return value
+    try:
+        return instance_url(value)
+    except ValueError as exc:
+        raise ValueError(f"{key} {exc}") from None
+
+
 KIND = SourceKind(
     name="gitlab",
     label="GitLab",
@@ -106,5 +116,6 @@ KIND = SourceKind(
     check_path=check_path,
     open=_open,
     option_keys=(URL_OPTION,),
+    check_option=_check_option,
     settings=GitLabSettings,
 )

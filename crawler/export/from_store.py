@@ -1,0 +1,259 @@
+"""A stored audit → the export's plain inputs. The only module of the export that reads the store.
+
+Everything observed comes from the database: each project's last good state as of the audit
+(tracked ref, license facts, pages), when it was last checked, whether this audit checked it.
+``sources.yaml``, when given, supplies only what is not stored: the order of the rows and how a
+watched table's rows become integration records (its ``integrations`` mapping).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from crawler.analysis.licenses import LicenseAnalysis, is_license_file
+from crawler.config import Config, PageSpec, ProjectSpec
+from crawler.diff.licenses import forge_spdx
+from crawler.export.inputs import (
+    EvidenceLink,
+    ExportInput,
+    LicenseFacts,
+    LicenseFile,
+    Pin,
+    ProjectInput,
+    TableMapping,
+    TrackedRef,
+    WatchedPage,
+    WatchedTable,
+    license_facts_from_analysis,
+)
+from crawler.export.merge import MergeError
+from crawler.model import PageSnapshot, ProjectSnapshot, ProjectStatus
+from crawler.store import AuditInfo, Store
+from crawler.versions import current_version
+
+GOOD = ("complete", "partial")
+
+
+class NothingToExport(Exception):
+    """No finished audit to export, or the one asked for cannot be exported."""
+
+
+def chosen_audit(store: Store, audit_id: int | None) -> AuditInfo:
+    """The audit asked for, else the latest complete one (else the latest partial one)."""
+    if audit_id is not None:
+        audit = store.audit(audit_id)
+        if audit is None:
+            raise NothingToExport(f"no audit {audit_id} in the database")
+        if audit.status not in GOOD:
+            raise NothingToExport(
+                f"audit #{audit_id} is {audit.status}: only a complete or partial audit is "
+                "exported (its facts would not be its own)"
+            )
+        return audit
+    audits = [a for a in store.audits() if a.status in GOOD]
+    complete = [a for a in audits if a.status == "complete"]
+    if not audits:
+        raise NothingToExport("no finished audit in the database: run `crawler audit` first")
+    return (complete or audits)[-1]
+
+
+def _day(stamp: str | None) -> date | None:
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).date()
+    except ValueError:
+        return None
+
+
+def _ref(name: str, snapshot: ProjectSnapshot) -> TrackedRef:
+    row = current_version(name, snapshot, None)
+    if row.version_source is None:
+        return TrackedRef("none")
+    ref_name = row.version
+    if row.version_source == "commit" and snapshot.head is not None:
+        ref_name = snapshot.head.sha
+    return TrackedRef(
+        row.version_source, ref_name, _day(row.published_at), row.prerelease, row.url
+    )
+
+
+def _bundled(snapshot: ProjectSnapshot) -> tuple[LicenseFile, ...]:
+    """License files away from the repository root: separately licensed bundled material."""
+    root = snapshot.license_file.path if snapshot.license_file else None
+    return tuple(
+        LicenseFile(entry.path, entry.url)
+        for entry in snapshot.license_inventory or ()
+        if "/" in entry.path and entry.path != root and _names_a_license(entry.path)
+    )
+
+
+def _names_a_license(path: str) -> bool:
+    """LICENSE*, LICENCE*, COPYING* (a NOTICE or a third-party list is not a license)."""
+    name = path.rsplit("/", 1)[-1].upper()
+    return is_license_file(path) and name.startswith(("LICENSE", "LICENCE", "COPYING"))
+
+
+def _license(snapshot: ProjectSnapshot) -> LicenseFacts | None:
+    if snapshot.forge_license is None and snapshot.license_file is None:
+        return None
+    lf = snapshot.license_file
+    analysis = LicenseAnalysis.from_dict(lf.analysis) if lf and lf.analysis else None
+    return license_facts_from_analysis(
+        analysis,
+        forge_verdict=forge_spdx(snapshot),
+        root_path=lf.path if lf else None,
+        root_url=lf.url or None if lf else None,
+        bundled=_bundled(snapshot),
+    )
+
+
+def _pages(
+    snapshot: ProjectSnapshot, spec: ProjectSpec | None, observed: date | None, fallback: date
+) -> tuple[WatchedPage, ...]:
+    specs: dict[str, PageSpec] = {p.name: p for p in spec.pages} if spec else {}
+    pages = []
+    for page in snapshot.pages:
+        page_spec = specs.get(page.name)
+        tables = {t.name: t for t in page_spec.tables} if page_spec else {}
+        pages.append(
+            WatchedPage(
+                name=page.name,
+                url=page.url,
+                observed_on=_page_day(snapshot, page) or observed or fallback,
+                tables=tuple(
+                    WatchedTable(
+                        t.name,
+                        t.columns,
+                        t.key_columns,
+                        t.rows,
+                        TableMapping.from_spec(tables[t.name]) if t.name in tables else None,
+                    )
+                    for t in page.tables
+                ),
+                pins=tuple(Pin(name, value) for name, value in page.pins),
+                integration=page_spec.integration if page_spec else None,
+            )
+        )
+    return tuple(pages)
+
+
+def _page_day(snapshot: ProjectSnapshot, page: PageSnapshot) -> date | None:
+    for facet, where in snapshot.provenance:
+        if facet == f"page:{page.name}":
+            return _day(where.fetched_at)
+    return None
+
+
+def _evidence(snapshot: ProjectSnapshot, ref: TrackedRef) -> tuple[EvidenceLink, ...]:
+    links: list[tuple[str, str | None]] = [
+        ("repository", snapshot.repo.url if snapshot.repo else None),
+        (ref.kind, ref.url) if ref.kind != "none" else ("ref", None),
+        ("license file", snapshot.license_file.url if snapshot.license_file else None),
+    ]
+    links += [(f"{p.registry} package", p.url) for p in snapshot.packages]
+    return tuple(EvidenceLink(about, url) for about, url in links if url)
+
+
+def export_input(
+    store: Store,
+    audit: AuditInfo,
+    config: Config | None,
+    labels: Mapping[str, str],
+) -> ExportInput:
+    """``labels`` names each forge for prose: {"github": "GitHub", …}."""
+    states = {n: s.snapshot for n, s in store.states_as_of(audit.id, include_own=True).items()}
+    outcomes, _errors = store.audit_results(audit.id)
+    checked = set(audit.checked) if audit.checked is not None else {
+        name
+        for name in audit.projects
+        if name not in outcomes or outcomes[name].status == ProjectStatus.OK
+    }
+    last = store.last_checked(audit.id)
+    specs = {p.name: p for p in config.projects} if config else {}
+    order = [p.name for p in config.projects if p.name in audit.projects] if config else []
+    order += [name for name in audit.projects if name not in order]
+    audit_day = audit.started_at.date()
+    projects = []
+    for index, name in enumerate(order):
+        snapshot = states.get(name)
+        last_checked = last[name].date() if name in last else None
+        if snapshot is None:
+            projects.append(
+                ProjectInput(name, index, None, None, None, None, last_checked, name in checked)
+            )
+            continue
+        ref = _ref(name, snapshot)
+        repo = snapshot.repo
+        projects.append(
+            ProjectInput(
+                name=name,
+                order=index,
+                repository_url=repo.url if repo else None,
+                forge=labels.get(repo.forge, repo.forge) if repo else None,
+                ref=ref if repo else None,
+                license=_license(snapshot),
+                last_checked=last_checked,
+                checked_in_audit=name in checked,
+                evidence=_evidence(snapshot, ref),
+                pages=_pages(snapshot, specs.get(name), last_checked, audit_day),
+            )
+        )
+    return ExportInput(audit.id, audit_day, tuple(projects))
+
+
+def describe(export: ExportInput) -> dict[str, Any]:
+    """A one-line summary for the command line."""
+    return {
+        "audit": export.audit_id,
+        "date": export.audit_date.isoformat(),
+        "projects": len(export.projects),
+        "checked": sum(1 for p in export.projects if p.checked_in_audit),
+    }
+
+
+def export_audit(
+    store: Store,
+    config: Config | None,
+    audit_id: int | None,
+    out_dir: Path,
+    *,
+    into: Path | None = None,
+    labels: Mapping[str, str],
+) -> ExportOutcome:
+    """Write the export of one audit; with ``into``, also merge its catalog into a curated file
+    (the curated file is rewritten only when the merged result validates) and write the merge
+    report beside the export. ExportError, MergeError or NothingToExport when it cannot."""
+    from crawler.export.catalog import build_catalog
+    from crawler.export.merge import merge_file
+    from crawler.export.validate import validate_catalog
+    from crawler.export.writer import write_export, write_json
+
+    audit = chosen_audit(store, audit_id)
+    export = export_input(store, audit, config, labels)
+    written = write_export(export, out_dir)
+    merge_report: dict[str, Any] | None = None
+    if into is not None:
+        merged, merge_report = merge_file(into, build_catalog(export))
+        problems = validate_catalog(merged, today=export.audit_date)
+        if problems:
+            raise MergeError(
+                f"{into}: the merged catalog would not validate, so it was not written: "
+                + "; ".join(str(p) for p in problems[:10])
+            )
+        write_json(into, merged)
+        report_path = out_dir / "merge-report.json"
+        write_json(report_path, merge_report)
+        written += [into, report_path]
+    return ExportOutcome(export, tuple(written), merge_report)
+
+
+@dataclass(frozen=True)
+class ExportOutcome:
+    export: ExportInput
+    written: tuple[Path, ...]
+    merge_report: dict[str, Any] | None

@@ -221,7 +221,9 @@ def demo_state(*, after: bool) -> GitLabState:
         tags=[GitLabTag("v0.3.0", "8" * 40, "2026-10-02T09:00:00Z")],
     )  # fmt: skip
     if after:
-        toolkit.releases += [release("v2.2.0", "11-10"), release("v3.0.0-rc1", "12-24")]
+        # announced for a date far ahead: an upcoming release whatever day the demo runs
+        upcoming = GitLabRelease("v3.0.0-rc1", "Toolkit v3.0.0-rc1", "2030-01-15T09:00:00Z")
+        toolkit.releases += [release("v2.2.0", "11-10"), upcoming]
         shim.tags.append(GitLabTag("v0.4.0", "9" * 40, "2026-11-12T09:00:00Z"))
         shim.old_paths, shim.path, shim.archived = [shim.path], "runtime-team/shim", True
     return GitLabState([toolkit, shim])

@@ -41,7 +41,7 @@ from crawler.fakes.gitee_state import (
     cst,
     not_found,
 )
-from crawler.fakes.server import FakeServer
+from crawler.fakes.server import FakeServer, LoopbackService
 
 __all__ = [
     "FakeGitee",
@@ -83,8 +83,11 @@ class _Server(FakeServer):
     fake: FakeGitee
 
 
-class FakeGitee:
+class FakeGitee(LoopbackService):
     """The server. ``with FakeGitee(state) as gitee:`` runs it on 127.0.0.1."""
+
+    server_class = _Server
+    handler = _Handler
 
     def __init__(
         self,
@@ -106,36 +109,9 @@ class FakeGitee:
         self._remaining = dict(self._limits)
         self._reset = {False: reset, True: reset}
         self.state = state
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
         self.base_url = ""
 
     # -- lifecycle -----------------------------------------------------------------------------
-
-    def start(self) -> FakeGitee:
-        if self._server is None:
-            self._server = _Server(("127.0.0.1", 0), _Handler)
-            self._server.fake = self
-            self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
-            self._thread = threading.Thread(
-                target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeGitee:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     @property
     def api_url(self) -> str:

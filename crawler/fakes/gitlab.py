@@ -26,7 +26,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
@@ -42,7 +41,7 @@ from crawler.fakes.gitlab_state import (
     demo_state,
     epoch,
 )
-from crawler.fakes.server import FakeServer, abort
+from crawler.fakes.server import FakeServer, LoopbackService, abort
 
 __all__ = [
     "DEMO_CONFIG",
@@ -104,8 +103,11 @@ class _Server(FakeServer):
     fake: FakeGitLab
 
 
-class FakeGitLab:
+class FakeGitLab(LoopbackService):
     """``with FakeGitLab(state) as gl:`` serves ``state`` on 127.0.0.1 until the block ends."""
+
+    server_class = _Server
+    handler = _Handler
 
     def __init__(
         self,
@@ -129,37 +131,7 @@ class FakeGitLab:
         self._remaining = rate_limit
         self._reset = int(time.time()) + 60
         self._lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
         self.base_url = ""
-
-    def start(self) -> FakeGitLab:
-        if self._server is None:
-            server = _Server(("127.0.0.1", 0), _Handler)
-            server.fake = self
-            self._server = server
-            self.base_url = f"http://127.0.0.1:{server.server_address[1]}"
-            self._thread = threading.Thread(
-                target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeGitLab:
-        return self.start()
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     @property
     def web_url(self) -> str:

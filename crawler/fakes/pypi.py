@@ -32,7 +32,6 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler
-from types import TracebackType
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
@@ -40,7 +39,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from crawler.fakes.faults import FaultPlan, FaultRule
-from crawler.fakes.server import FakeServer, abort
+from crawler.fakes.server import FakeServer, LoopbackService, abort
 
 __all__ = [
     "FakePackage",
@@ -146,8 +145,28 @@ def _iso_upload(stamp: str, offset: int) -> tuple[str, str]:
     return moment.strftime("%Y-%m-%dT%H:%M:%S"), iso
 
 
-class FakePyPI:
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "nginx"
+    sys_version = ""
+    timeout = 60
+
+    def do_GET(self) -> None:
+        cast(_Server, self.server).fake.dispatch(self)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _Server(FakeServer):
+    fake: FakePyPI
+
+
+class FakePyPI(LoopbackService):
     """The server. ``with FakePyPI(state) as pypi:`` starts it on 127.0.0.1 and stops it."""
+
+    server_class = _Server
+    handler = _Handler
 
     def __init__(
         self,
@@ -167,41 +186,10 @@ class FakePyPI:
         self._in_flight = 0
         self._web_url = web_url
         self._lock = threading.RLock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
         self.base_url = ""
         self.state = state
 
     # ---- lifecycle
-
-    def start(self) -> FakePyPI:
-        if self._server is None:
-            server = _Server(("127.0.0.1", 0), _Handler)
-            server.fake = self
-            self._server = server
-            self.base_url = f"http://127.0.0.1:{server.server_address[1]}"
-            self._thread = threading.Thread(
-                target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakePyPI:
-        return self.start()
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     @property
     def web_url(self) -> str:
@@ -432,23 +420,6 @@ def _not_found() -> _Resp:
 
 
 # -------------------------------------------------------------------------------------- server
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "nginx"
-    sys_version = ""
-    timeout = 60
-
-    def do_GET(self) -> None:
-        cast(_Server, self.server).fake.dispatch(self)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _Server(FakeServer):
-    fake: FakePyPI
 
 
 def _send(handler: BaseHTTPRequestHandler, resp: _Resp, *, truncate: bool) -> None:

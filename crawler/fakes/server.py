@@ -7,8 +7,9 @@ import contextlib
 import socket
 import struct
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 class FakeServer(ThreadingHTTPServer):
@@ -28,3 +29,42 @@ def abort(handler: BaseHTTPRequestHandler) -> None:
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         handler.rfile.close()
         conn.close()
+
+
+class LoopbackService:
+    """Serves one fake on 127.0.0.1 (a free port) from a thread: ``with FakeX(...) as x:``.
+
+    A subclass names its ``server_class`` (a FakeServer subclass whose handler reads
+    ``self.server.fake``) and ``handler``; ``base_url`` is set once it is started."""
+
+    server_class: type[FakeServer] = FakeServer
+    handler: type[BaseHTTPRequestHandler]
+    base_url = ""
+    _server: FakeServer | None = None
+    _thread: threading.Thread | None = None
+
+    def start(self) -> Self:
+        if self._server is None:
+            server = self.server_class(("127.0.0.1", 0), self.handler)
+            server.fake = self  # type: ignore[attr-defined]
+            self._server = server
+            self.base_url = f"http://127.0.0.1:{server.server_address[1]}"
+            self._thread = threading.Thread(
+                target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()

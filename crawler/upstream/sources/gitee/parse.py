@@ -17,37 +17,17 @@ from typing import Any
 from urllib.parse import quote
 
 from crawler.model import Commit, ForgeLicense, LicenseFile, Release, RepoInfo, Tag
+from crawler.upstream.answers import ShapeError as ShapeError  # raised to callers
+from crawler.upstream.answers import cap, field, optional
 
 FORGE = "gitee"
 CLOSED = "关闭"  # Gitee's "closed" repository status: read-only, what GitHub calls archived
 NOASSERTION = "NOASSERTION"
-MAX_NAME = 300
 MAX_TEXT = 256 * 1024
 
 
-class ShapeError(ValueError):
-    """The JSON did not have the shape Gitee documents."""
-
-
-def cap(value: Any, limit: int = MAX_NAME) -> str | None:
-    if value is None:
-        return None
-    text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _req(obj: Any, key: str) -> Any:
-    if not isinstance(obj, dict) or obj.get(key) is None:
-        raise ShapeError(f"missing field {key!r} in Gitee answer")
-    return obj[key]
-
-
-def _opt(obj: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj
+    return field(obj, key, service="Gitee")
 
 
 def utc(stamp: Any) -> str | None:
@@ -84,7 +64,7 @@ def forge_license(value: Any) -> ForgeLicense:
 def repo_info(data: dict[str, Any]) -> tuple[RepoInfo, ForgeLicense]:
     full_name = data.get("full_name")
     if not isinstance(full_name, str) or "/" not in full_name:
-        owner, path = _opt(data, "namespace", "path"), data.get("path")
+        owner, path = optional(data, "namespace", "path"), data.get("path")
         if not (isinstance(owner, str) and isinstance(path, str)):
             raise ShapeError("missing field 'full_name' in Gitee answer")
         full_name = f"{owner}/{path}"
@@ -136,7 +116,7 @@ def tags(data: Any, repo_url: str) -> tuple[Tag, ...]:
             Tag(
                 name=name,
                 sha=str(_req(_req(item, "commit"), "sha")),
-                date=utc(_opt(item, "commit", "date")),
+                date=utc(optional(item, "commit", "date")),
                 url=f"{repo_url}/tree/{quote(name, safe='')}",
             )
         )
@@ -145,8 +125,8 @@ def tags(data: Any, repo_url: str) -> tuple[Tag, ...]:
 
 def commit(data: Any, repo_url: str) -> Commit:
     sha = str(_req(data, "sha"))
-    date = utc(_opt(data, "commit", "committer", "date")) or utc(
-        _opt(data, "commit", "author", "date")
+    date = utc(optional(data, "commit", "committer", "date")) or utc(
+        optional(data, "commit", "author", "date")
     )
     return Commit(sha=sha, date=date, url=str(data.get("html_url") or f"{repo_url}/commit/{sha}"))
 
@@ -164,8 +144,8 @@ def root_blobs(data: Any) -> dict[str, str]:
 
 
 def file_text(data: Any) -> str:
-    content = _opt(data, "content") or ""
-    if _opt(data, "encoding") not in (None, "base64"):
+    content = optional(data, "content") or ""
+    if optional(data, "encoding") not in (None, "base64"):
         raise ShapeError(f"unexpected content encoding {data.get('encoding')!r}")
     try:
         raw = base64.b64decode(content, validate=False)[:MAX_TEXT]

@@ -20,37 +20,15 @@ from crawler.model import (
     RepoInfo,
     Tag,
 )
+from crawler.upstream.answers import ShapeError as ShapeError  # raised to callers
+from crawler.upstream.answers import cap, field, optional
 
-MAX_NAME = 300
 MAX_LICENSE_TEXT = 256 * 1024
 MAX_INVENTORY = 2000
 
 
-class ShapeError(ValueError):
-    """The JSON did not have the shape GitHub documents."""
-
-
-def cap(value: Any, limit: int = MAX_NAME) -> str | None:
-    if value is None:
-        return None
-    text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _req(obj: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(obj, dict) or key not in obj:
-            raise ShapeError(f"missing field {'.'.join(keys)!r} in GitHub answer")
-        obj = obj[key]
-    return obj
-
-
-def _opt(obj: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj
+    return field(obj, *keys, service="GitHub")
 
 
 def forge_license(data: Any) -> ForgeLicense:
@@ -116,7 +94,8 @@ def commit_from_rest(data: Any) -> Commit:
         raise ShapeError("commit list is empty")
     return Commit(
         sha=str(_req(item, "sha")),
-        date=_opt(item, "commit", "committer", "date") or _opt(item, "commit", "author", "date"),
+        date=optional(item, "commit", "committer", "date")
+        or optional(item, "commit", "author", "date"),
         url=str(item.get("html_url") or ""),
     )
 
@@ -184,7 +163,7 @@ def repo_from_graphql(node: dict[str, Any]) -> tuple[RepoInfo, ForgeLicense]:
 
 
 def releases_from_graphql(node: dict[str, Any]) -> tuple[Release, ...]:
-    nodes = _opt(node, "releases", "nodes") or []
+    nodes = optional(node, "releases", "nodes") or []
     releases = []
     for item in nodes:
         if not isinstance(item, dict):
@@ -207,7 +186,7 @@ def releases_from_graphql(node: dict[str, Any]) -> tuple[Release, ...]:
 
 def tags_from_graphql(node: dict[str, Any], repo_url: str) -> tuple[Tag, ...]:
     tags = []
-    for item in _opt(node, "refs", "nodes") or []:
+    for item in optional(node, "refs", "nodes") or []:
         target = item.get("target") or {}
         inner = target.get("target")
         peeled: dict[str, Any] = inner if isinstance(inner, dict) else target
@@ -225,7 +204,7 @@ def tags_from_graphql(node: dict[str, Any], repo_url: str) -> tuple[Tag, ...]:
 
 
 def head_from_graphql(node: dict[str, Any]) -> Commit | None:
-    target = _opt(node, "defaultBranchRef", "target")
+    target = optional(node, "defaultBranchRef", "target")
     if not isinstance(target, dict) or "oid" not in target:
         return None
     return Commit(

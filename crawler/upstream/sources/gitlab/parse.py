@@ -16,29 +16,15 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from crawler.model import Commit, ForgeLicense, LicenseFile, Release, RepoInfo, Tag
+from crawler.upstream.answers import ShapeError as ShapeError  # raised to callers
+from crawler.upstream.answers import cap, field
 
-MAX_NAME = 300
 MAX_FILE_TEXT = 1024 * 1024  # a README or license file; larger ones are cut
 NOASSERTION = "NOASSERTION"
 
 
-class ShapeError(ValueError):
-    """The JSON did not have the shape GitLab documents."""
-
-
-def cap(value: Any, limit: int = MAX_NAME) -> str | None:
-    if value is None:
-        return None
-    text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _req(obj: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(obj, dict) or obj.get(key) is None:
-            raise ShapeError(f"missing field {'.'.join(keys)!r} in GitLab answer")
-        obj = obj[key]
-    return obj
+    return field(obj, *keys, service="GitLab")
 
 
 def _web_url(value: Any, what: str) -> str:

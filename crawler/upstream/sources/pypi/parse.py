@@ -16,15 +16,12 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from crawler.model import PackageInfo, PackageVersion
+from crawler.upstream.answers import ShapeError as ShapeError  # raised to callers
 from crawler.upstream.sources.pypi.licenses import declared_license
 from crawler.versions import looks_like_prerelease
 
 MAX_VERSION = 100
 MAX_NAME = 200
-
-
-class ShapeError(ValueError):
-    """The JSON did not have the shape PyPI documents."""
 
 
 def _timestamp(file: Mapping[str, Any]) -> str | None:

@@ -239,6 +239,7 @@ def run_audit(
         secrets=secrets,
         should_stop=stop,
         pin_text_limit=config.settings.pin_text_limit,
+        project_deadline=config.settings.project_deadline,
         progress=progress,
     )
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -114,6 +115,7 @@ class Gatherer:
         secrets: Iterable[str | None] = (),
         should_stop: Callable[[], bool] = lambda: False,
         pin_text_limit: int = DEFAULT_PIN_TEXT_LIMIT,
+        project_deadline: float | None = None,
         progress: AuditProgress | None = None,
         analyse: Callable[[str, str, Sequence[str]], dict[str, Any]] | None = None,
     ) -> None:
@@ -122,6 +124,7 @@ class Gatherer:
         self.secrets = tuple(secrets)
         self.should_stop = should_stop
         self.pin_text_limit = pin_text_limit
+        self.project_deadline = project_deadline  # seconds for all the pages of one project
         self.progress = progress
         self._analyse = analyse or _analyse_license
         self.sources = OpenSources({})
@@ -303,7 +306,18 @@ class Gatherer:
         notes: list[str] = []
         provenance = list(snapshot.provenance)
         earlier = {p.name: p for p in (prior.pages if prior else ())}
+        started = time.monotonic()
         for page in spec.pages:
+            limit = self.project_deadline
+            if limit is not None and time.monotonic() - started > limit:
+                message = (
+                    f"not read: the project's pages took longer than its {limit:g}s deadline "
+                    "(settings.project_deadline)"
+                )
+                errors.append(FetchError(spec.name, f"page:{page.name}", page.where, message))
+                if page.name in earlier:
+                    pages.append(earlier[page.name])
+                continue
             try:
                 body, content_type, url = self._page_body(spec, page)
                 pages.append(_extract_page(page, body, content_type, url, self.pin_text_limit))

@@ -132,3 +132,47 @@ def test_page_changes_errors_and_carry_forward(
     assert table["evidence_url"] == f"{site.base_url}/support.html"
     markdown = (tmp / "reports" / "latest" / "report.md").read_text()
     assert "| MLU | Status | in progress | supported |" in markdown
+
+
+def test_a_projects_pages_stop_at_its_deadline_and_keep_their_last_extraction(
+    tmp_path: Path, db_url: str
+) -> None:
+    """Issue 9: one deadline for a whole project. Three slow pages (0.3 s each) under a 0.5 s
+    project deadline: the third is not read, is an error naming the setting, and keeps its
+    last good extraction; the project is still checked."""
+    pages = "".join(
+        f"      - name: p{n}\n        url: SITE/p{n}.html\n        pins: {{v: 'v([0-9.]+)'}}\n"
+        for n in range(3)
+    )
+    text = (
+        "settings: {allow_private_addresses: true, project_deadline: LIMIT}\n"
+        "projects:\n  - name: Slow vendor\n    homepage: https://vendor.example\n    pages:\n"
+        + pages
+    )
+    with FakePageServer() as site:
+        for n in range(3):
+            site.set_page(f"/p{n}.html", f"<p>v1.{n}</p>".encode())
+        store = Store(db_url)
+        try:
+            roomy = parse_config(text.replace("SITE", site.base_url).replace("LIMIT", "60"))
+            run_audit(roomy, store, tmp_path / "r", env={}, sleep=lambda _s: None)
+            for n in range(3):
+                site.set_page(f"/p{n}.html", f"<p>v2.{n}</p>".encode(), delay=0.3)
+            tight = parse_config(text.replace("SITE", site.base_url).replace("LIMIT", "0.5"))
+            outcome = run_audit(tight, store, tmp_path / "r", env={}, sleep=lambda _s: None)
+        finally:
+            store.close()
+    report = outcome.report
+    assert [(c["kind"], c["before"], c["after"]) for c in report["changes"]] == [
+        ("pin_changed", "1.0", "2.0"),
+        ("pin_changed", "1.1", "2.1"),
+    ]
+    assert [(e["source"], e["error"]) for e in report["errors"]] == [
+        (
+            "page:p2",
+            "not read: the project's pages took longer than its 0.5s deadline "
+            "(settings.project_deadline)",
+        )
+    ]
+    assert report["projects"][0]["status"] == "ok"
+    assert outcome.exit_code == 1

@@ -350,3 +350,28 @@ def test_answered_failures_do_not_count_as_unreachable(server: Script) -> None:
         with pytest.raises(SourceError, match="HTTP 500"):
             api.get("/down")
     assert api.get("/up").data == {"ok": True}
+
+
+def test_a_server_dripping_header_lines_is_cut_off_at_the_request_deadline() -> None:
+    """The read timeout restarts with every header line; one deadline for the whole request
+    (headers included) does not. Regression: JsonApi only bounded the body."""
+    from crawler.fakes.pages import FakePageServer
+
+    with FakePageServer() as site:
+        site.set_page("/api/slow", b"{}", "application/json", drip_headers=(40, 0.1))
+        site.set_page("/api/fast", b'{"ok": true}', "application/json")
+        settings = ApiSettings(max_retries=0)
+        api = JsonApi(
+            "Forge", site.base_url + "/api", cache=MemoryCache(), settings=settings,
+            timeout=5, deadline=0.5, sleep=lambda _s: None,
+        )  # fmt: skip
+        try:
+            with pytest.raises(SourceError) as caught:
+                api.get("/slow")
+            assert api.get("/fast").data == {"ok": True}  # the next request is unaffected
+        finally:
+            api.close()
+    assert str(caught.value) == (
+        "Forge sent no complete answer within the request deadline of 0.5s "
+        "(gave up after 1 attempt(s), 0.0s of waiting)"
+    )

@@ -35,6 +35,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from crawler.upstream.deadline import DeadlineTransport, deadline, deadline_passed
 from crawler.upstream.http import (
     USER_AGENT,
     CachedResponse,
@@ -195,7 +196,10 @@ class JsonApi:
         self._paused: tuple[float, str] | None = None  # (monotonic end, why): a long Retry-After
         self._own_client = client is None
         self._client = client or httpx.Client(
-            timeout=timeout, headers={"User-Agent": USER_AGENT}, follow_redirects=False
+            timeout=timeout,
+            headers={"User-Agent": USER_AGENT},
+            follow_redirects=False,
+            transport=DeadlineTransport(),  # the deadline covers headers, not only the body
         )
 
     @property
@@ -293,7 +297,12 @@ class JsonApi:
 
     def _send(self, url: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         self._check_budget(url)
-        started = time.monotonic()
+        with deadline(self._deadline):
+            return self._send_within_deadline(url, headers)
+
+    def _send_within_deadline(
+        self, url: str, headers: dict[str, str]
+    ) -> tuple[int, dict[str, str], bytes]:
         origin = _origin(self.base_url)
         current = self._strip_credentials(url)
         answered = False  # this hop's status line came back: reachable, if unwell
@@ -312,16 +321,17 @@ class JsonApi:
                     if response.status_code in (301, 302, 303, 307, 308) and location:
                         current = self._strip_credentials(str(response.url.join(location)))
                         continue
-                    chunks = []
-                    for chunk in response.iter_bytes():
-                        if time.monotonic() - started > self._deadline:
-                            raise _Transient(f"{self.name} took more than {self._deadline:.0f}s")
-                        chunks.append(chunk)
-                    body = b"".join(chunks)
+                    body = response.read()  # bounded by the request's deadline
                     break
             else:
                 raise SourceError(f"more than {MAX_REDIRECTS} redirects from {self.name}", url)
         except httpx.TimeoutException as exc:
+            if deadline_passed():
+                raise _Transient(
+                    f"{self.name} sent no complete answer within the request deadline of "
+                    f"{self._deadline:g}s",
+                    unanswered=not answered,
+                ) from None
             raise _Transient(
                 f"no answer from {self.name}: timed out ({type(exc).__name__})",
                 unanswered=not answered,

@@ -56,6 +56,7 @@ class GiteeSource:
         self.api = JsonApi(
             KIND.label, api_url, cache=context.cache, settings=settings,
             timeout=context.common.timeout,
+            deadline=context.common.request_deadline,
             auth_headers={"Authorization": f"Bearer {token}"} if token else None,
             sleep=context.sleep,
         )  # fmt: skip

@@ -96,6 +96,7 @@ class GitLabSource:
                     cache=self._context.cache,
                     settings=self._settings,
                     timeout=self._context.common.timeout,
+                    deadline=self._context.common.request_deadline,
                     auth_headers={TOKEN_HEADER: token} if token else None,
                     sleep=self._context.sleep,
                 )

@@ -46,6 +46,7 @@ class PyPISource:
             cache=context.cache,
             settings=settings,
             timeout=context.common.timeout,
+            deadline=context.common.request_deadline,
             sleep=context.sleep,
         )
         self._clock = context.clock

@@ -18,7 +18,7 @@ import pytest
 
 import crawler.diff
 import crawler.gather
-from crawler.audit import AuditOutcome, run_audit
+from crawler.audit import AuditOutcome, rebuild_report, run_audit
 from crawler.config import Config, PageSpec, parse_config
 from crawler.diff import DiffRules, Tracked
 from crawler.fakes.github import FakeGitHub, GitHubState, git_blob_sha
@@ -209,6 +209,9 @@ def test_one_project_failing_in_a_stage_is_its_error_and_the_others_are_reported
     assert "**Not all clear:** 1 project(s) had errors." in markdown
     assert f"- **Broken** ({source}): {prefix}" in markdown
     assert "- **Broken** not checked (error)" in markdown
+    rebuilt = rebuild_report(world.store, world.config, broken.audit_id)  # as stored
+    assert (rebuilt["changes"], rebuilt["errors"]) == (report["changes"], report["errors"])
+    assert _rows(rebuilt) == _rows(report)
 
     recovered = world.audit().report  # the fault is gone: what Broken missed comes now
     assert recovered["audit"]["baseline_audit_id"] == broken.audit_id

@@ -204,6 +204,52 @@ def stale_flags(
     return flags
 
 
+def _compare_all(
+    config: Config,
+    specs: Sequence[ProjectSpec],
+    prior: Mapping[str, ProjectSnapshot],
+    baseline: AuditInfo | None,
+    results: Mapping[str, ProjectResult],
+    rules: DiffRules,
+) -> tuple[dict[str, ProjectResult], dict[str, ProjectSnapshot], Findings]:
+    """The diff of this audit: the results (a project the diff could not compare demoted to an
+    error), each project's state after it, and the findings."""
+
+    def compare(
+        results: Mapping[str, ProjectResult],
+    ) -> tuple[dict[str, ProjectSnapshot], Findings]:
+        checked = {n: r for n, r in results.items() if r.status == ProjectStatus.OK}
+        current = {**prior, **{n: r.snapshot for n, r in checked.items() if r.snapshot}}
+        findings = diff_audit(
+            [Tracked(s.name, _location(s)) for s in specs],
+            [p.name for p in config.projects],
+            prior,
+            baseline.projects if baseline else None,
+            current,
+            set(checked),
+            rules,
+        )
+        return current, findings
+
+    current, findings = compare(results)
+    if not findings.problems:
+        return dict(results), current, findings
+    # Tonight's state of a project that could not be compared must not become its baseline:
+    # the next audit would take its changes as seen. It is an error; its last good state stays.
+    failed = {p.project: p for p in findings.problems}
+    demoted = {
+        name: replace(
+            r, status=ProjectStatus.ERROR, snapshot=None, errors=(*r.errors, failed[name])
+        )
+        if name in failed
+        else r
+        for name, r in results.items()
+    }
+    current, findings = compare(demoted)
+    problems = tuple(p for p in findings.problems if p.project not in failed)
+    return demoted, current, replace(findings, problems=problems)
+
+
 def run_audit(
     config: Config,
     store: Store,
@@ -260,25 +306,12 @@ def run_audit(
 
     results = {spec.name: results[spec.name] for spec in specs}  # sources.yaml order
     stopped = stop()
-    status = _overall_status(results, stopped)
-    current = dict(prior)
-    current.update(
-        {n: r.snapshot for n, r in results.items() if r.status == ProjectStatus.OK and r.snapshot}
-    )
-    observed = {n for n, r in results.items() if r.status == ProjectStatus.OK}
     names = source_names()
     rules = DiffRules(
         now=started, names=names, channel_grace=timedelta(days=config.settings.channel_grace_days)
     )
-    findings = diff_audit(
-        [Tracked(s.name, _location(s)) for s in specs],
-        [p.name for p in config.projects],
-        prior,
-        baseline.projects if baseline else None,
-        current,
-        observed,
-        rules,
-    )
+    results, current, findings = _compare_all(config, specs, prior, baseline, results, rules)
+    status = _overall_status(results, stopped)
     outcomes = _outcomes(results)
     first = store.first_audit_started() if baseline else None
     stale = stale_flags(

@@ -19,6 +19,7 @@ FaultKind = Literal[
     "secondary_limit",
     "rate_429",
     "delay",
+    "graphql_error",  # the fake GitHub's GraphQL only: 200 with an error and no data
 ]
 FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
 
@@ -33,6 +34,10 @@ class FaultRule:
     method: str | None = None
     retry_after: int | None = None  # secondary_limit / rate_429 (default: the plan's)
     delay: float | None = None  # delay (default: the plan's)
+    # graphql_error: the error's message, "{token}" replaced by the credential the request
+    # carried (a proxy or server that echoes it), and the alias (path) it concerns, if any
+    message: str = "Something went wrong while executing your query."
+    alias: str | None = None
     fired: int = 0
 
 

@@ -672,7 +672,7 @@ class FakeGitHub:
                 resp = _error(401, "Bad credentials")
                 authenticated = False
             elif fault is not None and fault.kind not in ("delay", "truncate"):
-                resp = self._fault_response(fault, path, authenticated)
+                resp = self._fault_response(fault, path, authenticated, token)
             elif path in ("/graphql", "/api/graphql"):
                 resp, cost = self._graphql(method, body, authenticated)
             elif path.startswith("/raw/"):
@@ -686,7 +686,14 @@ class FakeGitHub:
         log(resp.status, cost)  # before answering: a client may read the log right after
         self._send(handler, resp, truncate=fault is not None and fault.kind == "truncate")
 
-    def _fault_response(self, fault: FaultRule, path: str, authenticated: bool) -> _Resp:
+    def _fault_response(
+        self, fault: FaultRule, path: str, authenticated: bool, token: str | None
+    ) -> _Resp:
+        if fault.kind == "graphql_error":
+            error: dict[str, Any] = {"message": fault.message.replace("{token}", token or "")}
+            if fault.alias is not None:
+                error["path"] = [fault.alias]
+            return _Resp(200, {"data": None, "errors": [error]})
         retry = str(fault.retry_after or (self.faults.retry_after if self.faults else 1))
         doc = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
         if fault.kind == "status_500":

@@ -285,6 +285,11 @@ class GitHubApi:
     def _redact(self, text: str) -> str:
         return redact(text, self._token)
 
+    def safe_message(self, text: str, limit: int = MAX_MESSAGE) -> str:
+        """An upstream or exception string fit to store and report: redacted first, then cut
+        (a token straddling the cut would otherwise leave a piece of itself behind)."""
+        return _cut(self._redact(text), limit)
+
     # -- per-project deadline --------------------------------------------------------------
 
     def start_project(self) -> None:

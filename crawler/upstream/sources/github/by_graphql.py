@@ -133,7 +133,8 @@ class GraphQLRounds:
             node = data.get(alias) if isinstance(data, dict) else None
             if not isinstance(node, dict):
                 why = errors.get(alias) or f"no data for {self.repo_of(spec)} ({message})"
-                outcome.failed[spec.name] = ("github-graphql", GitHubError(why[:300], url))
+                error = GitHubError(self.api.safe_message(why), url)  # it may echo the token
+                outcome.failed[spec.name] = ("github-graphql", error)
                 continue
             try:
                 outcome.answered.append(self._answered(spec, node, paths[index]))

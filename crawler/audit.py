@@ -189,7 +189,7 @@ def stale_flags(
         if waited <= stale_after:
             continue
         detail = (
-            f"not checked for {waited.days} days ({_age(since, now)}); the catalog shows its "
+            f"not checked for {waited.days} days: {_age(since, now)}; the catalog shows its "
             "last good state"
         )
         flags.append(

@@ -115,7 +115,7 @@ def test_three_short_nights_check_every_project_and_flag_the_ones_that_waited(
         (
             name,
             "stale",
-            f"not checked for 2 days (last checked {first_night} (2 days ago)); the catalog "
+            f"not checked for 2 days: last checked {first_night} (2 days ago); the catalog "
             "shows its last good state",
         )
         for name in NAMES[3:5]

@@ -211,3 +211,31 @@ def hostile_site() -> SiteInput:
         ),
     ]
     return SiteInput(catalog=catalog, checked_on=AUDIT_DATE, history=history, changes=changes)
+
+
+def many_projects_site(count: int) -> SiteInput:
+    """``count`` projects, each with one record on one of three platforms: more rows than
+    the page shows at once."""
+    platforms = [{"id": f"chip-{n}", "name": f"Chip {n}"} for n in range(3)]
+    projects, integrations = [], []
+    for i in range(count):
+        repo = f"{GH}/org/p{i:03d}"
+        projects.append(
+            {"id": f"p{i:03d}", "name": f"Project {i:03d}", "repository": {"url": repo,
+             "forge": "GitHub"}, "tracked_ref": None, "license": None,
+             "last_checked": AUDIT_DATE.isoformat(), "evidence": []}
+        )  # fmt: skip
+        integrations.append(
+            {"id": f"p{i:03d}/readme", "project": f"p{i:03d}", "platform": f"chip-{i % 3}",
+             "layer": "serving", "status": "upstream" if i % 2 else "in progress",
+             "version_range": None, "pins": [], "via": None,
+             "evidence": [{"url": f"{repo}/blob/main/README.md", "date": AUDIT_DATE.isoformat()}]}
+        )  # fmt: skip
+    catalog = {
+        "schema_version": 1,
+        "audit": {"id": 1, "date": AUDIT_DATE.isoformat()},
+        "projects": projects,
+        "platforms": platforms,
+        "integrations": integrations,
+    }
+    return SiteInput(catalog=catalog, checked_on=AUDIT_DATE)

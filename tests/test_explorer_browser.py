@@ -26,6 +26,7 @@ from tests.explorer_fixtures import (
     HOSTILE_VERSION,
     demo_site,
     hostile_site,
+    many_projects_site,
 )
 from tests.export_fixtures import AUDIT_DATE
 from tests.test_explorer import EXPECTED_MATRIX, PLATFORMS
@@ -125,6 +126,7 @@ def open_page(browser: Any) -> Iterator[Any]:
         context = browser.new_context(
             viewport={"width": 1400, "height": 900}, java_script_enabled=javascript
         )
+        context.set_default_timeout(5000)
         contexts.append(context)
         page = context.new_page()
         watched = Watched(page)
@@ -406,5 +408,29 @@ def test_screenshot_of_the_page(open_page: Any, demo_url: str) -> None:
     assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 50_000
     if os.environ.get("UPDATE_SCREENSHOT"):
         (ROOT / "docs").mkdir(exist_ok=True)
-        page.screenshot(path=str(ROOT / "docs" / "explorer.png"), full_page=True)
+        top = {"x": 0, "y": 0, "width": 1400, "height": min(height, 1540)}  # matrix, cards
+        page.screenshot(path=str(ROOT / "docs" / "explorer.png"), clip=top)
     watched.check()
+
+
+def test_a_large_matrix_shows_a_page_of_rows_at_a_time(open_page: Any, tmp_path: Path) -> None:
+    url = _site(tmp_path, "many", many_projects_site(230))
+    watched = open_page(url)
+    page = watched.page
+    assert len(_visible_rows(page)) == 100  # the stylesheet's first page, before any filter
+    assert page.inner_text("#count") == "Showing 100 of 230 projects"
+    page.click("#more-rows")
+    assert _visible_rows(page)[-1] == "Project 199"
+    assert page.inner_text("#count") == "Showing 200 of 230 projects"
+    page.click("#all-rows")
+    assert len(_visible_rows(page)) == 230 and not page.is_visible("#more")
+    page.select_option("select[name=status]", "upstream")  # a filter starts a new first page
+    rows = _visible_rows(page)
+    assert (len(rows), rows[0], rows[-1]) == (100, "Project 001", "Project 199")
+    assert page.inner_text("#count") == "Showing 100 of 115 matching projects (230 in all)"
+    page.click("#all-rows")
+    assert len(_visible_rows(page)) == 115
+    watched.check()
+    no_script = open_page(url, javascript=False)
+    assert len(_visible_rows(no_script.page)) == 230
+    no_script.check()

@@ -178,8 +178,8 @@ def test_hostile_upstream_strings_are_text_in_html_and_attributes() -> None:
     assert row.find("code").get_text() == HOSTILE_VERSION
     card = soup.find("article", attrs={"data-project": HOSTILE_PROJECT})
     assert card.h3.contents[0] == HOSTILE_PROJECT + " "
-    titles = [t.get_text() for t in card.find_all("title")]
-    assert titles == [f"{HOSTILE_TAG}, 2026-09-01", f"{HOSTILE_RELEASE}, 2026-11-01"]
+    versions = card.find("figcaption").details
+    assert versions.get_text().endswith(f"{HOSTILE_RELEASE} 2026-11-01 · {HOSTILE_TAG} 2026-09-01")
     assert soup.find("option", attrs={"value": HOSTILE_PLATFORM}).get_text() == HOSTILE_PLATFORM
 
 
@@ -266,19 +266,27 @@ def test_long_history_keeps_the_newest_points() -> None:
 def test_timeline_svg_in_the_card() -> None:
     card = _card(_soup(_html()), "vllm")
     svg = card.find("svg")
-    circles = [(c["class"], c["cx"], c.title.get_text()) for c in svg.find_all("circle")]
+    paths = [(p["class"], p["d"]) for p in svg.find_all("path")]
     # 2026-04-10 .. 2026-11-02: 206 days over 332 px from x=14; e.g. 06-25 is day 76: 136.5
-    assert circles == [
-        (["release"], "14.0", "v0.30.0, 2026-04-10"),
-        (["release"], "136.5", "v0.31.0, 2026-06-25"),
-        (["release"], "239.6", "v0.32.0, 2026-08-28"),
-        (["prerelease"], "317.0", "v0.33.0rc1 (pre-release), 2026-10-15"),
-        (["prerelease"], "331.5", "v0.33.0rc2 (pre-release), 2026-10-24"),
-        (["prerelease"], "346.0", "v0.33.0rc3 (pre-release), 2026-11-02"),
+    releases = "M14.0 24h0M136.5 24h0M239.6 24h0"
+    prereleases = "M317.0 24h0M331.5 24h0M346.0 24h0"
+    assert paths == [
+        (["release"], releases),
+        (["prerelease"], prereleases),
+        (["hole"], prereleases),  # a white centre: pre-releases are rings
     ]
     assert svg["aria-label"] == "Release timeline of vLLM: 6 versions, 2026-04-10 to 2026-11-02"
-    tags = _card(_soup(_html()), "mlc-llm").find("svg").find_all("circle")
-    assert [c["class"] for c in tags] == [["tag"], ["tag"]]
+    details = card.find("figcaption").details
+    assert details.summary.get_text() == (
+        "Timeline: 6 versions, 2026-04-10 to 2026-11-02; newest v0.33.0rc3"
+    )
+    assert details.get_text()[len(details.summary.get_text()) :] == (
+        "v0.33.0rc3 (pre-release) 2026-11-02 · v0.33.0rc2 (pre-release) 2026-10-24 · "
+        "v0.33.0rc1 (pre-release) 2026-10-15 · v0.32.0 2026-08-28 · v0.31.0 2026-06-25 · "
+        "v0.30.0 2026-04-10"
+    )
+    tags = _card(_soup(_html()), "mlc-llm").find("svg").find_all("path")
+    assert [(p["class"], p["d"]) for p in tags] == [(["tag"], "M14.0 24h0M346.0 24h0")]
 
 
 def test_filters_offer_every_platform_project_layer_and_status() -> None:

@@ -1,7 +1,10 @@
 """A project's release history as a small inline SVG timeline: positions computed here. Pure.
 
 The SVG is drawn by the page template from these numbers; no charting library, no service.
-Long histories keep their newest ``MAX_POINTS`` points, so a page of 1,000 projects stays small.
+Each kind of point is one ``<path>`` of zero-length segments drawn with round caps (a dot per
+version), not an element per version: a page of 1,000 projects stays quick to parse. The
+versions and dates are listed as text beside it (readable by anyone, no hover needed). Long
+histories keep their newest ``MAX_POINTS`` points.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ PAD = 14  # room for a marker at either end
 AXIS_Y = 24
 MAX_POINTS = 40
 MAX_NAME = 80
+SHAPES = ("commit", "tag", "release", "prerelease")
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,12 @@ class TimelinePoint:
 
 
 @dataclass(frozen=True)
+class TimelinePath:
+    shape: str  # CSS class, as TimelinePoint.shape
+    d: str  # "M14.0 24h0M180.0 24h0": one dot per point
+
+
+@dataclass(frozen=True)
 class Timeline:
     points: tuple[TimelinePoint, ...]
     first: date
@@ -41,6 +51,16 @@ class Timeline:
     height: int = HEIGHT
     axis_y: int = AXIS_Y
     pad: int = PAD
+
+    @property
+    def paths(self) -> tuple[TimelinePath, ...]:
+        """One path per shape, in a fixed order (pre-releases drawn over releases)."""
+        paths = []
+        for shape in SHAPES:
+            dots = "".join(f"M{p.x} {p.y}h0" for p in self.points if p.shape == shape)
+            if dots:
+                paths.append(TimelinePath(shape, dots))
+        return tuple(paths)
 
     @property
     def axis_end(self) -> int:

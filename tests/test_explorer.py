@@ -12,6 +12,8 @@ from pathlib import Path
 from bs4 import BeautifulSoup, Tag
 
 from crawler.export.site import HistoryPoint, SiteChange, render_site, write_site
+from crawler.export.site.cautions import cautions
+from crawler.export.site.text import Part, text, url
 from crawler.export.site.timeline import MAX_POINTS, build_timeline
 from crawler.export.writer import dump_json
 from tests.explorer_fixtures import (
@@ -310,3 +312,58 @@ def test_a_change_for_an_unknown_project_and_a_bad_url_are_listed_without_a_link
     item = _soup(_html(site)).find(id="changes").li
     assert item.get_text() == "project removed Gone: removed"
     assert item.find("a") is None
+
+
+def test_cautions_for_other_forge_verdicts_and_altered_text() -> None:
+    root = {"path": "COPYING", "role": "root", "url": "https://gitlab.com/o/r/-/blob/main/COPYING"}
+    differs = {"forge_verdict": "MIT", "detected_spdx_ids": ["Apache-2.0"], "files": [root]}
+    assert [_plain(c) for c in cautions(differs, "GitLab")] == [
+        "GitLab says MIT; COPYING reads as Apache-2.0."
+    ]
+    unknown = {"forge_verdict": "NOASSERTION", "detected_spdx_ids": [], "files": [root]}
+    assert [_plain(c) for c in cautions(unknown, "Gitee")] == [
+        "Gitee reports NOASSERTION and the text of COPYING is not recognised."
+    ]
+    altered = {
+        "forge_verdict": "BSD-3-Clause",
+        "detected_spdx_ids": ["BSD-3-Clause"],
+        "files": [root],
+        "extra_text": {
+            "path": "COPYING",
+            "line": 9,
+            "text": "Neither the name of X\u202e nor",
+            "altered": True,
+        },
+    }
+    (caution,) = cautions(altered, "GitLab")
+    assert _plain(caution) == (
+        "COPYING alters the BSD-3-Clause terms, from line 9: “Neither the name of X nor”"
+    )
+    assert caution[0].href == root["url"]
+    assert (
+        cautions({"forge_verdict": "MIT", "detected_spdx_ids": ["MIT"], "files": [root]}, "X") == ()
+    )
+
+
+def _plain(parts: tuple[Part, ...]) -> str:
+    return "".join(part.text for part in parts)
+
+
+def test_only_http_urls_become_links_and_text_is_one_safe_line() -> None:
+    assert url("https://example.org/a?b=c#d") == "https://example.org/a?b=c#d"
+    assert url("HTTP://example.org") == "HTTP://example.org"
+    for bad in (
+        "javascript:alert(1)",
+        "data:text/html,x",
+        "//example.org",
+        "ftp://x",
+        "https://exa mple.org",
+        "https://example.org/\x00",
+        "https://x/" + "a" * 2048,
+        None,
+        7,
+    ):
+        assert url(bad) is None, bad
+    assert text("v1.0\u202e\u200b\x1b[31mred\nline two") == "v1.0 red line two"
+    assert text(None) == "" and text("  ") == "" and text("—") == "—"
+    assert text("x" * 300) == "x" * 199 + "…"

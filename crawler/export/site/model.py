@@ -7,50 +7,23 @@ a URL becomes a link only when it is http(s).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from crawler.config import SUPPORT_STATUSES
-from crawler.export.integrations import is_http_url
+from crawler.export.site.cautions import cautions
 from crawler.export.site.inputs import HistoryPoint, SiteChange
+from crawler.export.site.text import Part, text, url
 from crawler.export.site.timeline import Timeline, build_timeline
-from crawler.report.markdown import one_line
 
-MAX_TEXT = 200
 MAX_SUMMARY = 400
-MAX_URL = 2048
 VERDICT_TEXT = {
     "exact": "the exact license text",
     "match_with_extra_text": "the license text with extra text",
     "modified": "the license text with altered wording",
     "unknown": "a text it does not recognise",
 }
-
-
-def text(value: Any, limit: int = MAX_TEXT) -> str:
-    """Untrusted text as one safe line ("" for nothing)."""
-    if value is None:
-        return ""
-    line = one_line(value, limit)
-    return "" if line == "—" and str(value).strip() != "—" else line
-
-
-def url(value: Any) -> str | None:
-    """A link target: http(s) only, else None (the text is shown unlinked)."""
-    if not isinstance(value, str) or len(value) > MAX_URL or not is_http_url(value):
-        return None
-    if any(ch.isspace() or ord(ch) < 0x20 or ch == "\x7f" for ch in value):
-        return None
-    return value
-
-
-@dataclass(frozen=True)
-class Part:
-    """A run of text, linked when ``href`` is set."""
-
-    text: str
-    href: str | None = None
 
 
 @dataclass(frozen=True)
@@ -135,7 +108,6 @@ class Platform:
 @dataclass(frozen=True)
 class Page:
     audit_id: str
-    audit_date: str
     platforms: tuple[Platform, ...]
     layers: tuple[str, ...]
     statuses: tuple[str, ...]
@@ -183,60 +155,6 @@ def _license_view(lic: Mapping[str, Any] | None, forge: str) -> LicenseView | No
     )
 
 
-def _files(lic: Mapping[str, Any], role: str) -> list[Mapping[str, Any]]:
-    files = lic.get("files")
-    if not isinstance(files, list):
-        return []
-    return [f for f in files if isinstance(f, Mapping) and f.get("role") == role]
-
-
-def cautions(lic: Mapping[str, Any] | None, forge: str) -> tuple[tuple[Part, ...], ...]:
-    """The license cautions of one project, as the snapshot's caution paragraph words them."""
-    if not lic:
-        return ()
-    found: list[tuple[Part, ...]] = []
-    roots = _files(lic, "root")
-    root = roots[0] if roots else None
-    root_part = Part(text(root.get("path")), url(root.get("url"))) if root else None
-    detected = [text(s) for s in lic.get("detected_spdx_ids") or [] if text(s)]
-    forge_says = text(lic.get("forge_verdict"))
-    reads_as = Part(" reads as " + " and ".join(detected) + ".")
-    if root_part is not None and forge_says == "NOASSERTION":
-        if detected:
-            lead = f"{forge} reports NOASSERTION although a root license file exists; "
-            found.append((Part(lead), root_part, reads_as))
-        else:
-            lead = f"{forge} reports NOASSERTION and the text of "
-            found.append((Part(lead), root_part, Part(" is not recognised.")))
-    elif root_part is not None and forge_says and detected and forge_says not in detected:
-        found.append((Part(f"{forge} says {forge_says}; "), root_part, reads_as))
-    extra = lic.get("extra_text")
-    if isinstance(extra, Mapping) and extra.get("text"):
-        base = " and ".join(detected) or "license"
-        where = Part(text(extra.get("path")), root_part.href if root_part else None)
-        verb = " alters the " if extra.get("altered") else " carries text beyond the "
-        found.append(
-            (
-                where,
-                Part(f"{verb}{base} terms, from line {text(extra.get('line'))}: "),
-                Part("“" + text(extra.get("text"), 300) + "”"),
-            )
-        )
-    bundled = _files(lic, "bundled")
-    if bundled:
-        parts: list[Part] = [Part("Bundles separately licensed files: ")]
-        for i, item in enumerate(bundled):
-            if i:
-                parts.append(Part(", "))
-            parts.append(Part(text(item.get("path")), url(item.get("url"))))
-            ids = [text(s) for s in item.get("spdx_ids") or [] if text(s)]
-            if ids:
-                parts.append(Part(" (" + ", ".join(ids) + ")"))
-        parts.append(Part("."))
-        found.append(tuple(parts))
-    return tuple(found)
-
-
 def _evidence(items: Any, fallback_date: str) -> tuple[Evidence, ...]:
     result = []
     for item in items if isinstance(items, list) else []:
@@ -274,10 +192,6 @@ def _changes(changes: Sequence[SiteChange], ids: Mapping[str, str]) -> tuple[Cha
         )
         for change in changes
     )
-
-
-def _ordered_unique(values: Iterable[str]) -> list[str]:
-    return [v for v in dict.fromkeys(values) if v]
 
 
 def build_page(
@@ -340,13 +254,12 @@ def build_page(
 
     all_changes = _changes(changes, ids_by_name)
     cards = [_card(record, history, all_changes, audit_date) for record in projects]
-    layers = _ordered_unique(text(r.get("layer")) for r in integrations)
+    layers = {text(r.get("layer")) for r in integrations} - {""}
     statuses = list(SUPPORT_STATUSES) + sorted(
         {text(r.get("status")) for r in integrations} - set(SUPPORT_STATUSES) - {""}
     )
     return Page(
         audit_id=text(audit.get("id")) if isinstance(audit, Mapping) else "",
-        audit_date=audit_date,
         platforms=tuple(platforms),
         layers=tuple(sorted(layers)),
         statuses=tuple(statuses),
@@ -378,12 +291,13 @@ def _card(
     lic = record.get("license") if isinstance(record.get("license"), Mapping) else None
     ref = record.get("tracked_ref") if isinstance(record.get("tracked_ref"), Mapping) else None
     ref_view = _ref_view(ref)
-    shown = {url(repo_url), ref_view.href if ref_view else None}
+    shown = {url(repo_url), ref_view.href if ref_view else None}  # linked there already
     evidence = []
     for item in record.get("evidence") or []:
-        if isinstance(item, Mapping) and url(item.get("url")) not in shown:
-            evidence.append(Part(text(item.get("about")) or "source", url(item.get("url"))))
-            shown.add(url(item.get("url")))
+        href = url(item.get("url")) if isinstance(item, Mapping) else None
+        if href is not None and href not in shown:
+            evidence.append(Part(text(item.get("about")) or "source", href))
+            shown.add(href)
     last_checked = text(record.get("last_checked"))
     return Card(
         ident=text(record.get("id")),

@@ -250,6 +250,15 @@ def test_a_shared_url_restores_the_filters_and_follows_hash_changes(
         "heads": ["Project", "NVIDIA GPU"],
         "rows": {"TileLang": [["upstream"]], "SGLang": [["upstream"]]},
     }
+    page.evaluate("location.hash = '#layer=framework&project=torch-gcu'")
+    page.wait_for_function("() => document.querySelector('select[name=layer]').value")
+    assert page.evaluate(READ_MATRIX) == {
+        "heads": ["Project", "Enflame GCU"],
+        "rows": {"torch-gcu": [["vendor integration"]]},
+    }
+    page.evaluate("location.hash = '#platform=No%20such%20chip'")  # unknown: no filter
+    page.wait_for_function("() => !document.querySelector('select[name=layer]').value")
+    assert page.evaluate(READ_MATRIX)["rows"] == EXPECTED_MATRIX
     watched.check()
 
 

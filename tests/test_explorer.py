@@ -367,3 +367,12 @@ def test_only_http_urls_become_links_and_text_is_one_safe_line() -> None:
     assert text("v1.0\u202e\u200b\x1b[31mred\nline two") == "v1.0 red line two"
     assert text(None) == "" and text("  ") == "" and text("—") == "—"
     assert text("x" * 300) == "x" * 199 + "…"
+
+
+def test_a_catalog_without_integrations_says_so() -> None:
+    catalog = dict(demo_site().catalog, integrations=[], platforms=[])
+    soup = _soup(_html(demo_site(catalog=catalog)))
+    assert soup.find(id="empty").get_text().startswith("The catalog has no integration records")
+    assert soup.select("#matrix tbody tr") == []
+    assert len(soup.select("article.card")) == 11
+    assert _soup(_html()).find(id="empty") is None

@@ -443,3 +443,14 @@ def test_a_large_matrix_shows_a_page_of_rows_at_a_time(open_page: Any, tmp_path:
     no_script = open_page(url, javascript=False)
     assert len(_visible_rows(no_script.page)) == 230
     no_script.check()
+
+
+def test_an_empty_matrix_is_explained_not_reported_as_no_match(
+    open_page: Any, tmp_path: Path
+) -> None:
+    catalog = dict(demo_site().catalog, integrations=[], platforms=[])
+    watched = open_page(_site(tmp_path, "empty", demo_site(catalog=catalog)))
+    page = watched.page
+    assert page.is_visible("#empty") and not page.is_visible("#nomatch")
+    assert page.inner_text("#count") == "Showing 0 of 0 projects"
+    watched.check()

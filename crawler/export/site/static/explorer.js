@@ -113,7 +113,7 @@
   function report(shown, matched, total) {
     var what = matched === total ? " projects" : " matching projects (" + total + " in all)";
     count.textContent = "Showing " + shown + " of " + matched + what;
-    nomatch.hidden = matched > 0;
+    nomatch.hidden = matched > 0 || total === 0;
     more.hidden = shown >= matched;
   }
 

@@ -9,9 +9,7 @@ request that is not for a local file fails the test.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ from typing import Any
 import pytest
 
 from crawler.export.site import SiteInput, write_site
+from tests.browser_support import READ_MATRIX, Watched, chromium, open_watched
 from tests.explorer_fixtures import (
     HOSTILE_PLATFORM,
     HOSTILE_PROJECT,
@@ -33,65 +32,12 @@ from tests.test_explorer import EXPECTED_MATRIX, PLATFORMS
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-# Installed before any page script: records CSP violations the page itself would not report.
-WATCH = """
-window.__violations = [];
-document.addEventListener('securitypolicyviolation', (e) => {
-  window.__violations.push(e.violatedDirective + ' ' + (e.blockedURI || ''));
-});
-"""
-# project → statuses per platform column, of the rows and records shown (hidden ones skipped)
-READ_MATRIX = """() => {
-  const shown = (el) => el.getClientRects().length > 0;
-  const heads = [...document.querySelectorAll('#matrix thead th')].filter(shown)
-    .map((th) => th.textContent);
-  const rows = {};
-  for (const tr of document.querySelectorAll('#matrix tbody tr')) {
-    if (!shown(tr)) continue;
-    rows[tr.dataset.project] = [...tr.cells].slice(1).filter(shown).map((td) =>
-      [...td.children].filter(shown).map((p) => p.querySelector('b').textContent));
-  }
-  return {heads, rows};
-}"""
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI must run the browser tests (.ci/run installs Chromium)")
-    pytest.skip(reason)
-
-
-def _chromium_path() -> str:
-    for candidate in (os.environ.get("CRAWLER_CHROMIUM"), "/usr/bin/chromium"):
-        if candidate and Path(candidate).is_file():
-            return candidate
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        _unavailable("no Chromium found: apt-get install -y chromium (or set CRAWLER_CHROMIUM)")
-    assert found is not None
-    return found
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("Playwright is not installed: pip install -e '.[dev]'")
-    executable = _chromium_path()
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 def _site(root: Path, name: str, site: SiteInput) -> str:
@@ -104,84 +50,21 @@ def demo_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     return _site(tmp_path_factory.mktemp("explorer"), "demo", demo_site())
 
 
-@dataclass
-class Watched:
-    """A page and everything it did that a test must not see."""
-
-    page: Any
-    problems: list[str] = field(default_factory=list)
-    dialogs: list[str] = field(default_factory=list)
-    failed_requests: list[tuple[str, str]] = field(default_factory=list)
-
-    def check(self) -> None:
-        violations = self.page.evaluate("window.__violations")
-        assert (self.problems, self.dialogs, violations) == ([], [], [])
-
-
 @pytest.fixture
 def open_page(browser: Any) -> Iterator[Any]:
+    """``open_page(url, javascript=True, now=None) -> Watched``, each in a fresh context."""
     contexts = []
 
     def opener(url: str, *, javascript: bool = True, now: datetime | None = None) -> Watched:
         context = browser.new_context(
             viewport={"width": 1400, "height": 900}, java_script_enabled=javascript
         )
-        context.set_default_timeout(5000)
         contexts.append(context)
-        page = context.new_page()
-        watched = Watched(page)
-        if javascript:
-            page.add_init_script(WATCH)
-        if now is not None:
-            page.clock.set_fixed_time(now)
-
-        def on_console(message: Any) -> None:
-            if message.type == "error":
-                watched.problems.append(f"console error: {message.text}")
-
-        def on_dialog(dialog: Any) -> None:
-            watched.dialogs.append(f"{dialog.type}: {dialog.message}")
-            dialog.dismiss()
-
-        def on_request(request: Any) -> None:
-            if not _local(request.url):
-                watched.problems.append(f"network request: {request.url}")
-
-        def on_route(route: Any) -> None:  # a guard: nothing leaves the machine
-            watched.problems.append(f"request reached the network layer: {route.request.url}")
-            route.abort()
-
-        context.route(lambda url: not _local(url), on_route)
-
-        page.on("console", on_console)
-        page.on("pageerror", lambda error: watched.problems.append(f"page error: {error}"))
-        page.on("dialog", on_dialog)
-        page.on("request", on_request)
-        page.on(
-            "requestfailed",
-            lambda r: watched.failed_requests.append((r.url, r.failure or "")),
-        )
-        page.goto(url, wait_until="load")
-        if not javascript:
-            page.evaluate = _no_violations(page.evaluate)
-        return watched
+        return open_watched(context, url, javascript=javascript, now=now)
 
     yield opener
     for context in contexts:
         context.close()
-
-
-def _local(url: str) -> bool:
-    return url.startswith(("file://", "data:"))
-
-
-def _no_violations(evaluate: Any) -> Any:
-    """With JavaScript off the watch script never ran: report no violations recorded."""
-
-    def wrapped(expression: str, *args: Any) -> Any:
-        return [] if expression == "window.__violations" else evaluate(expression, *args)
-
-    return wrapped
 
 
 def _visible_rows(page: Any) -> list[str]:

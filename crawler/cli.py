@@ -541,8 +541,19 @@ def validate(file: str) -> None:
     help="A curated catalog.json to update in place: crawler-owned fields are refreshed, "
     "curated ones kept, disagreements listed in merge-report.json.",
 )
+@click.option(
+    "--site",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Also write the Compatibility Explorer (a static index.html) into this folder.",
+)
 def export_command(
-    config_path: str, db_url: str | None, audit_id: int | None, out_dir: str, into: str | None
+    config_path: str,
+    db_url: str | None,
+    audit_id: int | None,
+    out_dir: str,
+    into: str | None,
+    site: str | None,
 ) -> None:
     """Turn a stored audit into the catalog's files: snapshot.md (the release and license
     snapshot), catalog.json and its schema; optionally merge into a curated catalog."""
@@ -556,8 +567,8 @@ def export_command(
     store = _open_store(db_url)
     try:
         outcome = export_audit(
-            store, config, audit_id, Path(out_dir),
-            into=Path(into) if into else None, labels=labels,
+            store, config, audit_id, Path(out_dir), into=Path(into) if into else None,
+            site=Path(site) if site else None, labels=labels,
         )  # fmt: skip
     except (ExportError, MergeError, NothingToExport) as exc:
         problems = getattr(exc, "problems", None)
@@ -592,7 +603,7 @@ def demo(output: str) -> None:
     result = run_demo(Path(output))
     click.echo(f"demo report: {result.report}")
     for path in result.export.written:
-        click.echo(f"demo export: {path}")
+        click.echo(f"demo {'site' if path.parent.name == 'site' else 'export'}: {path}")
 
 
 cli.add_command(db)

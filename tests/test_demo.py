@@ -97,8 +97,12 @@ def test_demo_shows_every_change_kind_flag_and_an_error(tmp_path: Path) -> None:
     output = result.output.splitlines()
     assert output[0] == f"demo report: {latest.parent}/{Path(output[0]).parent.name}/report.md"
     assert output[1:] == [
-        f"demo export: {tmp_path / 'demo' / 'export' / name}"
-        for name in ("snapshot.md", "catalog.json", "catalog.schema.json")
+        *(
+            f"demo export: {tmp_path / 'demo' / 'export' / name}"
+            for name in ("snapshot.md", "catalog.json", "catalog.schema.json")
+        ),
+        f"demo site: {tmp_path / 'demo' / 'site' / 'index.html'}",
+        f"demo site: {tmp_path / 'demo' / 'site' / 'catalog.json'}",
     ]
 
 

@@ -193,3 +193,16 @@ def test_a_killed_or_missing_audit_is_refused(demo: Path, tmp_path: Path) -> Non
     result = CliRunner().invoke(cli, ["export", "--db", empty, "--out", str(tmp_path / "x")])
     assert result.exit_code == 2
     assert "no finished audit in the database: run `crawler audit` first" in result.output
+
+
+def test_exported_files_are_readable_like_any_file_written_under_the_umask(demo: Path) -> None:
+    """Regression: written through mkstemp, the export and the site were mode 0600, which a
+    web server serving the site (GitHub Pages, nginx) cannot read."""
+    import os
+    import stat
+
+    mask = os.umask(0)
+    os.umask(mask)
+    for folder in ("export", "site"):
+        for path in (demo / folder).iterdir():
+            assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask, path

@@ -67,7 +67,10 @@ def run_demo(output: Path) -> DemoResult:
         outcome = run_audit(after, store, reports, env=env, sleep=_no_wait)
     try:
         labels = {name: names.label for name, names in source_names().items()}
-        exported = export_audit(store, after, outcome.audit_id, output / "export", labels=labels)
+        exported = export_audit(
+            store, after, outcome.audit_id, output / "export", site=output / "site",
+            labels=labels,
+        )  # fmt: skip
     finally:
         store.close()
     if outcome.report_dir is None:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crawler.analysis.licenses import LicenseAnalysis, is_license_file
 from crawler.config import Config, PageSpec, ProjectSpec
@@ -33,7 +33,10 @@ from crawler.export.inputs import (
 from crawler.export.merge import MergeError
 from crawler.model import PageSnapshot, ProjectSnapshot, ProjectStatus
 from crawler.store import AuditInfo, Store
-from crawler.versions import current_version
+from crawler.versions import current_version, is_prerelease
+
+if TYPE_CHECKING:
+    from crawler.export.site import HistoryPoint, SiteInput
 
 GOOD = ("complete", "partial")
 
@@ -216,6 +219,59 @@ def describe(export: ExportInput) -> dict[str, Any]:
     }
 
 
+def _history(store: Store, name: str, as_of: int) -> list[HistoryPoint]:
+    """The versions a project published, as the stored states saw them, oldest first: its
+    releases; its tags when it is followed by tag; its head commits when by commit."""
+    from crawler.export.site import HistoryPoint
+
+    points: dict[tuple[str, str], HistoryPoint] = {}
+    for entry in store.history(name):
+        snapshot = entry.snapshot
+        if entry.audit_id > as_of or snapshot is None:
+            continue
+        source = current_version(name, snapshot, None).version_source
+        for release in snapshot.releases or ():
+            day = _day(release.published_at)
+            if day and not release.draft:
+                points[("release", release.tag)] = HistoryPoint(
+                    day, "release", release.tag, is_prerelease(release)
+                )
+        if source == "tag":
+            for tag in snapshot.tags or ():
+                day = _day(tag.date)
+                if day:
+                    points[("tag", tag.name)] = HistoryPoint(day, "tag", tag.name)
+        if source == "commit" and snapshot.head is not None:
+            day = _day(snapshot.head.date)
+            if day:
+                sha = snapshot.head.sha[:7]
+                points[("commit", sha)] = HistoryPoint(day, "commit", sha)
+    return sorted(points.values(), key=lambda p: (p.date, p.name))
+
+
+def site_input(
+    store: Store, audit: AuditInfo, export: ExportInput, catalog: dict[str, Any],
+    config: Config | None, stale_after_days: int,
+) -> SiteInput:  # fmt: skip
+    """What the Compatibility Explorer shows: the catalog, each project's release history and
+    the changes the exported audit found."""
+    from crawler.audit import findings_between
+    from crawler.export.site import SiteChange, SiteInput
+
+    before = store.audit(audit.baseline_audit_id) if audit.baseline_audit_id else None
+    findings = findings_between(store, config, before, audit)[0]
+    return SiteInput(
+        catalog=catalog,
+        checked_on=export.audit_date,
+        history={p.name: _history(store, p.name, audit.id) for p in export.projects},
+        changes=[
+            SiteChange(c.project, c.kind.value, c.summary, c.evidence_url)
+            for c in findings.changes
+        ],
+        stale_after_days=stale_after_days,
+    )
+
+
 def export_audit(
     store: Store,
     config: Config | None,
@@ -223,6 +279,7 @@ def export_audit(
     out_dir: Path,
     *,
     into: Path | None = None,
+    site: Path | None = None,
     labels: Mapping[str, str],
 ) -> ExportOutcome:
     """Write the export of one audit; with ``into``, also merge its catalog into a curated file
@@ -236,6 +293,14 @@ def export_audit(
     audit = chosen_audit(store, audit_id)
     export = export_input(store, audit, config, labels)
     written = write_export(export, out_dir)
+    if site is not None:
+        from crawler.export.site import write_site
+
+        stale = config.settings.stale_after_days if config else 3.0
+        explorer = site_input(
+            store, audit, export, build_catalog(export), config, max(1, round(stale))
+        )
+        written += write_site(explorer, site)
     merge_report: dict[str, Any] | None = None
     if into is not None:
         merged, merge_report = merge_file(into, build_catalog(export))

@@ -206,3 +206,43 @@ def test_exported_files_are_readable_like_any_file_written_under_the_umask(demo:
     for folder in ("export", "site"):
         for path in (demo / folder).iterdir():
             assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask, path
+
+
+def test_the_explorer_is_built_from_the_stored_history_and_the_audits_changes(
+    demo: Path,
+) -> None:
+    from datetime import date
+
+    from crawler.audit import source_names
+    from crawler.export import build_catalog
+    from crawler.export.from_store import chosen_audit, export_input, site_input
+    from crawler.export.site import HistoryPoint
+    from crawler.store import Store
+
+    store = Store(f"sqlite:///{demo / 'demo.sqlite'}")
+    try:
+        audit = chosen_audit(store, 2)
+        labels = {n: names.label for n, names in source_names().items()}
+        export = export_input(store, audit, None, labels)
+        site = site_input(store, audit, export, build_catalog(export), None, 3)
+    finally:
+        store.close()
+    assert site.history["Kernel DSL"] == [
+        HistoryPoint(date(2026, 10, 1), "release", "v3.8.0"),
+        HistoryPoint(date(2026, 10, 27), "release", "v3.9.0"),
+    ]
+    assert site.history["Serving Engine"][-1] == HistoryPoint(
+        date(2026, 11, 2), "release", "v0.33.0rc3", prerelease=True
+    )
+    assert site.history["Kernel Bench"] == [
+        HistoryPoint(date(2026, 8, 1), "tag", "v0.1.0"),
+        HistoryPoint(date(2026, 11, 1), "tag", "v0.2.0"),
+    ]
+    assert [(p.kind, p.date) for p in site.history["LLM Deploy"]] == [
+        ("commit", date(2026, 10, 30)),
+        ("commit", date(2026, 11, 3)),
+    ]
+    assert len(site.changes) == 28
+    assert ("Cache Store", "repo_moved") in {(c.project, c.kind) for c in site.changes}
+    assert site.stale_after_days == 3
+    assert (demo / "site" / "index.html").read_text(encoding="utf-8").count("v0.33.0rc3") >= 2

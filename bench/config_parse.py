@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import yaml
 
-from crawler import config
+from crawler.config import loader as config
 
 
 def catalog(n: int) -> str:

@@ -1,0 +1,61 @@
+"""``sources.yaml`` → validated, immutable configuration.
+
+Every problem is reported as ``file:line: project 'X': what is wrong — what to do`` and stops
+the run before anything is fetched or stored. ``loader`` reads the file; ``projects``,
+``pages`` and ``settings`` are the models of what it holds.
+"""
+
+from crawler.config.common import LINE_KEY, ConfigError
+from crawler.config.loader import MAX_CONFIG_BYTES, MAX_PROJECTS, Config, load_config, parse_config
+from crawler.config.pages import (
+    LAYERS,
+    SUPPORT_STATUSES,
+    FieldSource,
+    Layer,
+    Location,
+    PageIntegration,
+    PageSpec,
+    SupportStatus,
+    TableIntegrations,
+    TableSpec,
+)
+from crawler.config.projects import ProjectSpec
+from crawler.config.settings import (
+    DEFAULT_PAGE_SIZE_LIMIT,
+    DEFAULT_PIN_TEXT_LIMIT,
+    DEFAULT_REQUEST_DEADLINE,
+    GitHubIssueSettings,
+    NotifySettings,
+    ScheduleSettings,
+    Settings,
+    check_timezone,
+)
+
+__all__ = [
+    "DEFAULT_PAGE_SIZE_LIMIT",
+    "DEFAULT_PIN_TEXT_LIMIT",
+    "DEFAULT_REQUEST_DEADLINE",
+    "LAYERS",
+    "LINE_KEY",
+    "MAX_CONFIG_BYTES",
+    "MAX_PROJECTS",
+    "SUPPORT_STATUSES",
+    "Config",
+    "ConfigError",
+    "FieldSource",
+    "GitHubIssueSettings",
+    "Layer",
+    "Location",
+    "NotifySettings",
+    "PageIntegration",
+    "PageSpec",
+    "ProjectSpec",
+    "ScheduleSettings",
+    "Settings",
+    "SupportStatus",
+    "TableIntegrations",
+    "TableSpec",
+    "check_timezone",
+    "load_config",
+    "parse_config",
+]

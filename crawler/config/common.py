@@ -1,0 +1,30 @@
+"""What every part of the configuration shares: the error a user sees, the model base, and the
+check that a user's regular expression compiles in the engine that will run it."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from crawler.patterns import compile_pattern
+
+LINE_KEY = "__line__"  # where a mapping of sources.yaml starts; stripped before validation
+
+
+class ConfigError(Exception):
+    """A configuration problem, with the file and line it comes from."""
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def check_regex(value: str | None, what: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        compile_pattern(value)  # the engine that will run it (with a time limit)
+    except ValueError as exc:
+        raise ValueError(f"{what} {exc}") from None
+    return value
+
+

@@ -1,0 +1,233 @@
+"""``sources.yaml`` → a validated, immutable ``Config``: the YAML read safely (no aliases, no
+lists as keys, size limits), every mapping's line remembered for the messages."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+
+from crawler.config.common import LINE_KEY, ConfigError, Model
+from crawler.config.projects import ProjectSpec
+from crawler.config.settings import NotifySettings, ScheduleSettings, Settings
+
+# Limits no real catalog reaches (the shipped one has a few dozen projects in a few KiB); they
+# stop a wrong or hostile file before it costs minutes and gigabytes.
+MAX_CONFIG_BYTES = 1024 * 1024
+MAX_PROJECTS = 50_000
+
+
+class Config(Model):
+    path: str
+    settings: Settings = Settings()
+    sources: dict[str, Any] = Field(default_factory=dict)  # section name → its settings model
+    schedule: ScheduleSettings = ScheduleSettings()
+    notify: NotifySettings = NotifySettings()
+    projects: tuple[ProjectSpec, ...]
+
+    def project(self, name: str) -> ProjectSpec:
+        for project in self.projects:
+            if project.name == name:
+                return project
+        raise KeyError(name)
+
+    def source_settings(self, name: str) -> Any:
+        """A source's settings section (its defaults when sources.yaml has none)."""
+        from crawler.upstream.source import source_kinds
+
+        return self.sources.get(name) or source_kinds()[name].settings()
+
+
+# libyaml's parser when PyYAML was built with it (about 5 times faster), else the pure-Python one
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _LineLoader(_SafeLoader):  # type: ignore[valid-type,misc]
+    """Safe loader that remembers each mapping's line and refuses what a catalog never needs:
+    duplicate keys, lists or mappings as keys, merge keys, anchors and aliases."""
+
+
+def _refuse_alias(node: yaml.Node) -> ConfigError:
+    return ConfigError(
+        f"line {node.start_mark.line + 1}: YAML anchors and aliases (&name, *name) "
+        "are not supported: write the value out"
+    )
+
+
+# An alias is a node met a second time: it is refused before its value is expanded (a
+# "billion laughs" document grows exponentially only once it is constructed). The check is
+# inlined in the two container constructors: this runs for every node of the catalog.
+
+
+def _construct_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> list[Any]:
+    items = []
+    for child in node.value:
+        if child in loader.constructed_objects or child in loader.recursive_objects:
+            raise _refuse_alias(child)
+        items.append(loader.construct_object(child, deep=True))
+    return items
+
+
+def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    mapping: dict[Any, Any] = {}
+    seen: dict[Any, int] = {}
+    done, busy = loader.constructed_objects, loader.recursive_objects
+    for key_node, value_node in node.value:
+        line = key_node.start_mark.line + 1
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            raise ConfigError(
+                f"line {line}: YAML merge keys ('<<') are not supported: write the keys out"
+            )
+        for child in (key_node, value_node):
+            if child in done or child in busy:
+                raise _refuse_alias(child)
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            what = "mapping" if isinstance(key, dict) else "list"
+            raise ConfigError(
+                f"line {line}: a {what} cannot be a key: use a plain name before the ':'"
+            ) from None
+        if key in seen:
+            raise ConfigError(
+                f"line {line}: duplicate key {key!r} "
+                f"(first at line {seen[key]}): remove one of them"
+            )
+        seen[key] = line
+        mapping[key] = loader.construct_object(value_node, deep=True)
+    mapping[LINE_KEY] = node.start_mark.line + 1
+    return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+
+
+def _strip_lines(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_lines(v) for k, v in value.items() if k != LINE_KEY}
+    if isinstance(value, list):
+        return [_strip_lines(v) for v in value]
+    return value
+
+
+def _explain(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = f"unknown key {str(err['loc'][-1])!r}: check its spelling"
+        parts.append(f"{where}: {msg}" if where else msg)
+    return "; ".join(parts)
+
+
+def load_config(path: str | Path) -> Config:
+    """Read and validate ``sources.yaml``; raise ConfigError naming file, line and project."""
+    path = Path(path)
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or a device would never end
+            raise ConfigError(f"{path}: not a regular file: pass --config PATH of a YAML file")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: file not found: pass --config PATH") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(_too_large(str(path)))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return parse_config(text, str(path))
+
+
+def _too_large(path: str) -> str:
+    return (
+        f"{path}: larger than {MAX_CONFIG_BYTES // 1024 // 1024} MiB, the limit for a catalog "
+        "(the shipped one is a few KiB): is this the right file?"
+    )
+
+
+# Sections of sources.yaml beside `projects`; each source adds its own (crawler.upstream).
+_SECTIONS: dict[str, type[Model]] = {
+    "settings": Settings,
+    "schedule": ScheduleSettings,
+    "notify": NotifySettings,
+}
+
+
+def parse_config(text: str, path: str = "sources.yaml") -> Config:
+    if len(text) > MAX_CONFIG_BYTES or len(text.encode("utf-8")) > MAX_CONFIG_BYTES:
+        raise ConfigError(_too_large(path))
+    try:
+        raw = yaml.load(text, Loader=_LineLoader)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}:{str(exc).removeprefix('line ')}") from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
+        raise ConfigError(f"{where}: malformed YAML: {exc.problem}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: malformed YAML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to be a catalog") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("projects"), list):
+        raise ConfigError(f"{path}:1: expected a mapping with a 'projects:' list")
+    if len(raw["projects"]) > MAX_PROJECTS:
+        raise ConfigError(
+            f"{path}:{raw[LINE_KEY]}: {len(raw['projects']):,} projects, over the limit of "
+            f"{MAX_PROJECTS:,}: split the catalog into several files"
+        )
+
+    from crawler.upstream.source import source_kinds
+
+    kinds = source_kinds()
+    allowed = [*_SECTIONS, "projects", *kinds]
+    unknown = set(raw) - {*allowed, LINE_KEY}
+    if unknown:
+        raise ConfigError(
+            f"{path}:{raw[LINE_KEY]}: unknown top-level key(s) {sorted(unknown)}: "
+            f"allowed are {', '.join(allowed)}"
+        )
+    sections: dict[str, Any] = {}
+    source_settings: dict[str, Any] = {}
+    models: list[tuple[str, type[BaseModel]]] = list(_SECTIONS.items())
+    models += [(name, kind.settings) for name, kind in kinds.items()]
+    for section, model in models:
+        value = raw.get(section) or {}
+        line = value.get(LINE_KEY, raw[LINE_KEY]) if isinstance(value, dict) else raw[LINE_KEY]
+        try:
+            validated = model.model_validate(_strip_lines(value))
+        except ValidationError as exc:
+            raise ConfigError(f"{path}:{line}: {section}: {_explain(exc)}") from None
+        if section in _SECTIONS:
+            sections[section] = validated
+        else:
+            source_settings[section] = validated
+    sections["sources"] = source_settings
+
+    projects: list[ProjectSpec] = []
+    first_line: dict[str, int] = {}
+    for index, entry in enumerate(raw["projects"]):
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{path}: projects[{index}] must be a mapping with a 'name'")
+        line = entry.get(LINE_KEY, 0)
+        name = entry.get("name", f"#{index + 1}")
+        try:
+            spec = ProjectSpec.model_validate({**_strip_lines(entry), "line": line})
+        except ValidationError as exc:
+            raise ConfigError(f"{path}:{line}: project {name!r}: {_explain(exc)}") from None
+        if spec.name in first_line:
+            raise ConfigError(
+                f"{path}:{line}: project {spec.name!r}: duplicate name "
+                f"(first at line {first_line[spec.name]}): names must be unique"
+            )
+        first_line[spec.name] = line
+        projects.append(spec)
+    return Config(path=path, projects=tuple(projects), **sections)

@@ -1,0 +1,271 @@
+"""Watched pages: where a page is (a URL, or a file of a repository), the tables, pins and text
+it watches, and how a table's rows become the catalog's integration records."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Literal, get_args
+
+from pydantic import Field, field_validator, model_validator
+
+from crawler.config.common import Model, check_regex
+from crawler.patterns import compile_pattern
+
+# The controlled vocabularies of the catalog's integration records (see the seed, section 5)
+# and the software layers of its section 1.
+SupportStatus = Literal[
+    "upstream",
+    "official plugin",
+    "vendor integration",
+    "community plugin",
+    "in progress",
+    "unverified",
+]
+SUPPORT_STATUSES: tuple[str, ...] = get_args(SupportStatus)
+Layer = Literal[
+    "framework",
+    "compiler",
+    "kernel programming",
+    "kernel library",
+    "serving",
+    "distributed serving",
+    "platform sdk",
+]
+LAYERS: tuple[str, ...] = get_args(Layer)
+
+
+class FieldSource(Model):
+    """Where one field of an integration record comes from: a column of the row (a bare string
+    in YAML), a literal ``{value: ...}``, or ``{pin: NAME}``, a pin watched on the same page."""
+
+    column: str | None = None
+    value: str | None = None
+    pin: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_column(cls, data: Any) -> Any:
+        return {"column": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> FieldSource:
+        if sum(x is not None for x in (self.column, self.value, self.pin)) != 1:
+            raise ValueError("give a column name, or exactly one of {value: ...} or {pin: ...}")
+        return self
+
+
+class TableIntegrations(Model):
+    """How each row of a support table becomes an integration record of the catalog."""
+
+    project: FieldSource | None = None  # default: the project that watches the table
+    platform: FieldSource
+    status: FieldSource
+    version: FieldSource | None = None
+    layer: Layer
+    pins: tuple[str, ...] = ()  # pins of the same page that are version facts of each record
+
+    @model_validator(mode="after")
+    def _sources(self) -> TableIntegrations:
+        for name in ("project", "platform", "status"):
+            source = getattr(self, name)
+            if source is not None and source.pin is not None:
+                raise ValueError(f"integrations.{name} cannot come from a pin")
+        if self.status.value is not None and self.status.value not in SUPPORT_STATUSES:
+            raise ValueError(
+                f"integrations.status {self.status.value!r} is not one of {list(SUPPORT_STATUSES)}"
+            )
+        return self
+
+
+def _casefold_unique(mapping: Mapping[str, str], what: str) -> None:
+    seen: dict[str, str] = {}
+    for key in mapping:
+        folded = " ".join(key.split()).casefold()
+        if folded in seen:
+            raise ValueError(f"{what} has {seen[folded]!r} and {key!r}, which match the same cells")
+        seen[folded] = key
+
+
+class TableSpec(Model):
+    """One table to watch on a page: chosen by CSS selector or by the heading it follows.
+
+    ``integrations`` turns each row into an integration record; ``status_map`` maps the page's
+    status wording to the controlled vocabulary and ``platform_map`` (optional) the page's
+    platform wording to the catalog's platform names. A cell neither map covers is an export
+    error, never a silent default."""
+
+    name: str
+    selector: str | None = None
+    heading: str | None = None
+    key: tuple[str, ...] = Field(min_length=1)
+    integrations: TableIntegrations | None = None
+    status_map: dict[str, SupportStatus] = Field(default_factory=dict)
+    platform_map: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_locator(self) -> TableSpec:
+        if (self.selector is None) == (self.heading is None):
+            raise ValueError(f"table {self.name!r} needs exactly one of 'selector' or 'heading'")
+        return self
+
+    @model_validator(mode="after")
+    def _mapping(self) -> TableSpec:
+        mapping = self.integrations
+        if mapping is None:
+            if self.status_map or self.platform_map:
+                raise ValueError(
+                    f"table {self.name!r}: status_map/platform_map need an 'integrations' mapping"
+                )
+            return self
+        if mapping.status.column is not None and not self.status_map:
+            raise ValueError(
+                f"table {self.name!r}: status comes from column {mapping.status.column!r}: "
+                f"add a status_map from its wording to one of {list(SUPPORT_STATUSES)}"
+            )
+        if self.platform_map and mapping.platform.column is None:
+            raise ValueError(f"table {self.name!r}: platform_map needs a platform column")
+        _casefold_unique(self.status_map, f"table {self.name!r}: status_map")
+        _casefold_unique(self.platform_map, f"table {self.name!r}: platform_map")
+        return self
+
+
+class PageIntegration(Model):
+    """One integration record described by a page's pins alone (a README with no table)."""
+
+    project: str | None = None  # the integrated project's name; default: the watching project
+    platform: str = Field(min_length=1)
+    status: SupportStatus
+    layer: Layer
+    version: str | None = None  # the pin whose value is the version range
+    pins: tuple[str, ...] = ()  # further pins that are version facts of the record
+
+
+class Location(Model):
+    """Where something lives on a source: ``github`` ``owner/name``, ``pypi`` ``vllm``…"""
+
+    source: str  # a crawler.upstream registry name
+    path: str
+    options: tuple[tuple[str, str], ...] = ()  # per-project source options, e.g. gitlab_url
+
+    def option(self, key: str) -> str | None:
+        return dict(self.options).get(key)
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.path}"
+
+
+def _take_locations(data: dict[str, Any]) -> list[Location]:
+    """Pop every registry key (``repo``, ``gitee``, ``gitlab``, ``pypi``…) and its options."""
+    from crawler.upstream.source import source_kinds
+
+    found: list[Location] = []
+    for kind in source_kinds().values():
+        options = {k: data.pop(k) for k in kind.option_keys if k in data}
+        if kind.project_key not in data:
+            if options:
+                raise ValueError(
+                    f"{', '.join(options)} only applies with '{kind.project_key}:' "
+                    f"(a {kind.label} project)"
+                )
+            continue
+        path = data.pop(kind.project_key)
+        if not isinstance(path, str) or not path.strip():
+            raise ValueError(f"{kind.project_key} must be a non-empty string")
+        for key, value in options.items():
+            if not isinstance(value, str):
+                raise ValueError(f"{key} must be a string")
+        path = kind.check_path(path.strip())
+        opts = tuple(sorted((k, kind.check_option(k, str(v))) for k, v in options.items()))
+        found.append(Location(source=kind.name, path=path, options=opts))
+    return found
+
+
+def _forge_keys() -> str:
+    from crawler.upstream.source import source_kinds
+
+    keys = [f"'{k.project_key}' ({k.label})" for k in source_kinds().values() if k.role == "forge"]
+    return ", ".join(keys)
+
+
+class PageSpec(Model):
+    """A vendor documentation page (``url``), or a file (``path``) in a repository: the
+    project's own, or one named like a project names its forge (``repo:``, ``gitee:``…)."""
+
+    name: str
+    url: str | None = None
+    location: Location | None = None
+    path: str | None = None
+    tables: tuple[TableSpec, ...] = ()
+    pins: dict[str, str] = Field(default_factory=dict)
+    text: str | None = None  # CSS selector of a block compared as normalised text
+    integration: PageIntegration | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _locate(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("location") is None:
+            data = dict(data)
+            locations = _take_locations(data)
+            if len(locations) > 1:
+                raise ValueError("a page lives in one repository: name one of them")
+            data["location"] = locations[0] if locations else None
+        return data
+
+    @field_validator("url")
+    @classmethod
+    def _http_only(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^https?://[^/\s]+", value, re.IGNORECASE):
+            raise ValueError(f"url {value!r} must start with http:// or https://")
+        return value
+
+    @field_validator("pins")
+    @classmethod
+    def _pins(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, pattern in value.items():
+            check_regex(pattern, f"pin {name!r}")
+            if compile_pattern(pattern).groups < 1:
+                raise ValueError(f"pin {name!r} needs a capture group around the pinned value")
+        return value
+
+    @model_validator(mode="after")
+    def _one_location(self) -> PageSpec:
+        if self.url is not None and (self.path is not None or self.location is not None):
+            raise ValueError(f"page {self.name!r} needs either 'url' or a repository 'path'")
+        if self.url is None and not self.path:
+            raise ValueError(
+                f"page {self.name!r} needs 'url', or 'path' (a file in the project's repository, "
+                "or in the repository named beside it)"
+            )
+        if not (self.tables or self.pins or self.text):
+            raise ValueError(f"page {self.name!r} watches nothing: add 'tables', 'pins' or 'text'")
+        return self
+
+    @property
+    def where(self) -> str:
+        """The page for messages: its URL, or ``repository:path``."""
+        if self.url is not None:
+            return self.url
+        return f"{self.location.path}:{self.path}" if self.location else f"{self.path}"
+
+    @model_validator(mode="after")
+    def _integration_pins(self) -> PageSpec:
+        named: list[tuple[str, str]] = []
+        for table in self.tables:
+            if table.integrations is not None:
+                mapping = table.integrations
+                version_pin = mapping.version.pin if mapping.version else None
+                where = f"table {table.name!r}"
+                named += [(where, p) for p in (*mapping.pins, version_pin) if p is not None]
+        if self.integration is not None:
+            pins = (*self.integration.pins, self.integration.version)
+            named += [("integration", p) for p in pins if p is not None]
+        for where, pin in named:
+            if pin not in self.pins:
+                raise ValueError(
+                    f"page {self.name!r}: {where} names pin {pin!r}, which the page does not "
+                    f"watch: add it under 'pins' or fix the name"
+                )
+        return self
+
+

@@ -1,0 +1,97 @@
+"""The crawler-wide sections of sources.yaml: ``settings`` (limits and timing), ``schedule`` and
+``notify``. Each source's own section is its SourceKind's settings model."""
+
+from __future__ import annotations
+
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import Field, field_validator
+
+from crawler.config.common import Model
+from crawler.cron import CronError, parse_crontab
+
+DEFAULT_PAGE_SIZE_LIMIT = 5 * 1024 * 1024
+DEFAULT_REQUEST_DEADLINE = 60.0  # seconds for a whole page request: redirects, headers, body
+DEFAULT_PIN_TEXT_LIMIT = 1_000_000  # characters of page text a pin's pattern scans
+
+
+class Settings(Model):
+    page_size_limit: int = Field(default=DEFAULT_PAGE_SIZE_LIMIT, ge=1024)
+    allow_private_addresses: bool = False
+    timeout: float = Field(default=30.0, gt=0)
+    request_deadline: float = Field(default=DEFAULT_REQUEST_DEADLINE, gt=0)
+    pin_text_limit: int = Field(default=DEFAULT_PIN_TEXT_LIMIT, ge=1000)
+    per_host_concurrency: int = Field(default=2, ge=1, le=16)
+    # one wall-clock limit per project: all its requests together
+    project_deadline: float = Field(default=600.0, gt=0)
+    # a project unchecked for longer than this is flagged `stale` (and the exit status is 1)
+    stale_after_days: float = Field(default=3.0, gt=0)
+    # a forge release with no package upload after this long is a channel_mismatch
+    channel_grace_days: float = Field(default=7.0, ge=0)
+
+
+class ScheduleSettings(Model):
+    """``schedule:``: when ``crawler schedule`` audits (its --cron/--timezone flags win)."""
+
+    cron: str = "0 3 * * *"
+    timezone: str = "UTC"
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        try:
+            parse_crontab(value)
+        except CronError as exc:
+            raise ValueError(f"cron {value!r}: {exc}") from None
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        return check_timezone(value)
+
+
+def check_timezone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"timezone {value!r} is not an IANA time zone name such as 'Europe/Berlin' or 'UTC'"
+        ) from None
+    return value
+
+
+class GitHubIssueSettings(Model):
+    """The one catalog issue kept up to date with the latest report."""
+
+    repo: str
+    title: str = "Upstream release and license audit"
+    labels: tuple[str, ...] = ("crawler-audit",)
+
+    @field_validator("repo")
+    @classmethod
+    def _repo(cls, value: str) -> str:
+        from crawler.upstream.sources.github import check_repo
+
+        return check_repo(value)
+
+
+class NotifySettings(Model):
+    """``notify:``: where a finished audit's summary goes (see crawler.notify)."""
+
+    when: Literal["always", "changes", "errors"] = "changes"
+    urls: tuple[str, ...] = ()  # Apprise URLs; CRAWLER_NOTIFY adds URLs that hold secrets
+    attach_report: bool = True  # attach report.md where the service takes attachments
+    report_url: str | None = None  # link template: {audit_id}, {report_dir}
+    github_issue: GitHubIssueSettings | None = None
+
+    @field_validator("urls")
+    @classmethod
+    def _urls(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for url in value:
+            if "://" not in url:
+                raise ValueError(f"url {url!r} is not an Apprise URL such as 'json://host/path'")
+        return value
+
+

@@ -29,10 +29,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from crawler.upstream.http import (
@@ -44,6 +43,9 @@ from crawler.upstream.http import (
     token_identity,
 )
 from crawler.upstream.source import SourceDeferred, SourceError
+
+if TYPE_CHECKING:  # loaded when an API is opened: the source kinds register without it
+    import httpx
 
 log = logging.getLogger(__name__)
 MAX_MESSAGE = 300
@@ -120,6 +122,8 @@ class ApiResponse:
         value = self.headers.get("link")
         if not value:
             return {}
+        import httpx
+
         parsed = httpx.Response(200, headers={"link": value}).links  # httpx's own parser
         return {
             str(link["rel"]): str(link["url"])
@@ -194,6 +198,8 @@ class JsonApi:
         self._unanswered = 0  # requests in a row given up without any HTTP answer
         self._paused: tuple[float, str] | None = None  # (monotonic end, why): a long Retry-After
         self._own_client = client is None
+        import httpx
+
         self._client = client or httpx.Client(
             timeout=timeout, headers={"User-Agent": USER_AGENT}, follow_redirects=False
         )
@@ -292,6 +298,8 @@ class JsonApi:
         return urlunsplit(parts._replace(query=urlencode(kept)))
 
     def _send(self, url: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        import httpx
+
         self._check_budget(url)
         started = time.monotonic()
         origin = _origin(self.base_url)

@@ -8,6 +8,7 @@ next audit reports its findings again instead of losing them.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import re
@@ -217,6 +218,31 @@ def run_audit(
     should_stop: Callable[[], bool] | None = None,
     allow_removals: bool = False,
     progress: AuditProgress | None = None,
+) -> AuditOutcome:
+    # What the process holds before the audit (modules, the config) outlives it: frozen, the
+    # cyclic collector does not walk it again at every full collection during the audit
+    # (those found nothing and cost a tenth of an unchanged night). Unfrozen at the end.
+    gc.freeze()
+    try:
+        return _run_audit(
+            config, store, reports_dir, env=env, only=only, sleep=sleep,
+            should_stop=should_stop, allow_removals=allow_removals, progress=progress,
+        )  # fmt: skip
+    finally:
+        gc.unfreeze()
+
+
+def _run_audit(
+    config: Config,
+    store: Store,
+    reports_dir: Path,
+    *,
+    env: Mapping[str, str] | None,
+    only: Sequence[str] | None,
+    sleep: Callable[[float], None],
+    should_stop: Callable[[], bool] | None,
+    allow_removals: bool,
+    progress: AuditProgress | None,
 ) -> AuditOutcome:
     env = dict(os.environ if env is None else env)
     secrets = secrets_in(env)

@@ -329,10 +329,11 @@ class Store:
             SnapshotRow.project, SnapshotRow.data, ObservationRow.audit_id
         )
         shared = _SharedTexts()
-        with self._sessions() as session:
+        # streamed (a few rows at a time, not every stored text at once before decoding)
+        with self.engine.connect().execution_options(yield_per=100) as connection:
             return {
                 project: ProjectState(shared(ProjectSnapshot.from_json(data)), observed_audit)
-                for project, data, observed_audit in session.execute(query)
+                for project, data, observed_audit in connection.execute(query)
             }
 
     def last_checked(self, as_of_audit: int | None = None) -> dict[str, datetime]:

@@ -156,9 +156,9 @@ def build_report(
         "projects": projects,
         "requests": usage,
     }
-    # Plain JSON values only (lists for tuples, dicts for dataclasses...): the dict holds
-    # exactly what the file will hold, built in one pass without a round trip through text.
-    return dict(msgspec.to_builtins(report, enc_hook=_default, str_keys=True))
+    # Round-trip through JSON so the dict holds exactly what the file will hold (msgspec:
+    # the same values as json.dumps/json.loads, a tenth of the time).
+    return dict(msgspec.json.decode(msgspec.json.encode(report, enc_hook=_default)))
 
 
 def _default(value: Any) -> Any:

@@ -55,7 +55,7 @@ DEFAULT_DB_URL = "sqlite:///db/crawler.sqlite"
 MIGRATIONS = Path(__file__).with_name("migrations")
 GOOD_STATUSES = ("complete", "partial")
 CACHE_TOUCH_EVERY = timedelta(hours=12)  # nightly audits touch each entry they use once
-_BATCH = 500  # rows looked up per statement (SQLite binds at most 32,766 parameters)
+_BATCH = 100  # snapshots looked up and written per statement: a few hundred KB of text at a time
 # The validator cache is read and written once per conditional request, from every worker:
 # plain statements, without the ORM's per-session cost.
 _CACHE = cast(Table, HttpCacheRow.__table__)
@@ -254,32 +254,36 @@ class Store:
         self, session: Session, observed: dict[str, tuple[ProjectSnapshot, str]], audit_id: int
     ) -> dict[str, int]:
         """The snapshot row of each project's observed state: the stored one when that state
-        was seen before, else a new row (looked up and written in batches, not per project)."""
-        wanted = [(project, digest) for project, (_snapshot, digest) in observed.items()]
-        found: dict[tuple[str, str], int] = {}
-        for start in range(0, len(wanted), _BATCH):
-            pairs = wanted[start : start + _BATCH]
-            rows = session.execute(
-                select(SnapshotRow.project, SnapshotRow.digest, SnapshotRow.id).where(
-                    tuple_(SnapshotRow.project, SnapshotRow.digest).in_(pairs)
+        was seen before, else a new row (looked up and written in batches, not per project;
+        a batch's texts are let go once written)."""
+        ids: dict[str, int] = {}
+        items = list(observed.items())
+        for start in range(0, len(items), _BATCH):
+            batch = items[start : start + _BATCH]
+            pairs = [(project, digest) for project, (_snapshot, digest) in batch]
+            found = {
+                (project, digest): row_id
+                for project, digest, row_id in session.execute(
+                    select(SnapshotRow.project, SnapshotRow.digest, SnapshotRow.id).where(
+                        tuple_(SnapshotRow.project, SnapshotRow.digest).in_(pairs)
+                    )
                 )
-            )
-            found.update({(project, digest): row_id for project, digest, row_id in rows})
-        new = {
-            project: SnapshotRow(
-                project=project,
-                digest=digest,
-                data=snapshot.to_json().decode(),
-                first_audit_id=audit_id,
-            )
-            for project, (snapshot, digest) in observed.items()
-            if (project, digest) not in found
-        }
-        session.add_all(new.values())
-        session.flush()
-        ids = {project: row.id for project, row in new.items()}
-        ids.update({project: found[(project, digest)] for project, digest in wanted
-                    if project not in ids})  # fmt: skip
+            }
+            new = {
+                project: SnapshotRow(
+                    project=project,
+                    digest=digest,
+                    data=snapshot.to_json().decode(),
+                    first_audit_id=audit_id,
+                )
+                for project, (snapshot, digest) in batch
+                if (project, digest) not in found
+            }
+            session.add_all(new.values())
+            session.flush()
+            ids.update({project: row.id for project, row in new.items()})
+            ids.update({project: found[(project, digest)] for project, digest in pairs
+                        if project not in new})  # fmt: skip
         return ids
 
     def _latest_digests(self, session: Session, before_audit: int) -> dict[str, str]:

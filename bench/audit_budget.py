@@ -18,8 +18,8 @@ database-growth figure: the SQLite file after K unchanged audits.
 Reproduce (from the repository root, in the project's virtualenv):
 
     pip install -r bench/requirements.txt        # nvchecker + trustme, bench-only
-    python bench/audit_budget.py --quick         # 200 projects, 1 run each (~2 minutes)
-    python bench/audit_budget.py                 # 1,000 projects, 3 runs each (~12 minutes)
+    python bench/audit_budget.py --quick         # 200 projects, 1 run each (~1 minute)
+    python bench/audit_budget.py                 # 1,000 projects, 3 runs each (~7 minutes)
     python bench/audit_budget.py --n 1000 --latency 0.03 --repeat 5 --unchanged-audits 30
 
 How figures are taken:

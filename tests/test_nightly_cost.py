@@ -192,7 +192,8 @@ def test_the_schema_constant_is_alembics_head() -> None:
 
 def test_an_unchanged_github_night_loads_no_heavy_module(db_url: str, tmp_path: Path) -> None:
     """`crawler audit` on an unchanged night (GitHub only, no pages, no notification, the
-    database at head, not on a terminal) imports none of the heavy optional modules."""
+    database at head, not on a terminal) imports none of the heavy optional modules, and
+    builds no license index (every license text was analysed before)."""
     state = GitHubState([_repo(i, license_text=reference_text("MIT")) for i in range(3)])
     config_file = tmp_path / "sources.yaml"
     config_file.write_text(
@@ -216,11 +217,14 @@ def _cli_probe(
     server: FakeGitHub, config_file: Path, db_url: str, reports: Path
 ) -> subprocess.CompletedProcess[str]:
     """`crawler --quiet audit` in a fresh interpreter that prints, as it exits, which of the
-    HEAVY modules it loaded."""
+    HEAVY modules it loaded, and "license index" if it built one."""
     probe = (
         "import atexit, runpy, sys\n"
         "def loaded():\n"
         f"    heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "    templates = sys.modules.get('crawler.analysis.license_templates')\n"
+        "    if templates is not None and templates._INDEX is not None:\n"
+        "        heavy.append('license index')\n"
         "    print('LOADED ' + ' '.join(heavy), file=sys.stderr)\n"
         "atexit.register(loaded)\n"
         "sys.argv = ['crawler', '--quiet', 'audit', '--config', sys.argv[1], '--db',"

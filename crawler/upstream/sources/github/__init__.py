@@ -35,9 +35,9 @@ class GitHubSettings(BaseModel):
     retry_base_delay: float = Field(default=1.0, ge=0)
     inventory: Literal["auto", "always", "never"] = "auto"  # license-file tree scan
     # requests in flight at once: a handful, well inside GitHub's 100 concurrent requests;
-    # 1 is strictly serial (GitHub's most conservative advice). 8 by default: bench/
-    # audit_budget.py measured 4 at twice the wall time of a first audit and of an
-    # unchanged audit without a token, and no difference for an unchanged one with a token.
+    # 1 is strictly serial (GitHub's most conservative advice). 8 by default: at 4 a first
+    # audit took 1.5x and an unchanged audit without a token 2x as long (bench/audit_budget.py,
+    # README "Benchmarks"); an unchanged audit with a token is the same at either.
     concurrency: int = Field(default=8, ge=1, le=8)
 
 

@@ -5,6 +5,8 @@ Exit 0 ok, 1 fetch errors or stale projects (or an unhealthy scheduler for ``hea
 
 from __future__ import annotations
 
+import atexit
+import gc
 import json
 import os
 import stat
@@ -611,6 +613,9 @@ cli.add_command(prune)
 
 
 def main() -> None:
+    # At exit, the interpreter's last collection walks every object (a tenth of an unchanged
+    # night); frozen, it walks none. Files and the database are closed by then.
+    atexit.register(gc.freeze)
     cli(prog_name="crawler")
 
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from apscheduler.triggers.combining import OrTrigger
-from apscheduler.triggers.cron import CronTrigger
+if TYPE_CHECKING:  # APScheduler is loaded when a trigger is built, not to check an expression
+    from apscheduler.triggers.combining import OrTrigger
+    from apscheduler.triggers.cron import CronTrigger
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
@@ -106,6 +107,9 @@ class CronSchedule:
 
     def trigger(self, timezone: Any) -> CronTrigger | OrTrigger:
         """An APScheduler trigger that fires exactly when cron would, in ``timezone``."""
+        from apscheduler.triggers.combining import OrTrigger
+        from apscheduler.triggers.cron import CronTrigger
+
         common: dict[str, Any] = {
             "minute": _listed(self.minutes, 0, 59),
             "hour": _listed(self.hours, 0, 23),

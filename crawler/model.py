@@ -86,7 +86,7 @@ class ProjectStatus(StrEnum):
     UNTRACKED = "untracked"  # nowhere the crawler can fetch from
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Tracking:
     """Which of a repository's releases, tags or commits the catalog row follows.
 
@@ -98,7 +98,7 @@ class Tracking:
     prereleases: Literal["include", "exclude"] = "include"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Release:
     tag: str
     name: str | None
@@ -109,7 +109,7 @@ class Release:
     is_latest: bool = False  # the forge's own "latest" mark, when it says
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Tag:
     name: str
     sha: str
@@ -117,14 +117,14 @@ class Tag:
     url: str | None = None  # the tag's page on the forge, as its source builds it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Commit:
     sha: str
     date: Timestamp | None
     url: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RepoInfo:
     id: int  # the forge's stable numeric id: a rename keeps it, a re-creation does not
     full_name: str  # owner/name, or group/sub/project on GitLab
@@ -134,7 +134,7 @@ class RepoInfo:
     forge: str = "github"  # the source that serves it (crawler.upstream registry name)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ForgeLicense:
     """The forge's own license verdict (GitHub's licensee, GitLab's, Gitee's), as reported."""
 
@@ -143,7 +143,7 @@ class ForgeLicense:
     name: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LicenseFile:
     """The root license file, its blob SHA and our own analysis of its text."""
 
@@ -154,14 +154,14 @@ class LicenseFile:
     text: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InventoryEntry:
     path: str
     blob_sha: str
     url: str | None = None  # the file's web page, as its source builds it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PackageVersion:
     version: str
     uploaded_at: Timestamp | None
@@ -169,7 +169,7 @@ class PackageVersion:
     prerelease: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PackageInfo:
     """A release channel beside the forge: what users install (a PyPI project, …)."""
 
@@ -181,7 +181,7 @@ class PackageInfo:
     license_source: str | None = None  # where it was declared, e.g. "license_expression"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ExtractedTable:
     """A table pulled from a page; rows keyed by the identity columns, cells normalised."""
 
@@ -191,7 +191,7 @@ class ExtractedTable:
     rows: tuple[tuple[str, ...], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PageSnapshot:
     name: str
     url: str
@@ -200,7 +200,7 @@ class PageSnapshot:
     text: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Provenance:
     """Where a fact came from and when it was fetched."""
 
@@ -208,7 +208,7 @@ class Provenance:
     fetched_at: Timestamp
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ProjectSnapshot:
     """Everything observed for one project in one audit."""
 

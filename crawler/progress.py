@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import logging
 from functools import cache
-from typing import Protocol
-
-from rich.console import Console
-from rich.logging import RichHandler
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+from typing import TYPE_CHECKING, Protocol
 
 from crawler.output import Output, _Redacting
+
+if TYPE_CHECKING:  # rich is loaded for a terminal display only, not under cron
+    from rich.console import Console
+    from rich.progress import TaskID
 
 log = logging.getLogger("crawler.progress")
 
@@ -87,10 +86,14 @@ class LogProgress:
 @cache
 def stderr_console() -> Console:
     """One console for the progress display and the log lines, so logs print above the bar."""
+    from rich.console import Console
+
     return Console(stderr=True)
 
 
 def rich_log_handler(secrets: list[str]) -> logging.Handler:
+    from rich.logging import RichHandler
+
     handler = RichHandler(console=stderr_console(), show_path=False, markup=False)
     handler.setFormatter(_Redacting(secrets, "%(message)s"))
     return handler
@@ -100,6 +103,8 @@ class RichProgress:
     """A progress bar with the requests spent and the budget left, and a line per project."""
 
     def __init__(self, output: Output, console: Console | None = None) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
         self.output = output
         self.console = console or stderr_console()
         self.progress = Progress(
@@ -121,6 +126,8 @@ class RichProgress:
         if self.task is None:
             self.start(0)
         assert self.task is not None
+        from rich.markup import escape
+
         self.requests += requests
         mark = {"ok": "[green]✓[/]", "error": "[red]✗[/]"}.get(status, "[yellow]–[/]")
         self.progress.console.print(

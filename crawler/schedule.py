@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from apscheduler.schedulers.background import BackgroundScheduler
-from apscheduler.triggers.base import BaseTrigger
-
 from crawler.cron import CronError, crontab_trigger, next_fire_times
+
+if TYPE_CHECKING:  # APScheduler is loaded by the scheduler only, not by `crawler audit`
+    from apscheduler.schedulers.background import BackgroundScheduler
+    from apscheduler.triggers.base import BaseTrigger
 
 log = logging.getLogger(__name__)
 JOB_ID = "nightly-audit"
@@ -47,6 +48,8 @@ def build_scheduler(
         trigger = crontab_trigger(cron, ZoneInfo(timezone))
     except CronError as exc:
         raise ValueError(f"--cron {cron!r} is not a 5-field crontab expression: {exc}") from None
+    from apscheduler.schedulers.background import BackgroundScheduler
+
     scheduler = BackgroundScheduler(timezone=ZoneInfo(timezone))
     scheduler.add_job(
         job, trigger, id=JOB_ID, max_instances=1, coalesce=True, misfire_grace_time=3600

@@ -383,8 +383,19 @@ def _with_new_releases(state: GitHubState, day: int) -> GitHubState:
     return state
 
 
-def _five() -> GitHubState:
-    return GitHubState(repos=[_repo(i, releases=((f"v{i}.0.0", i + 1),)) for i in range(5)])
+def _five(*, own_license_texts: bool = False) -> GitHubState:
+    """Five repositories with a release each; MIT licensed, with one shared license blob, or
+    (``own_license_texts``) each naming its own copyright holder, so five distinct blobs."""
+    return GitHubState(
+        repos=[
+            _repo(
+                i,
+                releases=((f"v{i}.0.0", i + 1),),
+                license_text=reference_text("MIT", f"2026 Org p{i}") if own_license_texts else MIT,
+            )
+            for i in range(5)
+        ]
+    )
 
 
 def test_a_spent_anonymous_budget_defers_the_rest_and_the_next_audit_checks_them(
@@ -469,7 +480,7 @@ def test_graphql_batches_shrink_when_github_times_out(
 ) -> None:
     """Regression: every 5xx was retried at the same size, so a 502 never shrank the batch."""
     sizes = _count_aliases(monkeypatch)
-    auditor = make(_five(), "graphql", max_graphql_aliases=2)
+    auditor = make(_five(own_license_texts=True), "graphql", max_graphql_aliases=2)
     result = auditor.audit(_config("graphql_batch: 8, retry_base_delay: 0", 5))
     assert _statuses(result.report) == {f"p{i}": "ok" for i in range(5)}
     graphql = [r.status for r in auditor.server.requests if r.path == "/graphql"]
@@ -494,7 +505,7 @@ def test_graphql_batches_shrink_on_a_timeout_answered_with_200(
         return real(fake, raw)
 
     monkeypatch.setattr(github_graphql, "handle", handle)
-    auditor = make(_five(), "graphql")
+    auditor = make(_five(own_license_texts=True), "graphql")
     result = auditor.audit(_config("graphql_batch: 8, retry_base_delay: 0", 5))
     assert _statuses(result.report) == {f"p{i}": "ok" for i in range(5)}
     assert sizes == [5, 2, 2, 1] * 2  # facts, then license texts
@@ -513,8 +524,9 @@ def test_a_transient_502_halves_the_batch_and_loses_nothing(
     assert _statuses(result.report) == {f"p{i}": "ok" for i in range(5)}
     graphql = [r.status for r in auditor.server.requests if r.path == "/graphql"]
     assert graphql == [502, 200, 200, 200, 200]
-    # the batch of 4 met the fault before the GraphQL handler; then 5 license texts at once
-    assert sizes == [2, 2, 1, 5]
+    # the batch of 4 met the fault before the GraphQL handler; then the one license text the
+    # five repositories share (one blob id: asked for once)
+    assert sizes == [2, 2, 1, 1]
 
 
 def test_a_transient_502_on_a_single_repository_batch_is_retried(
@@ -616,9 +628,12 @@ def test_an_unchanged_anonymous_audit_is_answered_only_by_304s(
     first = auditor.audit(config)
     assert first.report["projects"][3]["license"] == "none found"
     assert "/repos/org/p3/license" not in auditor.paths()
-    auditor.audit(config)
-    assert len(auditor.paths()) == 4 * 3 + 3  # repo, releases, license (not p3), tree
+    again = auditor.audit(config)
+    # repo, releases, tree: the tree shows each root license blob unchanged, so no /license
+    assert len(auditor.paths()) == 4 * 3
+    assert [p for p in auditor.paths() if "/license" in p] == []
     assert [p for p in auditor.paths() if p not in auditor.paths(304)] == []
+    assert [p["license"] for p in again.report["projects"]] == ["MIT"] * 3 + ["none found"]
 
 
 def test_truncated_answers_do_not_count_as_an_unreachable_github(

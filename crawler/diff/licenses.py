@@ -3,6 +3,7 @@ changed in it, and the NOASSERTION flag. Pure."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from crawler.analysis.license_clauses import TextSpan, finding_verb
@@ -191,7 +192,7 @@ def noassertion_flag(
     if analysis is not None:
         detail += f"; {noassertion_explanation(analysis)}"
     details: dict[str, Any] = {
-        "forge": after.forge_license.__dict__ if after.forge_license else None
+        "forge": asdict(after.forge_license) if after.forge_license else None
     }
     if analysis is not None:
         details["analysis"] = {

@@ -342,8 +342,7 @@ def _analyse(
             child = multiplier
             if named.name.endswith("Connection"):
                 size = args.get("first") if args.get("first") is not None else args.get("last")
-                loc = sel.loc.source.get_location(sel.loc.start) if sel.loc else None
-                where = [{"line": loc.line, "column": loc.column}] if loc else []
+                where = _where(sel) if size is None or not 0 <= size <= 100 else []
                 if size is None:
                     out.errors.append(
                         {
@@ -375,6 +374,12 @@ def _analyse(
     assert SCHEMA.query_type is not None
     walk(operation.selection_set, SCHEMA.query_type, 1, [])
     return out
+
+
+def _where(node: FieldNode) -> list[dict[str, int]]:
+    """An error's location in the query (only for errors: finding it is not cheap)."""
+    loc = node.loc.source.get_location(node.loc.start) if node.loc else None
+    return [{"line": loc.line, "column": loc.column}] if loc else []
 
 
 @functools.lru_cache(maxsize=256)

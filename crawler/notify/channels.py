@@ -6,8 +6,6 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-import apprise
-
 from crawler.output import redact
 
 log = logging.getLogger(__name__)
@@ -31,6 +29,8 @@ def send_apprise(
     secrets: list[str],
 ) -> ChannelResult:
     """Send one message; never raises. The result names the URL only in Apprise's privacy form."""
+    import apprise  # only when a channel is configured: it is slow to import
+
     sender = apprise.Apprise()
     if not sender.add(url):
         masked = redact(url.split("://", 1)[0] + "://…", secrets)

@@ -3,8 +3,6 @@ latest report and a comment added per audit. PyGithub against the configured API
 
 from __future__ import annotations
 
-from github import Auth, Github, GithubException
-
 from crawler.config import GitHubIssueSettings
 from crawler.notify.channels import ChannelResult
 from crawler.notify.message import ISSUE_MARKER
@@ -26,6 +24,8 @@ def publish_issue(
     ``seconds_between_writes`` keeps PyGithub's pacing of writes, which GitHub asks for to stay
     clear of its secondary rate limits (tests against the loopback fake turn it off).
     """
+    from github import Auth, Github, GithubException
+
     channel = f"github-issue {settings.repo}"
     if not token:
         return ChannelResult(channel, False, "needs GITHUB_TOKEN or GH_TOKEN with issues: write")

@@ -12,12 +12,24 @@ import json
 import re
 import zlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Engine, create_engine, event, func, make_url, select, update
+from sqlalchemy import (
+    Engine,
+    Table,
+    bindparam,
+    create_engine,
+    event,
+    func,
+    insert,
+    make_url,
+    select,
+    tuple_,
+    update,
+)
 from sqlalchemy.orm import Session, sessionmaker
 
 from crawler.model import (
@@ -43,6 +55,19 @@ DEFAULT_DB_URL = "sqlite:///db/crawler.sqlite"
 MIGRATIONS = Path(__file__).with_name("migrations")
 GOOD_STATUSES = ("complete", "partial")
 CACHE_TOUCH_EVERY = timedelta(hours=12)  # nightly audits touch each entry they use once
+_BATCH = 100  # snapshots looked up and written per statement: a few hundred KB of text at a time
+# The validator cache is read and written once per conditional request, from every worker:
+# plain statements, without the ORM's per-session cost.
+_CACHE = cast(Table, HttpCacheRow.__table__)
+_CACHE_READ = select(
+    _CACHE.c.url,
+    _CACHE.c.etag,
+    _CACHE.c.last_modified,
+    _CACHE.c.body,
+    _CACHE.c.content_type,
+    _CACHE.c.used_at,
+    _CACHE.c.stored_at,
+).where(_CACHE.c.key == bindparam("cache_key"))
 
 
 @dataclass(frozen=True)
@@ -186,21 +211,25 @@ class Store:
         with self._sessions.begin() as session:
             latest = self._latest_digests(session, audit_id)
             checked = [r.project for r in results if r.status == ProjectStatus.OK]
+            observed: dict[str, tuple[ProjectSnapshot, str]] = {}
+            unchanged: set[str] = set()
             for result in results:
-                snapshot_id = None
-                unchanged = False
                 if result.status == ProjectStatus.OK and result.snapshot is not None:
                     digest = result.snapshot.content_hash()
-                    unchanged = latest.get(result.project) == digest
-                    if not unchanged or result.note:
-                        snapshot_id = self._snapshot_id(session, result.snapshot, digest, audit_id)
-                if not unchanged or result.note:  # an unchanged, plain check writes no row
+                    if latest.get(result.project) == digest:
+                        unchanged.add(result.project)
+                    if result.project not in unchanged or result.note:
+                        observed[result.project] = (result.snapshot, digest)
+            snapshot_ids = self._snapshot_ids(session, observed, audit_id)
+            for result in results:
+                if result.project not in unchanged or result.note:
+                    # an unchanged, plain check writes no row
                     session.add(
                         ObservationRow(
                             audit_id=audit_id,
                             project=result.project,
                             status=result.status,
-                            snapshot_id=snapshot_id,
+                            snapshot_id=snapshot_ids.get(result.project),
                             note=result.note,
                         )
                     )
@@ -221,25 +250,41 @@ class Store:
             audit.baseline_audit_id = baseline_audit_id
             audit.stats = json.dumps(stats, sort_keys=True)
 
-    def _snapshot_id(
-        self, session: Session, snapshot: ProjectSnapshot, digest: str, audit_id: int
-    ) -> int:
-        existing = session.scalar(
-            select(SnapshotRow.id).where(
-                SnapshotRow.project == snapshot.project, SnapshotRow.digest == digest
-            )
-        )
-        if existing is not None:
-            return existing
-        row = SnapshotRow(
-            project=snapshot.project,
-            digest=digest,
-            data=snapshot.to_json().decode(),
-            first_audit_id=audit_id,
-        )
-        session.add(row)
-        session.flush()
-        return row.id
+    def _snapshot_ids(
+        self, session: Session, observed: dict[str, tuple[ProjectSnapshot, str]], audit_id: int
+    ) -> dict[str, int]:
+        """The snapshot row of each project's observed state: the stored one when that state
+        was seen before, else a new row (looked up and written in batches, not per project;
+        a batch's texts are let go once written)."""
+        ids: dict[str, int] = {}
+        items = list(observed.items())
+        for start in range(0, len(items), _BATCH):
+            batch = items[start : start + _BATCH]
+            pairs = [(project, digest) for project, (_snapshot, digest) in batch]
+            found = {
+                (project, digest): row_id
+                for project, digest, row_id in session.execute(
+                    select(SnapshotRow.project, SnapshotRow.digest, SnapshotRow.id).where(
+                        tuple_(SnapshotRow.project, SnapshotRow.digest).in_(pairs)
+                    )
+                )
+            }
+            new = {
+                project: SnapshotRow(
+                    project=project,
+                    digest=digest,
+                    data=snapshot.to_json().decode(),
+                    first_audit_id=audit_id,
+                )
+                for project, (snapshot, digest) in batch
+                if (project, digest) not in found
+            }
+            session.add_all(new.values())
+            session.flush()
+            ids.update({project: row.id for project, row in new.items()})
+            ids.update({project: found[(project, digest)] for project, digest in pairs
+                        if project not in new})  # fmt: skip
+        return ids
 
     def _latest_digests(self, session: Session, before_audit: int) -> dict[str, str]:
         rows = session.execute(
@@ -284,11 +329,15 @@ class Store:
         """The last good state of every project known at ``audit_id`` (carry-forward)."""
         if audit_id is None:
             return {}
-        with self._sessions() as session:
-            rows = session.execute(self._latest_ok_query(audit_id, include_own))
+        query = self._latest_ok_query(audit_id, include_own).with_only_columns(
+            SnapshotRow.project, SnapshotRow.data, ObservationRow.audit_id
+        )
+        shared = _SharedTexts()
+        # streamed (a few rows at a time, not every stored text at once before decoding)
+        with self.engine.connect().execution_options(yield_per=100) as connection:
             return {
-                row.project: ProjectState(ProjectSnapshot.from_json(row.data), observed_audit)
-                for row, observed_audit in rows
+                project: ProjectState(shared(ProjectSnapshot.from_json(data)), observed_audit)
+                for project, data, observed_audit in connection.execute(query)
             }
 
     def last_checked(self, as_of_audit: int | None = None) -> dict[str, datetime]:
@@ -416,18 +465,18 @@ class Store:
     # -- HTTP validator cache (crawler.upstream.http.ResponseCache) -----------------------------
 
     def get_response(self, key: str) -> CachedResponse | None:
-        with self._sessions() as session:
-            row = session.get(HttpCacheRow, key)
-            if row is None:
-                return None
-            last_used = _utc(row.used_at or row.stored_at)
-            cached = CachedResponse(
-                url=row.url,
-                etag=row.etag,
-                last_modified=row.last_modified,
-                body=zlib.decompress(row.body),
-                content_type=row.content_type,
-            )
+        with self.engine.connect() as connection:
+            row = connection.execute(_CACHE_READ, {"cache_key": key}).first()
+        if row is None:
+            return None
+        last_used = _utc(row.used_at or row.stored_at)
+        cached = CachedResponse(
+            url=row.url,
+            etag=row.etag,
+            last_modified=row.last_modified,
+            body=zlib.decompress(row.body),
+            content_type=row.content_type,
+        )
         if last_used is None or last_used < datetime.now(UTC) - CACHE_TOUCH_EVERY:
             self._mark_cache_used(key)
         return cached
@@ -435,22 +484,47 @@ class Store:
     def _mark_cache_used(self, key: str) -> None:
         """Record that an entry still serves requests (a 304 keeps ``stored_at``), so that
         ``crawler prune`` keeps it; at most every CACHE_TOUCH_EVERY per entry."""
-        with self._sessions.begin() as session:
-            used = update(HttpCacheRow).where(HttpCacheRow.key == key)
-            session.execute(used.values(used_at=datetime.now(UTC)))
+        with self.engine.begin() as connection:
+            used = update(_CACHE).where(_CACHE.c.key == key)
+            connection.execute(used.values(used_at=datetime.now(UTC)))
 
     def put_response(self, key: str, response: CachedResponse) -> None:
-        with self._sessions.begin() as session:
-            row = session.get(HttpCacheRow, key)
-            if row is None:
-                row = HttpCacheRow(key=key)
-                session.add(row)
-            row.url = response.url
-            row.etag = response.etag
-            row.last_modified = response.last_modified
-            row.content_type = response.content_type
-            row.body = zlib.compress(response.body, 6)
-            row.stored_at = row.used_at = datetime.now(UTC)
+        now = datetime.now(UTC)
+        values = {
+            "url": response.url,
+            "etag": response.etag,
+            "last_modified": response.last_modified,
+            "content_type": response.content_type,
+            "body": zlib.compress(response.body, 6),
+            "stored_at": now,
+            "used_at": now,
+        }
+        with self.engine.begin() as connection:
+            replaced = connection.execute(update(_CACHE).where(_CACHE.c.key == key), values)
+            if not replaced.rowcount:
+                connection.execute(insert(_CACHE), {"key": key, **values})
+
+
+class _SharedTexts:
+    """One copy of each license text and analysis among the snapshots read together: a
+    thousand repositories with thirty distinct license texts hold thirty texts in memory."""
+
+    def __init__(self) -> None:
+        self._texts: dict[str, str] = {}
+        self._analyses: dict[str, dict[str, Any]] = {}
+
+    def __call__(self, snapshot: ProjectSnapshot) -> ProjectSnapshot:
+        found = snapshot.license_file
+        if found is None:
+            return snapshot
+        text = self._texts.setdefault(found.text, found.text) if found.text else found.text
+        analysis = found.analysis
+        if analysis is not None:
+            known = self._analyses.setdefault(found.blob_sha, analysis)
+            analysis = known if known == analysis else analysis
+        if text is found.text and analysis is found.analysis:
+            return snapshot
+        return replace(snapshot, license_file=replace(found, text=text, analysis=analysis))
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

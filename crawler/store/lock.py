@@ -25,7 +25,6 @@ from types import TracebackType
 from typing import Any, cast
 
 from sqlalchemy import Connection, Engine, Table, delete, insert, select, text, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import IntegrityError
 
 from crawler.store.schema import advisory_key
@@ -255,6 +254,8 @@ class AuditLock:
     # -- PostgreSQL: an advisory lock on a dedicated connection ---------------------------------
 
     def _acquire_advisory(self) -> None:
+        from sqlalchemy.dialects.postgresql import insert as pg_insert  # PostgreSQL only
+
         for _attempt in range(_ATTEMPTS):
             conn = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
             self._key = advisory_key(conn, "audit")

@@ -8,6 +8,9 @@ Three guarantees before Alembic touches anything:
   instead of Alembic's "Can't locate revision";
 * two processes opening a fresh database at once do not race on the migration: it runs under
   a lock (PostgreSQL: a transaction-scoped advisory lock; SQLite: ``BEGIN IMMEDIATE``).
+
+Alembic is imported only when the database is not already at ``HEAD_REVISION`` (the nightly
+case reads one row and needs nothing more); a test keeps that constant equal to Alembic's head.
 """
 
 from __future__ import annotations
@@ -17,16 +20,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config as AlembicConfig
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, create_engine, inspect, text
 from sqlalchemy.pool import NullPool
 
+if TYPE_CHECKING:
+    from alembic.config import Config as AlembicConfig
+
 MIGRATIONS = Path(__file__).with_name("migrations")
 CRAWLER_TABLES = frozenset({"audits", "observations", "snapshots", "project_sets"})
+# The newest revision under migrations/versions (tests/test_db_schema.py checks it against
+# Alembic's own reading): a database already there is used without importing Alembic.
+HEAD_REVISION = "0003"
 
 
 class SchemaError(Exception):
@@ -59,6 +65,8 @@ class SchemaUpgrade:
 
 
 def alembic_config() -> AlembicConfig:
+    from alembic.config import Config as AlembicConfig
+
     cfg = AlembicConfig()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     return cfg
@@ -66,6 +74,8 @@ def alembic_config() -> AlembicConfig:
 
 @cache
 def _known_revisions() -> tuple[str, frozenset[str]]:
+    from alembic.script import ScriptDirectory
+
     script = ScriptDirectory.from_config(alembic_config())
     head = script.get_current_head()
     assert head is not None
@@ -78,12 +88,29 @@ def code_head() -> str:
 
 
 def read_state(connection: Connection) -> SchemaState:
+    tables, revision = _read_revision(connection)
+    return SchemaState(revision, tables, code_head())
+
+
+def _read_revision(connection: Connection) -> tuple[tuple[str, ...], str | None]:
+    """(the tables but alembic_version, the stored revision or None)."""
     tables = tuple(sorted(inspect(connection).get_table_names()))
     revision: str | None = None
     if "alembic_version" in tables:
+        from alembic.runtime.migration import MigrationContext
+
         heads: Sequence[str] = MigrationContext.configure(connection).get_current_heads()
         revision = ",".join(sorted(heads)) or None
-    return SchemaState(revision, tuple(t for t in tables if t != "alembic_version"), code_head())
+    return tuple(t for t in tables if t != "alembic_version"), revision
+
+
+def _at_known_head(connection: Connection) -> bool:
+    """The usual case, read without Alembic: the crawler's tables, at HEAD_REVISION."""
+    tables = set(inspect(connection).get_table_names())
+    if "alembic_version" not in tables or not tables >= CRAWLER_TABLES:
+        return False
+    rows = connection.execute(text("select version_num from alembic_version")).scalars()
+    return list(rows) == [HEAD_REVISION]
 
 
 def ensure_usable(state: SchemaState) -> None:
@@ -109,6 +136,15 @@ def ensure_usable(state: SchemaState) -> None:
             f"knows (its newest is {state.head}): upgrade crawler (or use the crawler "
             "version that wrote this database)."
         )
+
+
+def _database_at_known_head(url: str) -> bool:
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        with engine.connect() as connection:
+            return _at_known_head(connection)
+    finally:
+        engine.dispose()
 
 
 def inspect_database(url: str) -> SchemaState:
@@ -143,12 +179,19 @@ def upgrade_schema(engine: Engine) -> SchemaUpgrade:
     """Bring the schema to head, refusing foreign and newer databases first."""
     if engine.dialect.name == "sqlite":
         # look before the engine's first connection: its pragmas (WAL) would write the file
-        ensure_usable(inspect_database(engine.url.render_as_string(hide_password=False)))
+        url = engine.url.render_as_string(hide_password=False)
+        if _database_at_known_head(url):  # the nightly case: nothing to check further
+            return SchemaUpgrade(HEAD_REVISION, HEAD_REVISION)
+        ensure_usable(inspect_database(url))
     with engine.connect() as connection:  # the usual case, at head: no lock, no write
+        if _at_known_head(connection):
+            return SchemaUpgrade(HEAD_REVISION, HEAD_REVISION)
         state = read_state(connection)
     ensure_usable(state)
     if state.at_head:
         return SchemaUpgrade(state.revision, state.head)
+    from alembic import command
+
     with engine.begin() as connection:
         _lock_for_migration(connection)
         state = read_state(connection)  # again: another process may have migrated meanwhile

@@ -37,21 +37,10 @@ from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
-import httpx
-
-from crawler.analysis.tables import (
-    ExtractionError,
-    describe_tables,
-    extract_pins,
-    extract_table,
-    is_markdown,
-    parse_document,
-)
 from crawler.config import Settings
-from crawler.upstream.deadline import DeadlineTransport, deadline, deadline_passed
 from crawler.upstream.http import (
     USER_AGENT,
     CachedResponse,
@@ -60,6 +49,9 @@ from crawler.upstream.http import (
     cache_key,
     redact,
 )
+
+if TYPE_CHECKING:  # httpx and the page parser load when a page is first fetched or read
+    import httpx
 
 ACCEPT = "text/html, application/xhtml+xml, text/markdown;q=0.9, text/plain;q=0.8, */*;q=0.1"
 MAX_REDIRECTS = 5
@@ -229,18 +221,31 @@ class PageFetcher:
         self._cache = cache
         self._allow_private = private_addresses_allowed(settings)
         self._own_client = client is None
-        self._client = client or httpx.Client(
-            transport=DeadlineTransport(),
-            timeout=settings.timeout,
-            headers={"User-Agent": USER_AGENT},
-            follow_redirects=False,
-        )
+        self._http: httpx.Client | None = client
+        self._http_lock = threading.Lock()
         self._slots: dict[str, threading.BoundedSemaphore] = {}
         self._slots_lock = threading.Lock()
 
+    @property
+    def _client(self) -> httpx.Client:
+        """Made at the first page: an audit without pages never loads httpx."""
+        with self._http_lock:
+            if self._http is None:
+                import httpx
+
+                from crawler.upstream.deadline import DeadlineTransport
+
+                self._http = httpx.Client(
+                    transport=DeadlineTransport(),
+                    timeout=self._settings.timeout,
+                    headers={"User-Agent": USER_AGENT},
+                    follow_redirects=False,
+                )
+            return self._http
+
     def close(self) -> None:
-        if self._own_client:
-            self._client.close()
+        if self._own_client and self._http is not None:
+            self._http.close()
 
     def __enter__(self) -> PageFetcher:
         return self
@@ -260,6 +265,10 @@ class PageFetcher:
     def fetch(self, url: str) -> FetchedPage:
         """GET one page (conditional when cached); PageFetchError on any failure, expected or
         not, so that one hostile page can only fail itself."""
+        import httpx
+
+        from crawler.upstream.deadline import deadline, deadline_passed
+
         secrets = _secrets(url)
         shown = display_url(url)
         try:
@@ -421,6 +430,8 @@ def preview_page_json(
 ) -> dict[str, Any]:
     """What ``crawler page --json`` prints: every table found, or the one selected.
     PageFetchError or ExtractionError on any failure."""
+    from crawler.analysis.tables import ExtractionError
+
     body, content_type, location = _load(source, settings)
     try:
         return _preview(body, content_type, location, source, table_selector, heading, key,
@@ -442,6 +453,14 @@ def _preview(
     settings: Settings,
     pins: Mapping[str, str] | None,
 ) -> dict[str, Any]:
+    from crawler.analysis.tables import (
+        describe_tables,
+        extract_pins,
+        extract_table,
+        is_markdown,
+        parse_document,
+    )
+
     markdown = is_markdown(location, content_type)
     soup = parse_document(body, markdown=markdown)
     data: dict[str, Any] = {"source": source, "markdown": markdown}

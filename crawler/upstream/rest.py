@@ -29,13 +29,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from crawler.upstream.deadline import DeadlineTransport, deadline, deadline_passed
 from crawler.upstream.http import (
     USER_AGENT,
     CachedResponse,
@@ -45,6 +43,9 @@ from crawler.upstream.http import (
     token_identity,
 )
 from crawler.upstream.source import SourceDeferred, SourceError
+
+if TYPE_CHECKING:  # loaded when an API is opened: the source kinds register without it
+    import httpx
 
 log = logging.getLogger(__name__)
 MAX_MESSAGE = 300
@@ -121,6 +122,8 @@ class ApiResponse:
         value = self.headers.get("link")
         if not value:
             return {}
+        import httpx
+
         parsed = httpx.Response(200, headers={"link": value}).links  # httpx's own parser
         return {
             str(link["rel"]): str(link["url"])
@@ -195,6 +198,10 @@ class JsonApi:
         self._unanswered = 0  # requests in a row given up without any HTTP answer
         self._paused: tuple[float, str] | None = None  # (monotonic end, why): a long Retry-After
         self._own_client = client is None
+        import httpx
+
+        from crawler.upstream.deadline import DeadlineTransport
+
         self._client = client or httpx.Client(
             timeout=timeout,
             headers={"User-Agent": USER_AGENT},
@@ -296,6 +303,8 @@ class JsonApi:
         return urlunsplit(parts._replace(query=urlencode(kept)))
 
     def _send(self, url: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        from crawler.upstream.deadline import deadline
+
         self._check_budget(url)
         with deadline(self._deadline):
             return self._send_within_deadline(url, headers)
@@ -303,6 +312,10 @@ class JsonApi:
     def _send_within_deadline(
         self, url: str, headers: dict[str, str]
     ) -> tuple[int, dict[str, str], bytes]:
+        import httpx
+
+        from crawler.upstream.deadline import deadline_passed
+
         origin = _origin(self.base_url)
         current = self._strip_credentials(url)
         answered = False  # this hop's status line came back: reachable, if unwell

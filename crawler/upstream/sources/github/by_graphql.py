@@ -250,7 +250,7 @@ class GraphQLRounds:
                 seen.provenance += carried(before, "license")
             else:
                 wanted.append((seen, seen.license_path))
-        for seen, blob in self._files(wanted, outcome):
+        for seen, blob in self._distinct_blobs(wanted, outcome):
             repo = seen.snapshot.repo
             assert repo is not None and seen.license_path is not None
             url = parse.file_url(repo.url, repo.default_branch or "HEAD", seen.license_path)
@@ -274,6 +274,30 @@ class GraphQLRounds:
                 )
             seen.snapshot = replace(seen.snapshot, license_file=license_file)
             seen.provenance.append(("license", Provenance(url, self.clock())))
+
+    def _distinct_blobs(
+        self, wanted: list[tuple[Answered, str | None]], outcome: Outcome
+    ) -> list[tuple[Answered, dict[str, Any]]]:
+        """The license blobs of ``wanted``, each distinct blob asked for once: Git names a blob
+        by its content, so repositories sharing a blob id share its text (a thousand
+        repositories with thirty distinct texts cost two queries, not forty). A repository
+        whose blob's query failed for another repository asks for its own."""
+        asking: dict[str, Answered] = {}
+        for seen, _path in wanted:
+            asking.setdefault(str(seen.license_oid), seen)
+        answered = self._files([(seen, seen.license_path) for seen in asking.values()], outcome)
+        blobs = {str(seen.license_oid): blob for seen, blob in answered}
+        found = list(answered)
+        again: list[tuple[Answered, str | None]] = []
+        for seen, path in wanted:
+            oid = str(seen.license_oid)
+            if asking[oid] is seen:
+                continue
+            if oid in blobs:
+                found.append((seen, blobs[oid]))
+            else:
+                again.append((seen, path))
+        return found + self._files(again, outcome)
 
     def _rest_license(self, seen: Answered) -> LicenseFile | None:
         assert seen.snapshot.repo is not None

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from crawler.config import ProjectSpec
-from crawler.model import ProjectSnapshot, Provenance
+from crawler.model import InventoryEntry, LicenseFile, ProjectSnapshot, Provenance
 from crawler.upstream.sources.github import GitHubSettings, parse
 from crawler.upstream.sources.github.api import GitHubApi, GitHubError
 from crawler.versions import usable_releases, usable_tags
@@ -76,8 +76,8 @@ class RestProject:
             sources.append(("tags", Provenance(response.url, now)))
         newest_tags = usable_tags(tracking, snapshot.tags or ())
         has_tag = bool(newest_tags)
-        if has_tag and not has_release and self.affordable():
-            snapshot = self._date_newest_tag(snapshot, newest_tags[0].name, base)
+        if has_tag and not has_release:
+            snapshot = self._date_newest_tag(snapshot, newest_tags[0].name, base, prior)
         if tracking.track == "commits" or (
             tracking.track == "auto" and not has_release and not has_tag
         ):
@@ -87,23 +87,43 @@ class RestProject:
                 snapshot = replace(snapshot, head=parse.commit_from_rest(response.data))
             sources.append(("head", Provenance(response.url, now)))
 
+        # The tree first (when the budget has room for it): it names the root license file's
+        # blob, and an unchanged blob is an unchanged text.
+        tree_sources: list[tuple[str, Provenance]] = []
+        snapshot, scanned = self._inventory(snapshot, prior, tree_sources, now)
         # GitHub's repository answer already says when there is no license file (null);
         # /license would only 404, unconditionally, every night.
         if forge_license.key is not None:
-            url = self.api.absolute(f"{base}/license")
-            response = self.api.get_json(url, allow=(404,))
-            if response.status == 200:
-                license_file, _ = parse.license_file_from_rest(response.data)
-                snapshot = replace(snapshot, license_file=license_file)
-            sources.append(("license", Provenance(response.url, now)))
-
-        snapshot = self._inventory(snapshot, prior, sources, now)
+            unchanged = _unchanged_license_file(prior, snapshot) if scanned else None
+            if unchanged is not None:
+                snapshot = replace(snapshot, license_file=unchanged)
+                sources.extend(carried(prior, "license"))
+            else:
+                url = self.api.absolute(f"{base}/license")
+                response = self.api.get_json(url, allow=(404,))
+                if response.status == 200:
+                    license_file, _ = parse.license_file_from_rest(response.data)
+                    snapshot = replace(snapshot, license_file=license_file)
+                sources.append(("license", Provenance(response.url, now)))
+        sources.extend(tree_sources)
         return replace(snapshot, provenance=tuple(sources))
 
-    def _date_newest_tag(self, snapshot: ProjectSnapshot, name: str, base: str) -> ProjectSnapshot:
-        """REST tags carry no date: look up the commit of the one the catalog will show."""
+    def _date_newest_tag(
+        self, snapshot: ProjectSnapshot, name: str, base: str, prior: ProjectSnapshot | None
+    ) -> ProjectSnapshot:
+        """REST tags carry no date: look up the commit of the one the catalog will show, unless
+        the last audit already dated that very commit (a commit's date never changes)."""
         tags = snapshot.tags or ()
         tag = next(t for t in tags if t.name == name)
+        known = next(
+            (t.date for t in (prior.tags or ()) if t.sha == tag.sha and t.date is not None),
+            None,
+        ) if prior is not None else None  # fmt: skip
+        if known is not None:
+            dated = replace(tag, date=known)
+            return replace(snapshot, tags=tuple(dated if t.name == name else t for t in tags))
+        if not self.affordable():
+            return snapshot
         response = self.api.get_json(f"{base}/commits/{tag.sha}", allow=(404, 422))
         if response.status != 200:
             return snapshot
@@ -116,8 +136,9 @@ class RestProject:
         prior: ProjectSnapshot | None,
         sources: list[tuple[str, Provenance]],
         now: str,
-    ) -> ProjectSnapshot:
-        """Scan the tree for license-ish files when the budget has room for it."""
+    ) -> tuple[ProjectSnapshot, bool]:
+        """Scan the tree for license-ish files when the budget has room for it; True when
+        this audit scanned it (False: the last audit's inventory is carried)."""
         assert snapshot.repo is not None
         kept = prior.license_inventory if prior else None
         mode = self.settings.inventory
@@ -127,7 +148,7 @@ class RestProject:
             or (mode == "auto" and not self.affordable())
         ):
             sources.extend(carried(prior, "license_inventory"))
-            return replace(snapshot, license_inventory=kept)
+            return replace(snapshot, license_inventory=kept), False
         base = f"/repos/{snapshot.repo.full_name}"
         response = self.api.get_json(
             self.api.absolute(f"{base}/git/trees/{snapshot.repo.default_branch}?recursive=1"),
@@ -135,8 +156,26 @@ class RestProject:
         )
         if response.status != 200:
             sources.extend(carried(prior, "license_inventory"))
-            return replace(snapshot, license_inventory=kept)
+            return replace(snapshot, license_inventory=kept), False
         sources.append(("license_inventory", Provenance(response.url, now)))
         repo = snapshot.repo
         inventory = parse.inventory_from_tree(response.data, repo.url, repo.default_branch)
-        return replace(snapshot, license_inventory=inventory)
+        return replace(snapshot, license_inventory=inventory), True
+
+
+def _unchanged_license_file(
+    prior: ProjectSnapshot | None, current: ProjectSnapshot
+) -> LicenseFile | None:
+    """The last audit's license file when the tree just scanned shows it unchanged: the same
+    blob at the same path, among the same root license files (so GitHub would pick it again)."""
+    earlier = prior.license_file if prior else None
+    if prior is None or earlier is None or current.license_inventory is None:
+        return None
+
+    def root(inventory: tuple[InventoryEntry, ...] | None) -> set[tuple[str, str]]:
+        return {(entry.path, entry.blob_sha) for entry in inventory or () if "/" not in entry.path}
+
+    now = root(current.license_inventory)
+    if (earlier.path, earlier.blob_sha) not in now:
+        return None
+    return earlier if now == root(prior.license_inventory) else None

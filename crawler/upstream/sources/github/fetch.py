@@ -3,7 +3,7 @@
 With a token: GraphQL rounds (by_graphql.py) — one query per batch of repositories, then a few
 queries for what changed — and REST only for the trees of repositories whose head moved.
 Without a token: REST per project with conditional requests (by_rest.py). Either way requests
-run on a small pool of workers (``github.concurrency``, default 4; 1 is strictly serial).
+run on a small pool of workers (``github.concurrency``, default 8; 1 is strictly serial).
 
 A failure becomes an error for that project only; a spent budget defers the projects not yet
 started; after several projects in a row got no answer at all, GitHub is taken to be

@@ -3,15 +3,20 @@
 requests (under PyGithub) only has a read timeout, which restarts with every byte: a server
 that drips its header lines one per second is never cut off. Here every request runs under a
 timer; when it fires, the sockets the request is using are shut down, the blocked read returns
-at once, and the request fails as ``DeadlineExceeded``.
+at once, and the request fails as ``DeadlineExceeded``. One watchdog thread keeps every
+request's timer (a thread per request would cost more than a conditional GET does).
 """
 
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import logging
 import socket
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 from requests import PreparedRequest, Response
@@ -26,6 +31,78 @@ _active = threading.local()  # the sockets the current thread's request uses
 
 class DeadlineExceeded(RequestsConnectionError):
     """No complete answer within the request's deadline."""
+
+
+class _Alarm:
+    """An action to run once, unless cancelled first: once ``cancel()`` returns, the action
+    has either run to its end or never will (it may not touch a connection reused since)."""
+
+    __slots__ = ("_action", "_lock", "cancelled")
+
+    def __init__(self, action: Callable[[], None]) -> None:
+        self._action: Callable[[], None] | None = action
+        self._lock = threading.Lock()
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            self._action = None
+
+    def fire(self) -> None:
+        with self._lock:
+            action, self._action = self._action, None
+            if action is not None and not self.cancelled:
+                action()
+
+
+class _Watchdog:
+    """Runs each alarm's action once its time comes, unless it was cancelled first; one daemon
+    thread for every request of the process, started at the first alarm."""
+
+    def __init__(self) -> None:
+        self._due: list[tuple[float, int, _Alarm]] = []
+        self._order = itertools.count()
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def alarm(self, seconds: float, action: Callable[[], None]) -> _Alarm:
+        alarm = _Alarm(action)
+        with self._wake:
+            heapq.heappush(self._due, (time.monotonic() + seconds, next(self._order), alarm))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="github-deadlines", daemon=True
+                )
+                self._thread.start()
+            elif self._due[0][2] is alarm:
+                self._wake.notify()
+        return alarm
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while self._due and self._due[0][2].cancelled:
+                    heapq.heappop(self._due)
+                if not self._due:
+                    self._wake.wait(60.0)
+                    if not self._due:
+                        self._thread = None  # idle for a minute: the next alarm starts one
+                        return
+                    continue
+                when, _, alarm = self._due[0]
+                left = when - time.monotonic()
+                if left > 0:
+                    self._wake.wait(left)
+                    continue
+                heapq.heappop(self._due)
+            try:
+                alarm.fire()
+            except Exception:  # an alarm must never take the watchdog down
+                log.warning("request deadline action failed", exc_info=True)
+
+
+_WATCHDOG = _Watchdog()
 
 
 def _track(sock: socket.socket | None) -> None:
@@ -84,9 +161,7 @@ class DeadlineAdapter(HTTPAdapter):
                     sock.shutdown(socket.SHUT_RDWR)
 
         _active.sockets = sockets
-        timer = threading.Timer(self.deadline, expire)
-        timer.daemon = True
-        timer.start()
+        timer = _WATCHDOG.alarm(self.deadline, expire)
         try:
             response = super().send(request, *args, **kwargs)
             if not kwargs.get("stream"):

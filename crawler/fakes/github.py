@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import email.utils
 import hashlib
-import json
 import math
 import re
 import socket
@@ -46,7 +45,7 @@ from crawler.fakes.github_state import (
     latest_release,
     node_id,
 )
-from crawler.fakes.server import FakeServer, abort
+from crawler.fakes.server import FakeServer, abort, compact_json, send_answer
 from crawler.fakes.synthetic import synthetic_state
 
 __all__ = [
@@ -684,7 +683,7 @@ class FakeGitHub:
         except Exception as exc:  # a bug in the fake: answer it instead of dropping the socket
             resp = _Resp(500, {"message": f"fake GitHub error: {exc!r}"})
         log(resp.status, cost)  # before answering: a client may read the log right after
-        self._send(handler, resp, truncate=fault is not None and fault.kind == "truncate")
+        _send(handler, resp, truncate=fault is not None and fault.kind == "truncate")
 
     def _fault_response(
         self, fault: FaultRule, path: str, authenticated: bool, token: str | None
@@ -770,7 +769,7 @@ class FakeGitHub:
             resp = _not_found()
         else:
             resp = self._route(path, split.query, query)
-        body = resp.body if isinstance(resp.body, bytes) else _json(resp.body)
+        body = resp.body if isinstance(resp.body, bytes) else compact_json(resp.body)
         resp.body = body
         if resp.status == 200:
             identity = hashlib.sha256(token.encode()).hexdigest() if token else "anonymous"
@@ -795,7 +794,7 @@ class FakeGitHub:
                 if bucket.remaining <= 0:
                     who = "user ID 1" if token else "127.0.0.1"
                     resp = _error(403, f"API rate limit exceeded for {who}.", _DOCS)
-                    resp.body = _json(resp.body)
+                    resp.body = compact_json(resp.body)
                 else:
                     bucket.remaining -= 1
                     self._used[name] += 1
@@ -844,26 +843,6 @@ class FakeGitHub:
             "x-ratelimit-resource": resource,
         }
 
-    @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, resp: _Resp, *, truncate: bool) -> None:
-        body = resp.body if isinstance(resp.body, bytes) or resp.body is None else _json(resp.body)
-        handler.send_response(resp.status)
-        for key, value in resp.headers.items():
-            handler.send_header(key, value)
-        if resp.status != 304:
-            handler.send_header("Content-Type", resp.content_type)
-            handler.send_header("Content-Length", str(len(body or b"")))
-        if truncate:
-            handler.send_header("Connection", "close")
-            handler.close_connection = True
-        handler.end_headers()
-        if body and resp.status != 304:
-            handler.wfile.write(body[: len(body) // 2] if truncate else body)
-
-
-def _json(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
-
 
 def _not_modified(handler: BaseHTTPRequestHandler, etag: str, last_modified: str | None) -> bool:
     inm = handler.headers.get("If-None-Match")
@@ -879,3 +858,10 @@ def _not_modified(handler: BaseHTTPRequestHandler, etag: str, last_modified: str
             return False
         return int(_epoch(last_modified)) <= int(since)
     return False
+
+
+def _send(handler: BaseHTTPRequestHandler, resp: _Resp, *, truncate: bool) -> None:
+    body = resp.body
+    if body is not None and not isinstance(body, bytes):
+        body = compact_json(body)
+    send_answer(handler, resp.status, body, resp.headers, resp.content_type, truncate=truncate)

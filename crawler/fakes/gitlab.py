@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-import json
 import math
 import socket
 import threading
@@ -41,7 +40,7 @@ from crawler.fakes.gitlab_state import (
     demo_state,
     epoch,
 )
-from crawler.fakes.server import FakeServer, LoopbackService, abort
+from crawler.fakes.server import FakeServer, LoopbackService, abort, compact_json, send_answer
 
 __all__ = [
     "DEMO_CONFIG",
@@ -196,7 +195,7 @@ class FakeGitLab(LoopbackService):
         rate = self._rate_headers(0 if spent else remaining, reset, authenticated=bool(given))
         resp.headers = {**rate, **resp.headers}
         log(resp.status)  # before answering: a client may read the log right after
-        self._send(handler, resp, truncate=fault is not None and fault.kind == "truncate")
+        _send(handler, resp, truncate=fault is not None and fault.kind == "truncate")
 
     def _charge(self) -> tuple[int, int]:
         """Count the request (every answered request counts, 304s too): what is left (-1 when
@@ -256,7 +255,7 @@ class FakeGitLab(LoopbackService):
             return _error(404, "404 Project Not Found")
         resp = self._route(project, rest, query, f"{self.base_url}{split.path}")
         if resp.status == 200:
-            body = resp.body if isinstance(resp.body, bytes) else _json(resp.body)
+            body = resp.body if isinstance(resp.body, bytes) else compact_json(resp.body)
             resp.body = body
             etag = 'W/"' + hashlib.sha256(body).hexdigest()[:32] + '"'
             resp.headers["ETag"] = etag
@@ -321,22 +320,11 @@ class FakeGitLab(LoopbackService):
         }  # fmt: skip
         return _Resp(200, items[(page - 1) * per_page : page * per_page], headers)
 
-    @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, resp: _Resp, *, truncate: bool) -> None:
-        body = resp.body if isinstance(resp.body, bytes) or resp.body is None else _json(resp.body)
-        handler.send_response(resp.status)
-        for key, value in resp.headers.items():
-            handler.send_header(key, value)
-        if resp.status != 304:
-            handler.send_header("Content-Type", resp.content_type)
-            handler.send_header("Content-Length", str(len(body or b"")))
-        if truncate:
-            handler.send_header("Connection", "close")
-            handler.close_connection = True
-        handler.end_headers()
-        if body and resp.status != 304:
-            handler.wfile.write(body[: len(body) // 2] if truncate else body)
 
 
-def _json(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+def _send(handler: BaseHTTPRequestHandler, resp: _Resp, *, truncate: bool) -> None:
+    body = resp.body
+    if body is not None and not isinstance(body, bytes):
+        body = compact_json(body)
+    send_answer(handler, resp.status, body, resp.headers, resp.content_type, truncate=truncate)

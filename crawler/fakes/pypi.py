@@ -24,7 +24,6 @@ unless another is given.
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import json
 import threading
@@ -39,7 +38,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from crawler.fakes.faults import FaultPlan, FaultRule
-from crawler.fakes.server import FakeServer, LoopbackService, abort
+from crawler.fakes.server import FakeServer, LoopbackService, abort, send_answer
 
 __all__ = [
     "FakePackage",
@@ -423,19 +422,7 @@ def _not_found() -> _Resp:
 
 
 def _send(handler: BaseHTTPRequestHandler, resp: _Resp, *, truncate: bool) -> None:
-    handler.send_response(resp.status)
-    for key, value in resp.headers.items():
-        handler.send_header(key, value)
-    if resp.status != 304:
-        handler.send_header("Content-Type", resp.content_type)
-        handler.send_header("Content-Length", str(len(resp.body)))
-    if truncate:
-        handler.send_header("Connection", "close")
-        handler.close_connection = True
-    handler.end_headers()
-    if resp.body and resp.status != 304:
-        with contextlib.suppress(ConnectionError):
-            handler.wfile.write(resp.body[: len(resp.body) // 2] if truncate else resp.body)
+    send_answer(handler, resp.status, resp.body, resp.headers, resp.content_type, truncate=truncate)
 
 
 # ---------------------------------------------------------------------------------------- demo

@@ -4,10 +4,12 @@ a client hangs up, and a way to drop a connection without an answer (a "reset" f
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import struct
 import sys
 import threading
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
@@ -68,3 +70,32 @@ class LoopbackService:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def compact_json(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def send_answer(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    body: bytes | None,
+    headers: Mapping[str, str],
+    content_type: str,
+    *,
+    truncate: bool = False,
+) -> None:
+    """One HTTP answer; ``truncate`` sends half the body and closes (a "cut off" fault)."""
+    handler.send_response(status)
+    for key, value in headers.items():
+        handler.send_header(key, value)
+    if status != 304:
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(body or b"")))
+    if truncate:
+        handler.send_header("Connection", "close")
+        handler.close_connection = True
+    handler.end_headers()
+    if body and status != 304:
+        with contextlib.suppress(ConnectionError):
+            handler.wfile.write(body[: len(body) // 2] if truncate else body)

@@ -8,8 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from crawler.analysis.license_texts import reference_text
-from crawler.fakes.github import FakeRelease, FakeRepo, GitHubState
+from crawler.fakes.github import FakeRepo, GitHubState, mit_repo, release_on
 
 TOKEN = "ghp_opsrun_secret_token_0123456789"
 PROJECTS = """\
@@ -25,21 +24,8 @@ def upstream(*alpha_tags: str) -> GitHubState:
     """org/alpha with ``alpha_tags`` released, org/beta at v2.0, and org/catalog (no code)."""
 
     def repo(name: str, repo_id: int, tags: tuple[str, ...]) -> FakeRepo:
-        return FakeRepo(
-            owner="org",
-            name=name,
-            id=repo_id,
-            license_key="mit",
-            spdx_id="MIT",
-            license_name="MIT License",
-            license_text=reference_text("MIT"),
-            head_sha=f"{repo_id:x}" * 40,
-            head_date="2026-10-01T00:00:00Z",
-            releases=[
-                FakeRelease(t, t, f"2026-10-0{i + 1}T00:00:00Z", f"2026-10-0{i + 1}T00:00:00Z")
-                for i, t in enumerate(tags)
-            ],
-        )
+        releases = [release_on(t, f"2026-10-0{i + 1}T00:00:00Z") for i, t in enumerate(tags)]
+        return mit_repo("org", name, repo_id, releases, head_sha=f"{repo_id:x}" * 40)
 
     catalog = FakeRepo(owner="org", name="catalog", id=9, head_sha=None, license_text=None)
     return GitHubState(repos=[repo("alpha", 1, alpha_tags), repo("beta", 2, ("v2.0",)), catalog])

@@ -16,8 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from crawler.analysis.license_texts import reference_text
-from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
+from crawler.fakes.github import FakeGitHub, GitHubState, mit_repo, release_on
 from crawler.store import Store
 
 HOST = socket.gethostname()
@@ -36,23 +35,9 @@ time.sleep(600)
 
 
 def _state() -> GitHubState:
-    stamp = "2026-10-01T00:00:00Z"
+    v1 = release_on("v1", "2026-10-01T00:00:00Z")
     return GitHubState(
-        repos=[
-            FakeRepo(
-                owner="org",
-                name=n,
-                id=i + 1,
-                license_key="mit",
-                spdx_id="MIT",
-                license_name="MIT License",
-                license_text=reference_text("MIT"),
-                head_sha=f"{i:040d}",
-                head_date=stamp,
-                releases=[FakeRelease("v1", "v1", stamp, stamp)],
-            )
-            for i, n in enumerate(NAMES)
-        ]
+        repos=[mit_repo("org", n, i + 1, [v1], head_sha=f"{i:040d}") for i, n in enumerate(NAMES)]
     )
 
 

@@ -12,11 +12,12 @@ from crawler.analysis.license_texts import reference_text
 from crawler.cli import cli
 from crawler.fakes.github import (
     FakeGitHub,
-    FakeRelease,
     FakeRepo,
     FaultPlan,
     FaultRule,
     GitHubState,
+    mit_repo,
+    release_on,
 )
 
 CONFIG = """\
@@ -30,21 +31,8 @@ projects:
 
 def _state(*tags: str) -> GitHubState:
     def repo(name: str, repo_id: int, releases: tuple[str, ...]) -> FakeRepo:
-        return FakeRepo(
-            owner="org",
-            name=name,
-            id=repo_id,
-            license_key="mit",
-            spdx_id="MIT",
-            license_name="MIT License",
-            license_text=reference_text("MIT"),
-            head_sha="f" * 40,
-            head_date="2026-10-01T00:00:00Z",
-            releases=[
-                FakeRelease(t, t, f"2026-10-0{i + 1}T00:00:00Z", f"2026-10-0{i + 1}T00:00:00Z")
-                for i, t in enumerate(releases)
-            ],
-        )
+        published = [release_on(t, f"2026-10-0{i + 1}T00:00:00Z") for i, t in enumerate(releases)]
+        return mit_repo("org", name, repo_id, published, head_sha="f" * 40)
 
     return GitHubState(repos=[repo("alpha", 1, tags), repo("beta", 2, ("v2.0",))])
 

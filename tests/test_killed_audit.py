@@ -9,10 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from crawler.analysis.license_texts import reference_text
 from crawler.audit import run_audit
 from crawler.config import parse_config
-from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, FaultPlan, GitHubState
+from crawler.fakes.github import FakeGitHub, FaultPlan, GitHubState, mit_repo, release_on
 from crawler.store import Store
 
 NAMES = ["p0", "p1", "p2", "p3", "p4", "p5"]
@@ -20,24 +19,12 @@ CONFIG = "projects:\n" + "".join(f"  - name: {n}\n    repo: org/{n}\n" for n in 
 
 
 def _state(newest: str) -> GitHubState:
-    stamp = "2026-10-01T00:00:00Z"
-    releases = [FakeRelease("v1", "v1", stamp, stamp)]
+    releases = [release_on("v1", "2026-10-01T00:00:00Z")]
     if newest == "v2":
-        releases.append(FakeRelease("v2", "v2", "2026-11-01T00:00:00Z", "2026-11-01T00:00:00Z"))
+        releases.append(release_on("v2", "2026-11-01T00:00:00Z"))
     return GitHubState(
         repos=[
-            FakeRepo(
-                owner="org",
-                name=n,
-                id=i + 1,
-                license_key="mit",
-                spdx_id="MIT",
-                license_name="MIT License",
-                license_text=reference_text("MIT"),
-                head_sha=f"{i:040d}",
-                head_date=stamp,
-                releases=list(releases),
-            )
+            mit_repo("org", n, i + 1, list(releases), head_sha=f"{i:040d}")
             for i, n in enumerate(NAMES)
         ]
     )

@@ -11,11 +11,10 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import select, update
 
-from crawler.analysis.license_texts import reference_text
 from crawler.audit import run_audit
 from crawler.cli import cli
 from crawler.config import parse_config
-from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
+from crawler.fakes.github import FakeGitHub, FakeRepo, GitHubState, mit_repo, release_on
 from crawler.model import FetchError, ProjectResult, ProjectSnapshot, Release
 from crawler.store import Store
 from crawler.store.maintenance import prune, row_counts
@@ -241,18 +240,6 @@ def test_a_cache_entry_still_answering_304s_is_not_stale(db_url: str) -> None:
 
 def _github(alpha: str) -> GitHubState:
     def repo(name: str, repo_id: int, tag: str) -> FakeRepo:
-        stamp = "2026-10-01T00:00:00Z"
-        return FakeRepo(
-            owner="org",
-            name=name,
-            id=repo_id,
-            license_key="mit",
-            spdx_id="MIT",
-            license_name="MIT License",
-            license_text=reference_text("MIT"),
-            head_sha=f"{repo_id:040d}",
-            head_date=stamp,
-            releases=[FakeRelease(tag, tag, stamp, stamp)],
-        )
+        return mit_repo("org", name, repo_id, [release_on(tag, "2026-10-01T00:00:00Z")])
 
     return GitHubState(repos=[repo("alpha", 1, alpha), repo("beta", 2, "v1")])

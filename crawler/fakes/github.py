@@ -43,7 +43,9 @@ from crawler.fakes.github_state import (
     _iso,
     git_blob_sha,
     latest_release,
+    mit_repo,
     node_id,
+    release_on,
 )
 from crawler.fakes.server import FakeServer, abort, compact_json, send_answer
 from crawler.fakes.synthetic import synthetic_state
@@ -66,7 +68,9 @@ __all__ = [
     "RequestRecord",
     "git_blob_sha",
     "latest_release",
+    "mit_repo",
     "node_id",
+    "release_on",
     "synthetic_state",
 ]
 

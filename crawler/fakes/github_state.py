@@ -93,6 +93,30 @@ class GitHubState:
         raise KeyError(full_name)
 
 
+def mit_repo(
+    owner: str, name: str, repo_id: int, releases: list[FakeRelease], **overrides: Any
+) -> FakeRepo:
+    """A repository GitHub reads as MIT (with the real MIT text), pushed on 2026-10-01, with
+    ``releases``: the plain upstream most tests start from. ``overrides`` set any other field."""
+    from crawler.analysis.license_texts import reference_text
+
+    fields: dict[str, Any] = {
+        "license_key": "mit",
+        "spdx_id": "MIT",
+        "license_name": "MIT License",
+        "license_text": reference_text("MIT"),
+        "head_sha": f"{repo_id:040d}",
+        "head_date": "2026-10-01T00:00:00Z",
+    }
+    fields.update(overrides)
+    return FakeRepo(owner=owner, name=name, id=repo_id, releases=releases, **fields)
+
+
+def release_on(tag: str, stamp: str) -> FakeRelease:
+    """A published release whose name is its tag, created and published at ``stamp``."""
+    return FakeRelease(tag, tag, stamp, stamp)
+
+
 # ---------------------------------------------------------------------------------- git facts
 
 
@@ -138,9 +162,7 @@ def latest_release(releases: list[FakeRelease]) -> FakeRelease | None:
 class RepoView:
     """What the git host derives from a FakeRepo: blob and tree SHAs, refs, the latest release."""
 
-    def __init__(
-        self, repo: FakeRepo, base_url: str, web_url: str = "https://github.com"
-    ) -> None:
+    def __init__(self, repo: FakeRepo, base_url: str, web_url: str = "https://github.com") -> None:
         self.repo = repo
         self.full_name = repo.full_name
         self.api = f"{base_url}/repos/{self.full_name}"

@@ -26,7 +26,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from types import TracebackType
 from typing import Any, Literal, cast
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
@@ -47,7 +46,7 @@ from crawler.fakes.github_state import (
     node_id,
     release_on,
 )
-from crawler.fakes.server import FakeServer, abort, compact_json, send_answer
+from crawler.fakes.server import FakeServer, LoopbackService, abort, compact_json, send_answer
 from crawler.fakes.synthetic import synthetic_state
 
 __all__ = [
@@ -440,8 +439,11 @@ class _Server(FakeServer):
     fake: FakeGitHub
 
 
-class FakeGitHub:
+class FakeGitHub(LoopbackService):
     """The server. ``with FakeGitHub(state) as gh:`` starts it on 127.0.0.1 and stops it."""
+
+    server_class = _Server
+    handler = _Handler
 
     def __init__(
         self,
@@ -474,46 +476,16 @@ class FakeGitHub:
         }
         self._used = {"anonymous": 0, "authenticated": 0, "graphql": 0}
         self._conns: set[socket.socket] = set()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-        self.base_url = ""
         self.set_state(state)
 
     # ---- lifecycle
 
-    def start(self) -> FakeGitHub:
-        if self._server is None:
-            server = _Server(("127.0.0.1", 0), _Handler)
-            server.fake = self
-            self._server = server
-            self.base_url = f"http://127.0.0.1:{server.server_address[1]}"
-            self._thread = threading.Thread(
-                target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
+    def drop_connections(self) -> None:
         with self._lock:
             conns = list(self._conns)
         for conn in conns:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeGitHub:
-        return self.start()
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     def env(self, token: str | None = None) -> dict[str, str]:
         """The environment that points the crawler at this server (as GitHub Actions does)."""

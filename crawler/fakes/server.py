@@ -62,8 +62,12 @@ class LoopbackService:
         if server is not None:
             server.shutdown()
             server.server_close()
+            self.drop_connections()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+    def drop_connections(self) -> None:
+        """Called once the server stopped: a fake that keeps clients' connections closes them."""
 
     def __enter__(self) -> Self:
         return self.start()

@@ -150,6 +150,28 @@ def test_two_first_opens_of_an_empty_database_do_not_race(db_url: str, tmp_path:
     store.close()
 
 
+def test_a_new_sqlite_file_opens_while_another_process_writes_to_it(tmp_path: Path) -> None:
+    """A second process creating the same new file's schema holds a write lock while the file
+    is still in rollback mode: SQLite then refuses the switch to WAL at once, without waiting
+    (seen as "cannot open database …: database is locked" from one of two audits started
+    together). The open waits for that write to end instead."""
+    import threading
+
+    path = tmp_path / "crawler.sqlite"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # the other process, about to create the schema
+    ended = threading.Timer(0.5, lambda: other.execute("COMMIT"))
+    ended.start()
+    try:
+        store = Store(f"sqlite:///{path}")
+    finally:
+        ended.join()
+        other.close()
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    store.close()
+
+
 def test_db_upgrade_reports_from_and_to(db_url: str) -> None:
     from alembic import command
 

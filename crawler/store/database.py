@@ -529,7 +529,29 @@ class _SharedTexts:
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    _journal_in_wal(cursor)
     cursor.close()
+
+
+# seconds between attempts to switch a new file to WAL: about 10 s in all, as busy_timeout
+_WAL_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.5, 2.0, 2.5, 2.5)
+
+
+def _journal_in_wal(cursor: Any) -> None:
+    """Switch the file to WAL. While another connection writes to a file still in rollback
+    mode (a second process creating the schema of the same new file), SQLite refuses the
+    switch at once with "database is locked", without waiting for busy_timeout: try again
+    until that write ends. Once the file is in WAL the pragma changes nothing."""
+    import sqlite3
+    import time
+
+    for delay in (*_WAL_RETRY_DELAYS, None):
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if delay is None or "locked" not in str(exc):
+                raise
+            time.sleep(delay)

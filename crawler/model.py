@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -237,6 +237,20 @@ class ProjectSnapshot:
     def to_dict(self) -> dict[str, Any]:
         return dict(msgspec.to_builtins(self))
 
+    def sharing(self, earlier: ProjectSnapshot | None) -> ProjectSnapshot:
+        """This snapshot, holding ``earlier``'s objects for every fact equal to its own (the
+        provenance, which says when, stays this one's). Equal in value to ``self``; on an
+        unchanged night the new and the stored state of a project are one copy in memory."""
+        if earlier is None or earlier is self:
+            return self
+        same = {
+            name: getattr(earlier, name)
+            for name in _FACTS
+            if getattr(self, name) is not getattr(earlier, name)
+            and getattr(self, name) == getattr(earlier, name)
+        }
+        return replace(self, **same) if same else self
+
     @staticmethod
     def from_json(data: str | bytes) -> ProjectSnapshot:
         raw = data.encode() if isinstance(data, str) else data
@@ -257,6 +271,7 @@ class ProjectSnapshot:
 
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(ProjectSnapshot)
+_FACTS = tuple(f.name for f in fields(ProjectSnapshot) if f.name not in ("project", "provenance"))
 
 
 @dataclass(frozen=True)

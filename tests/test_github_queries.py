@@ -73,3 +73,31 @@ def test_connection_sizes_stay_within_github_limits() -> None:
     assert query.count("repository(") == 99
     assert "releases(first: 100," in query and 'refs(refPrefix: "refs/tags/", first: 100,' in query
     assert [e.message for e in validate(FAKE_SCHEMA, parse(query))] == []
+
+
+@pytest.mark.parametrize(
+    ("api_url", "graphql_url"),
+    [
+        ("https://api.github.com", "https://api.github.com/graphql"),
+        ("https://api.github.com/", "https://api.github.com/graphql"),
+        ("https://ghe.example/api/v3", "https://ghe.example/api/graphql"),
+        ("https://ghe.example/api/v3/", "https://ghe.example/api/graphql"),
+        ("http://127.0.0.1:8080/prefix", "http://127.0.0.1:8080/prefix/graphql"),
+    ],
+)
+def test_the_graphql_endpoint_is_where_pygithub_would_send_it(
+    api_url: str, graphql_url: str
+) -> None:
+    """GraphQL goes out without PyGithub (an unchanged night does not load it), to the URL
+    PyGithub's own requester derives from the same GITHUB_API_URL."""
+    from github.Requester import Requester
+
+    from crawler.upstream.http import MemoryCache
+    from crawler.upstream.sources.github.api import GitHubApi
+
+    api = GitHubApi(api_url, "ghp_x", MemoryCache(), GitHubSettings())
+    assert api.graphql_url == graphql_url
+    assert Requester(
+        auth=None, base_url=api_url.rstrip("/"), timeout=5, user_agent="t", per_page=30,
+        verify=True, retry=None, pool_size=None,
+    ).graphql_url == graphql_url  # fmt: skip

@@ -36,9 +36,10 @@ from crawler.store.schema import HEAD_REVISION, code_head
 TOKEN = "ghp_nightly_cost_token_8d2e4f6a1b3c5d7e9f0a"
 ROOT = Path(__file__).resolve().parents[1]
 # Loaded only for what needs them (pages, notifications, the scheduler, migrations, a terminal
-# display, schema checks): an unchanged GitHub night needs none of them.
-HEAVY = ("alembic", "apprise", "apscheduler", "bs4", "httpx", "jsonschema", "lxml",
-         "markdown_it", "rich")  # fmt: skip
+# display, schema checks, GitHub REST requests through PyGithub, which brings JWT, cryptography
+# and NaCl with it): an unchanged GitHub night with a token needs none of them.
+HEAVY = ("alembic", "apprise", "apscheduler", "bs4", "cryptography", "github", "httpx",
+         "jsonschema", "jwt", "lxml", "markdown_it", "nacl", "rich")  # fmt: skip
 
 
 def _stamp(day: int) -> str:

@@ -1,6 +1,12 @@
 """GitHub transport: PyGithub's requester plus what a nightly job needs on top of it.
 
-- concurrency: each worker thread has its own PyGithub client (its requester is not
+- REST requests go through PyGithub; GraphQL documents (which PyGithub would only forward as a
+  JSON POST) and the free ``GET /rate_limit`` go through a plain ``requests`` session with the
+  same deadline, headers and token. PyGithub is imported at the first REST request: an
+  unchanged night with a token sends none, and so does not load PyGithub's modules nor the
+  JWT, cryptography and NaCl stacks it imports for App authentication and secrets (about
+  17 MB of a 90 MB budget, see bench/audit_budget.py);
+- concurrency: each worker thread has its own PyGithub client and its own session (neither is
   thread-safe); they share one rate budget, one set of counters and one validator cache;
 - conditional requests: validators and bodies live in a ResponseCache, URLs are byte-stable;
 - a rate budget read from ``x-ratelimit-*`` on every answer; a request reserves its point
@@ -22,9 +28,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
-from github import Auth, Github
+import requests
 
 from crawler.upstream.http import (
     USER_AGENT,
@@ -36,7 +43,10 @@ from crawler.upstream.http import (
 )
 from crawler.upstream.source import SourceDeferred, SourceError
 from crawler.upstream.sources.github import GitHubSettings
-from crawler.upstream.sources.github.transport import install_deadline
+from crawler.upstream.sources.github.transport import DeadlineAdapter, install_deadline
+
+if TYPE_CHECKING:
+    from github import Github
 
 log = logging.getLogger(__name__)
 ACCEPT = "application/vnd.github+json"
@@ -237,7 +247,7 @@ class GitHubApi:
         self._deadline = deadline or max(2 * timeout, timeout + 5)
         self._random = random.Random()
         self._local = threading.local()
-        self._clients: list[Github] = []
+        self._clients: list[Github | requests.Session] = []
         self._clients_lock = threading.Lock()
         # a secondary limit closes the gate: every worker waits until the one that hit it has
         # waited its retry-after
@@ -252,6 +262,8 @@ class GitHubApi:
         """This thread's PyGithub requester (PyGithub's requester is not thread-safe)."""
         client: Github | None = getattr(self._local, "client", None)
         if client is None:
+            from github import Auth, Github  # here: see the module's docstring
+
             client = Github(
                 base_url=self.api_url,
                 auth=Auth.Token(self._token) if self._token else None,
@@ -269,6 +281,41 @@ class GitHubApi:
                 self._clients.append(client)
         return client.requester
 
+    def _session(self) -> requests.Session:
+        """This thread's plain session, for GraphQL and /rate_limit: PyGithub's headers (token,
+        user agent, JSON), its timeout, and the same per-request deadline."""
+        session: requests.Session | None = getattr(self._local, "session", None)
+        if session is None:
+            session = requests.Session()
+            session.headers.update({"User-Agent": USER_AGENT, "Accept": ACCEPT})
+            if self._token:
+                session.headers["Authorization"] = f"token {self._token}"
+            adapter = DeadlineAdapter(self._deadline, max_retries=0)
+            session.mount("http://", adapter)
+            session.mount("https://", adapter)
+            self._local.session = session
+            with self._clients_lock:
+                self._clients.append(session)
+        return session
+
+    def _plain(
+        self, verb: str, url: str, headers: dict[str, str] | None, input: Any
+    ) -> tuple[int, dict[str, Any], str]:
+        """One request through this thread's plain session: (status, headers, body)."""
+        sent = dict(headers or {})
+        if input is not None:
+            sent["Content-Type"] = "application/json"
+        response = self._session().request(
+            verb,
+            url,
+            headers=sent,
+            data=None if input is None else json.dumps(input),
+            timeout=self._timeout,
+            allow_redirects=False,  # as PyGithub's requestJson
+        )
+        body = response.content.decode("utf-8", errors="replace")  # GitHub's JSON is UTF-8
+        return response.status_code, dict(response.headers), body
+
     def close(self) -> None:
         with self._clients_lock:
             for client in self._clients:
@@ -277,7 +324,12 @@ class GitHubApi:
 
     @property
     def graphql_url(self) -> str:
-        return str(self._requester().graphql_url)
+        """PyGithub's rule: ``<base>/graphql``, where a GitHub Enterprise ``.../api/v3`` base
+        becomes ``.../api/graphql``."""
+        parts = urlsplit(self.api_url)
+        path = parts.path.rstrip("/")
+        path = path.removesuffix("/v3") if path.endswith("/v3") else path
+        return urlunsplit(parts._replace(path=f"{path}/graphql"))
 
     def absolute(self, path: str) -> str:
         return path if path.startswith("http") else f"{self.api_url}{path}"
@@ -311,7 +363,7 @@ class GitHubApi:
     def refresh_budget(self) -> None:
         """Ask /rate_limit (free) so the first real request already knows the budget."""
         try:
-            status, headers, body = self._requester().requestJson("GET", "/rate_limit")
+            status, headers, body = self._plain("GET", self.absolute("/rate_limit"), None, None)
         except Exception as exc:  # the budget stays unknown; requests will tell us
             log.info("could not read /rate_limit: %s", self._redact(type(exc).__name__))
             return
@@ -382,7 +434,8 @@ class GitHubApi:
     ) -> tuple[int, dict[str, Any] | None, str]:
         """POST one GraphQL document; returns (status, parsed body or None, short message).
 
-        PyGithub's graphql_query raises on any error; a batch needs the partial data. A 502/504
+        Sent through the plain session (PyGithub's graphql_query raises on any error, and a
+        batch needs the partial data). A 502/504
         (GitHub's query timeout) is returned for the caller to shrink the batch, or retried
         like any 5xx when ``retry_timeouts`` says the batch cannot shrink any more."""
         url = self.graphql_url
@@ -390,7 +443,12 @@ class GitHubApi:
         def attempt() -> tuple[int, dict[str, Any] | None, str]:
             # 502/504 is how GitHub says a query timed out: the caller shrinks the batch
             status, _headers, body = self._send(
-                "POST", url, input={"query": query}, budget=self.graphql_budget, answers=(502, 504)
+                "POST",
+                url,
+                input={"query": query},
+                budget=self.graphql_budget,
+                answers=(502, 504),
+                plain=True,
             )
             self.stats.add(graphql_queries=1)
             if status in (401, 403, 429):
@@ -432,17 +490,22 @@ class GitHubApi:
         input: Any = None,
         budget: RateBudget,
         answers: tuple[int, ...] = (),
+        plain: bool = False,
     ) -> tuple[int, dict[str, Any], str]:
-        """One request; 5xx other than ``answers`` and transport failures are _Transient."""
+        """One request (through PyGithub, or the plain session when ``plain``); 5xx other
+        than ``answers`` and transport failures are _Transient."""
         url = self.absolute(path)
         self._check_project_clock(url)
         self._wait_if_paused()
         budget.reserve(self._settings.budget_reserve, url)
         self.stats.add(requests=1)
         try:
-            status, resp_headers, body = self._requester().requestJson(
-                verb, path, headers=headers, input=input
-            )
+            if plain:
+                status, resp_headers, body = self._plain(verb, url, headers, input)
+            else:
+                status, resp_headers, body = self._requester().requestJson(
+                    verb, path, headers=headers, input=input
+                )
         except Exception as exc:  # connection reset, timeout, deadline, protocol error
             message = _cut(self._redact(_transport_message(exc)))
             raise _Transient(message, unreachable=not _answered(exc)) from None

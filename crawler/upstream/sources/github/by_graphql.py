@@ -110,7 +110,7 @@ class GraphQLRounds:
                 outcome.failed.update(part.failed)
                 outcome.deferred.update(part.deferred)
             return outcome
-        self._read_batch(batch, paths, doc, message, outcome)
+        self._read_batch(batch, paths, doc, message, outcome, prior)
         return outcome
 
     @staticmethod
@@ -124,6 +124,7 @@ class GraphQLRounds:
         doc: dict[str, Any] | None,
         message: str,
         outcome: Outcome,
+        prior: dict[str, ProjectSnapshot],
     ) -> None:
         data = (doc or {}).get("data") or {}
         errors = queries.errors_by_alias(doc)
@@ -137,7 +138,10 @@ class GraphQLRounds:
                 outcome.failed[spec.name] = ("github-graphql", error)
                 continue
             try:
-                outcome.answered.append(self._answered(spec, node, paths[index]))
+                seen = self._answered(spec, node, paths[index])
+                # what did not change is kept once: the stored state's objects
+                seen.snapshot = seen.snapshot.sharing(prior.get(spec.name))
+                outcome.answered.append(seen)
             except (parse.ShapeError, KeyError, TypeError, ValueError) as exc:
                 outcome.failed[spec.name] = ("github", GitHubError(str(exc), url))
 

@@ -24,7 +24,9 @@ Reproduce (from the repository root, in the project's virtualenv):
 
 How figures are taken:
 - wall time: from starting the child process to its exit, interpreter start and imports
-  included, for both tools; peak RSS: the child's ``ru_maxrss`` from ``os.wait4``;
+  included, for both tools; peak RSS: the child's ``ru_maxrss`` from ``os.wait4``, read by a
+  small launcher process (see ``LAUNCHER``: a child forked straight from this process would
+  be charged with this process's own memory);
 - requests: the fake's request log for that child (the crawler's free ``GET /rate_limit``
   included); GraphQL points: the sum of ``rateLimit.cost``;
 - every figure shown for a repeated run is the median of ``--repeat`` runs; runs of the two
@@ -109,16 +111,37 @@ def child_env(extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
+# Linux charges a child's ru_maxrss with the memory of the process it was forked from (exec
+# records the old address space's high-water mark): a tool started straight from this process,
+# which holds the fake and its request log (100 MB and more), would be reported at least that
+# big. So each tool is started by a small launcher (a bare interpreter, about 10 MB), which
+# times it and reads its ru_maxrss.
+LAUNCHER = """
+import json, os, subprocess, sys, time
+command, result = json.loads(sys.argv[1]), sys.argv[2]
+started = time.perf_counter()
+proc = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+_pid, status, usage = os.wait4(proc.pid, 0)
+seconds = time.perf_counter() - started
+with open(result, "w") as out:
+    json.dump([seconds, usage.ru_maxrss, os.waitstatus_to_exitcode(status)], out)
+"""
+
+
 def run_child(command: Sequence[str], env: dict[str, str], cwd: Path, log: Path) -> Measured:
-    """Run one child process to its end: wall seconds, peak RSS (KiB) and exit code."""
+    """Run one child process to its end: wall seconds, peak RSS (KiB) and exit code, as its
+    launcher measured them (start to exit of the tool itself)."""
+    result = log.with_name(log.name + ".measured.json")
     with log.open("w") as out:
-        started = time.perf_counter()
-        proc = subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)  # fmt: skip
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - started
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return Measured(seconds, int(usage.ru_maxrss), proc.returncode)
+        launcher = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(list(command)), str(result)],
+            env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            check=False,
+        )  # fmt: skip
+    if launcher.returncode != 0 or not result.exists():
+        raise RuntimeError(f"the launcher failed ({launcher.returncode}): see {log}")
+    seconds, maxrss_kb, exit_code = json.loads(result.read_text())
+    return Measured(float(seconds), int(maxrss_kb), int(exit_code))
 
 
 @dataclass(frozen=True)

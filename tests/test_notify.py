@@ -250,3 +250,43 @@ def test_catalog_issue_repository_from_the_environment(
     assert [(i.number, i.title, i.labels) for i in issues] == [
         (1, "Upstream release and license audit", ["crawler-audit"])
     ]
+
+
+def test_when_changes_sends_a_new_flag_once_not_every_night(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flag raised night after night (GitHub's NOASSERTION on a repository that did not
+    change) is not news: `when: changes` sends it the night it appears, then stays quiet."""
+    from crawler.fakes.github import GitHubState, mit_repo, release_on
+
+    state = GitHubState(
+        [
+            mit_repo("org", "alpha", 1, [release_on("v1.0", "2026-10-01T00:00:00Z")]),
+            mit_repo("org", "beta", 2, [release_on("v2.0", "2026-10-01T00:00:00Z")],
+                     license_key="other", spdx_id="NOASSERTION", license_name="Other"),
+        ]
+    )  # fmt: skip
+    with WebhookReceiver() as hook, FakeGitHub(state, token=TOKEN) as github:
+        monkeypatch.setenv("GITHUB_API_URL", github.base_url)
+        _config(workdir, f'notify:\n  when: changes\n  urls: ["json://127.0.0.1:{hook.port}/"]\n')
+        first = _run("audit")
+        second = _run("audit")
+    assert (first.exit_code, second.exit_code) == (0, 0), first.output + second.output
+    assert [b["title"] for b in hook.json_bodies()] == [
+        "crawler audit #1 complete: 2 changes, 1 flags, 0 errors, 0 deferred"
+    ]
+    records = [
+        json.loads((sorted(workdir.glob(f"reports/*-audit{n}"))[0] / "delivery.json").read_text())
+        for n in (1, 2)
+    ]
+    assert [(r["sent"], r["reason"]) for r in records] == [
+        (True, "2 changes, 1 new flags"),
+        (
+            False,
+            "no changes, new flags or errors (notify.when is 'changes'; 1 flags raised before)",
+        ),
+    ]
+    report = json.loads((sorted(workdir.glob("reports/*-audit2"))[0] / "report.json").read_text())
+    assert [(f["project"], f["kind"], f["new"]) for f in report["flags"]] == [
+        ("Beta", "license_noassertion", False)
+    ]

@@ -17,19 +17,27 @@ MAX_LISTED = 10  # changes listed in a chat message; the report has them all
 
 
 def should_notify(report: dict[str, Any], when: When) -> tuple[bool, str]:
-    """``always``; ``changes``: any change, flag or error; ``errors``: any error."""
+    """``always``; ``errors``: any error; ``changes``: any change, error or new flag. A flag
+    raised by the previous audit too (a NOASSERTION seen every night, a project tracked by tag)
+    does not send again, or ``changes`` would send every night; a stale project is new each
+    night it stays unchecked."""
     summary = report["summary"]
-    counts = {key: int(summary.get(key) or 0) for key in ("changes", "flags", "errors")}
+    errors = int(summary.get("errors") or 0)
     if when == "always":
         return True, "notify.when is 'always'"
     if when == "errors":
-        if counts["errors"]:
-            return True, f"{counts['errors']} errors"
+        if errors:
+            return True, f"{errors} errors"
         return False, "no errors (notify.when is 'errors')"
+    flags = report.get("flags") or []
+    new_flags = sum(1 for f in flags if f.get("new"))
+    counts = {"changes": int(summary.get("changes") or 0), "new flags": new_flags, "errors": errors}
     found = [f"{n} {key}" for key, n in counts.items() if n]
     if found:
         return True, ", ".join(found)
-    return False, "no changes, flags or errors (notify.when is 'changes')"
+    standing = len(flags) - new_flags
+    also = f"; {standing} flags raised before" if standing else ""
+    return False, f"no changes, new flags or errors (notify.when is 'changes'{also})"
 
 
 def headline(report: dict[str, Any]) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sqlite3
+import time
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -544,9 +546,6 @@ def _journal_in_wal(cursor: Any) -> None:
     mode (a second process creating the schema of the same new file), SQLite refuses the
     switch at once with "database is locked", without waiting for busy_timeout: try again
     until that write ends. Once the file is in WAL the pragma changes nothing."""
-    import sqlite3
-    import time
-
     for delay in (*_WAL_RETRY_DELAYS, None):
         try:
             cursor.execute("PRAGMA journal_mode=WAL")

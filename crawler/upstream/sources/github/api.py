@@ -328,7 +328,7 @@ class GitHubApi:
         becomes ``.../api/graphql``."""
         parts = urlsplit(self.api_url)
         path = parts.path.rstrip("/")
-        path = path.removesuffix("/v3") if path.endswith("/v3") else path
+        path = path.removesuffix("/v3")
         return urlunsplit(parts._replace(path=f"{path}/graphql"))
 
     def absolute(self, path: str) -> str:
@@ -435,9 +435,9 @@ class GitHubApi:
         """POST one GraphQL document; returns (status, parsed body or None, short message).
 
         Sent through the plain session (PyGithub's graphql_query raises on any error, and a
-        batch needs the partial data). A 502/504
-        (GitHub's query timeout) is returned for the caller to shrink the batch, or retried
-        like any 5xx when ``retry_timeouts`` says the batch cannot shrink any more."""
+        batch needs the partial data). A 502/504 (GitHub's query timeout) is returned for the
+        caller to shrink the batch, or retried like any 5xx when ``retry_timeouts`` says the
+        batch cannot shrink any more."""
         url = self.graphql_url
 
         def attempt() -> tuple[int, dict[str, Any] | None, str]:

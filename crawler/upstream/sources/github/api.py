@@ -5,7 +5,7 @@
   same deadline, headers and token. PyGithub is imported at the first REST request: an
   unchanged night with a token sends none, and so does not load PyGithub's modules nor the
   JWT, cryptography and NaCl stacks it imports for App authentication and secrets (about
-  17 MB of a 90 MB budget, see bench/audit_budget.py);
+  15 MB of a 90 MB budget, see bench/audit_budget.py);
 - concurrency: each worker thread has its own PyGithub client and its own session (neither is
   thread-safe); they share one rate budget, one set of counters and one validator cache;
 - conditional requests: validators and bodies live in a ResponseCache, URLs are byte-stable;

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -179,11 +181,37 @@ def _read_until(proc: subprocess.Popen[str], marker: str, limit: float = 120.0) 
     raise AssertionError(f"no {marker!r} in {lines}; stderr: {stderr}")
 
 
+@contextmanager
+def _scheduler(config: Path, db_url: str, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """`crawler schedule` in a child process (reports beside the config), against a fake
+    GitHub serving ``upstream("v1.0")``; killed on the way out if it is still running."""
+    from crawler.fakes.github import FakeGitHub
+
+    with FakeGitHub(upstream("v1.0"), unauth_limit=5000) as server:
+        env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
+        env.update(GITHUB_API_URL=server.base_url, PYTHONUNBUFFERED="1")
+        proc = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "crawler", "schedule", "--config", str(config)),
+                *("--db", db_url, "--reports", str(config.parent / "reports"), *args),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=config.parent,
+        )
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
 def test_restarted_scheduler_audits_once_for_the_missed_tick_then_stops_on_sigterm(
     tmp_path: Path, db_url: str
 ) -> None:
-    from crawler.fakes.github import FakeGitHub
-
     config = tmp_path / "sources.yaml"
     # 29 February: the next three ticks are the same whenever this test runs (until 2028)
     config.write_text('schedule: {cron: "0 3 29 2 *", timezone: Europe/Berlin}\n' + PROJECTS)
@@ -193,31 +221,12 @@ def test_restarted_scheduler_audits_once_for_the_missed_tick_then_stops_on_sigte
     store.finish_audit(first, [], "complete", last + timedelta(minutes=1), None, {})
     store.close()
     heartbeat = tmp_path / "run" / "heartbeat.json"
-    with FakeGitHub(upstream("v1.0"), unauth_limit=5000) as server:
-        env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
-        env.update(GITHUB_API_URL=server.base_url, PYTHONUNBUFFERED="1")
-        proc = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "crawler", "schedule", "--config", str(config)),
-                *("--db", db_url, "--reports", str(tmp_path / "reports")),
-                *("--heartbeat", str(heartbeat)),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=tmp_path,
-        )
-        try:
-            lines = _read_until(proc, "waiting for the next tick")
-            beat = json.loads(heartbeat.read_text())
-            health = CliRunner().invoke(cli, ["health", "--heartbeat", str(heartbeat)])
-            proc.send_signal(signal.SIGTERM)
-            rest, _ = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    with _scheduler(config, db_url, "--heartbeat", str(heartbeat)) as proc:
+        lines = _read_until(proc, "waiting for the next tick")
+        beat = json.loads(heartbeat.read_text())
+        health = CliRunner().invoke(cli, ["health", "--heartbeat", str(heartbeat)])
+        proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=60)
     assert lines[0] == (
         "schedule: 0 3 29 2 * (Europe/Berlin); next audits: 2028-02-29T03:00:00+01:00, "
         "2032-02-29T03:00:00+01:00, 2036-02-29T03:00:00+01:00"
@@ -310,33 +319,13 @@ def test_stop_requested_ends_the_audit_partial_with_projects_deferred(
 
 def test_a_tick_audits_in_the_schedulers_worker_thread(tmp_path: Path) -> None:
     """Every minute, no catch-up: the first audit comes from a real tick (waits up to a minute)."""
-    from crawler.fakes.github import FakeGitHub
-
     config = tmp_path / "sources.yaml"
     config.write_text(PROJECTS)
     db = f"sqlite:///{tmp_path / 'crawler.sqlite'}"
-    with FakeGitHub(upstream("v1.0"), unauth_limit=5000) as server:
-        env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
-        env.update(GITHUB_API_URL=server.base_url, PYTHONUNBUFFERED="1")
-        proc = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "crawler", "schedule", "--config", str(config)),
-                *("--db", db, "--reports", str(tmp_path / "reports"), "--cron", "* * * * *"),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=tmp_path,
-        )
-        try:
-            lines = _read_until(proc, "audit #1 ", limit=150)
-            proc.send_signal(signal.SIGTERM)
-            rest, _ = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    with _scheduler(config, db, "--cron", "* * * * *") as proc:
+        lines = _read_until(proc, "audit #1 ", limit=150)
+        proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=60)
     assert lines[1] == "waiting for the next tick; SIGTERM or Ctrl-C stops"
     assert lines[2] == "audit #1 complete: 2 changes, 0 flags, 0 errors, 0 deferred"
     assert proc.returncode == 0 and rest.splitlines()[-1] == "stopped"

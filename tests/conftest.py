@@ -6,6 +6,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -58,3 +59,21 @@ def shared_corpus() -> Path:
     if not corpus.is_dir():
         pytest.skip("../shared/corpus is absent")
     return corpus
+
+
+@pytest.fixture
+def graphql_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many repositories each GraphQL request to the fake GitHub asked for, in order."""
+    import json
+
+    from crawler.fakes import github_graphql
+
+    sizes: list[int] = []
+    real = github_graphql.handle
+
+    def handle(fake: Any, raw: bytes) -> tuple[int, dict[str, Any], int]:
+        sizes.append(json.loads(raw)["query"].count(": repository("))
+        return real(fake, raw)
+
+    monkeypatch.setattr(github_graphql, "handle", handle)
+    return sizes

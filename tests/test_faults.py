@@ -462,24 +462,11 @@ def test_a_spent_graphql_budget_defers_the_remaining_batches(
 # ----------------------------------------------------------------------------------- GraphQL
 
 
-def _count_aliases(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Record how many repositories each GraphQL request asked for."""
-    sizes: list[int] = []
-    real = github_graphql.handle
-
-    def handle(fake: FakeGitHub, raw: bytes) -> tuple[int, dict[str, Any], int]:
-        sizes.append(json.loads(raw)["query"].count(": repository("))
-        return real(fake, raw)
-
-    monkeypatch.setattr(github_graphql, "handle", handle)
-    return sizes
-
-
 def test_graphql_batches_shrink_when_github_times_out(
-    make: Callable[..., Auditor], monkeypatch: pytest.MonkeyPatch
+    make: Callable[..., Auditor], graphql_sizes: list[int]
 ) -> None:
     """Regression: every 5xx was retried at the same size, so a 502 never shrank the batch."""
-    sizes = _count_aliases(monkeypatch)
+    sizes = graphql_sizes
     auditor = make(_five(own_license_texts=True), "graphql", max_graphql_aliases=2)
     result = auditor.audit(_config("graphql_batch: 8, retry_base_delay: 0", 5))
     assert _statuses(result.report) == {f"p{i}": "ok" for i in range(5)}
@@ -514,9 +501,9 @@ def test_graphql_batches_shrink_on_a_timeout_answered_with_200(
 
 
 def test_a_transient_502_halves_the_batch_and_loses_nothing(
-    make: Callable[..., Auditor], monkeypatch: pytest.MonkeyPatch
+    make: Callable[..., Auditor], graphql_sizes: list[int]
 ) -> None:
-    sizes = _count_aliases(monkeypatch)
+    sizes = graphql_sizes
     auditor = make(_five(), "graphql")
     auditor.server.faults = FaultPlan(rules=[FaultRule("status_502", path=r"^/graphql$")])
     # one worker, so that the batch of 4 (not the batch of 1) is the first to meet the fault

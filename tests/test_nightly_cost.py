@@ -6,7 +6,6 @@ Every audit talks to ``FakeGitHub`` over loopback and writes to a real database.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -19,7 +18,6 @@ import pytest
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import AuditOutcome, run_audit
 from crawler.config import Config, parse_config
-from crawler.fakes import github_graphql
 from crawler.fakes.github import (
     FakeGitHub,
     FakeRelease,
@@ -110,25 +108,17 @@ def _projects(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_a_license_blob_shared_by_many_repositories_is_read_once(
-    nights: Any, monkeypatch: pytest.MonkeyPatch
+    nights: Any, graphql_sizes: list[int]
 ) -> None:
     """Git names a blob by its content: five repositories with the same LICENSE blob cost one
     text in one query, and every one of them gets the text and its analysis."""
-    aliases: list[int] = []
-    real = github_graphql.handle
-
-    def handle(fake: FakeGitHub, raw: bytes) -> tuple[int, dict[str, Any], int]:
-        aliases.append(json.loads(raw)["query"].count(": repository("))
-        return real(fake, raw)
-
-    monkeypatch.setattr(github_graphql, "handle", handle)
     shared = reference_text("MIT", "2026 Shared Authors")
     own = reference_text("MIT", "2026 Someone Else")
     state = GitHubState([_repo(i, license_text=shared) for i in range(5)]
                         + [_repo(5, license_text=own)])  # fmt: skip
     night = nights(state, TOKEN)
     outcome = night.audit(_config(6))
-    assert aliases == [6, 2]  # the facts of six repositories, then two distinct texts
+    assert graphql_sizes == [6, 2]  # the facts of six repositories, then two distinct texts
     projects = _projects(outcome.report)
     assert {name: (p["license"], p["detected_license"]) for name, p in projects.items()} == {
         f"p{i}": ("MIT", "MIT") for i in range(6)

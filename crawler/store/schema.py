@@ -16,11 +16,11 @@ case reads one row and needs nothing more); a test keeps that constant equal to 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, inspect, text
 from sqlalchemy.pool import NullPool
@@ -33,6 +33,7 @@ CRAWLER_TABLES = frozenset({"audits", "observations", "snapshots", "project_sets
 # The newest revision under migrations/versions (tests/test_db_schema.py checks it against
 # Alembic's own reading): a database already there is used without importing Alembic.
 HEAD_REVISION = "0003"
+T = TypeVar("T")
 
 
 class SchemaError(Exception):
@@ -138,23 +139,23 @@ def ensure_usable(state: SchemaState) -> None:
         )
 
 
-def _database_at_known_head(url: str) -> bool:
+def _read_once(url: str, read: Callable[[Connection], T]) -> T:
+    """``read`` on one plain connection of its own (no pragmas, no pool), then closed."""
     engine = create_engine(url, poolclass=NullPool)
     try:
         with engine.connect() as connection:
-            return _at_known_head(connection)
+            return read(connection)
     finally:
         engine.dispose()
+
+
+def _database_at_known_head(url: str) -> bool:
+    return _read_once(url, _at_known_head)
 
 
 def inspect_database(url: str) -> SchemaState:
     """Read the schema state without changing anything (no pragmas, no migration)."""
-    engine = create_engine(url, poolclass=NullPool)
-    try:
-        with engine.connect() as connection:
-            return read_state(connection)
-    finally:
-        engine.dispose()
+    return _read_once(url, read_state)
 
 
 def advisory_key(connection: Connection, purpose: str) -> int:

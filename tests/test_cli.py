@@ -12,34 +12,15 @@ from crawler.analysis.license_texts import reference_text
 from crawler.cli import cli
 from crawler.fakes.github import (
     FakeGitHub,
-    FakeRepo,
     FaultPlan,
     FaultRule,
-    GitHubState,
-    mit_repo,
-    release_on,
 )
-
-CONFIG = """\
-projects:
-  - name: Alpha
-    repo: org/alpha
-  - name: Beta
-    repo: org/beta
-"""
-
-
-def _state(*tags: str) -> GitHubState:
-    def repo(name: str, repo_id: int, releases: tuple[str, ...]) -> FakeRepo:
-        published = [release_on(t, f"2026-10-0{i + 1}T00:00:00Z") for i, t in enumerate(releases)]
-        return mit_repo("org", name, repo_id, published, head_sha="f" * 40)
-
-    return GitHubState(repos=[repo("alpha", 1, tags), repo("beta", 2, ("v2.0",))])
+from tests.ops_support import PROJECTS, upstream
 
 
 @pytest.fixture
 def workdir(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "sources.yaml").write_text(CONFIG)
+    (tmp_path / "sources.yaml").write_text(PROJECTS)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CRAWLER_DB_URL", db_url)
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
@@ -49,13 +30,13 @@ def workdir(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> Pat
 
 def test_audit_history_report_and_diff(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runner = CliRunner()
-    with FakeGitHub(_state("v1.0"), unauth_limit=5000) as server:
+    with FakeGitHub(upstream("v1.0"), unauth_limit=5000) as server:
         monkeypatch.setenv("GITHUB_API_URL", server.base_url)
         first = runner.invoke(cli, ["audit"])
         assert first.exit_code == 0, first.output
         assert "audit #1 complete: 2 changes, 0 flags, 0 errors, 0 deferred" in first.output
         assert "warning: no GITHUB_TOKEN or GH_TOKEN" in first.output
-        server.set_state(_state("v1.0", "v1.1"))
+        server.set_state(upstream("v1.0", "v1.1"))
         second = runner.invoke(cli, ["audit", "--only", "Alpha"])
         assert second.exit_code == 0, second.output
         assert "audit #2 complete: 1 changes" in second.output

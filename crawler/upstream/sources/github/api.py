@@ -224,6 +224,14 @@ def _message(body: str) -> str:
     return body.replace("\n", " ")
 
 
+def graphql_url(api_url: str) -> str:
+    """PyGithub's rule: ``<base>/graphql``, where a GitHub Enterprise ``.../api/v3`` base
+    becomes ``.../api/graphql``."""
+    parts = urlsplit(api_url)
+    path = parts.path.rstrip("/").removesuffix("/v3")
+    return urlunsplit(parts._replace(path=f"{path}/graphql"))
+
+
 class GitHubApi:
     def __init__(
         self,
@@ -237,6 +245,7 @@ class GitHubApi:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.api_url = api_url.rstrip("/")
+        self.graphql_url = graphql_url(self.api_url)
         self.authenticated = bool(token)
         self._token = token
         self._identity = token_identity(token)
@@ -321,15 +330,6 @@ class GitHubApi:
             for client in self._clients:
                 client.close()
             self._clients.clear()
-
-    @property
-    def graphql_url(self) -> str:
-        """PyGithub's rule: ``<base>/graphql``, where a GitHub Enterprise ``.../api/v3`` base
-        becomes ``.../api/graphql``."""
-        parts = urlsplit(self.api_url)
-        path = parts.path.rstrip("/")
-        path = path.removesuffix("/v3")
-        return urlunsplit(parts._replace(path=f"{path}/graphql"))
 
     def absolute(self, path: str) -> str:
         return path if path.startswith("http") else f"{self.api_url}{path}"

@@ -12,28 +12,21 @@ Importing a source module must stay cheap: heavy clients are imported in ``open`
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from crawler.config.kinds import KindInfo
+from crawler.config.kinds import NoSettings as NoSettings  # re-exported: sources use them
+from crawler.config.kinds import Role as Role
+from crawler.config.kinds import source_kinds as config_kinds
 
 if TYPE_CHECKING:
     from crawler.config import Location, ProjectSpec, Settings
     from crawler.model import ProjectResult, ProjectSnapshot
     from crawler.upstream.http import ResponseCache
     from crawler.upstream.pages import PageFetcher
-
-Role = Literal["forge", "channel"]
-
-
-class NoSettings(BaseModel):
-    """A source without a settings section of its own."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class SourceError(Exception):
@@ -95,31 +88,16 @@ class Source(Protocol):
 
 
 @dataclass(frozen=True)
-class SourceKind:
-    name: str  # registry key and the name of its settings section in sources.yaml
-    label: str  # how people call it in prose: "GitHub", "Gitee", "PyPI"
-    role: Role  # a forge holds the repository; a channel publishes packages beside it
-    project_key: str  # the key a project entry uses to name it: "repo", "gitee", "pypi"
-    check_path: Callable[[str], str]  # validates the name given; ValueError says what is wrong
-    open: Callable[[SourceContext], Source]
-    option_keys: tuple[str, ...] = ()  # further per-project keys, e.g. "gitlab_url"
-    # checks one option's value (key, value) → the value to keep; ValueError says what is wrong
-    check_option: Callable[[str, str], str] = lambda _key, value: value
-    settings: type[BaseModel] = NoSettings
+class SourceKind(KindInfo):
+    """A source kind as the configuration knows it, and how to open the source."""
+
+    open: Callable[[SourceContext], Source] = field(kw_only=True)
 
 
 @cache
 def source_kinds() -> dict[str, SourceKind]:
     """Every source in crawler/upstream/sources/, by name."""
-    from crawler.upstream import sources
-
-    kinds: dict[str, SourceKind] = {}
-    for info in pkgutil.iter_modules(sources.__path__):
-        module = importlib.import_module(f"{sources.__name__}.{info.name}")
-        kind = getattr(module, "KIND", None)
-        if isinstance(kind, SourceKind):
-            kinds[kind.name] = kind
-    return dict(sorted(kinds.items()))
+    return {n: k for n, k in config_kinds().items() if isinstance(k, SourceKind)}
 
 
 def kind_for_key(project_key: str) -> SourceKind | None:

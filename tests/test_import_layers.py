@@ -1,0 +1,93 @@
+"""The package imports one way: no circle between its modules, and the layers contract of
+pyproject.toml (``lint-imports``) kept. Read from the source by grimp, as import-linter does."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import grimp
+import pytest
+from importlinter.cli import lint_imports
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph("crawler", cache_dir=None)
+
+
+def _circles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Every strongly connected group of two or more modules (Tarjan), ignoring a package's
+    imports of its own submodules: ``sources/gitee/__init__`` opens ``sources/gitee/fetch``
+    inside ``open``, which keeps the registry cheap; the child importing its package's
+    settings back is one unit, as import-linter's contracts count a package with its children."""
+    edges = {
+        module: sorted(
+            imported
+            for imported in graph.find_modules_directly_imported_by(module)
+            if not imported.startswith(module + ".")
+        )
+        for module in graph.modules
+    }
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in edges[module]:
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(edges):
+        if module not in index:
+            visit(module)
+    return sorted(found)
+
+
+def test_no_module_circle(graph: grimp.ImportGraph) -> None:
+    assert _circles(graph) == []
+
+
+def test_the_circle_finder_sees_a_circle(graph: grimp.ImportGraph) -> None:
+    """The check above can fail: one import back from the bottom closes a circle it names."""
+    graph.add_import(importer="crawler.model", imported="crawler.config.loader")
+    try:
+        circles = _circles(graph)
+    finally:
+        graph.remove_import(importer="crawler.model", imported="crawler.config.loader")
+    assert circles == [["crawler.config.loader", "crawler.config.projects", "crawler.model"]]
+
+
+def test_configuration_and_analysis_import_no_source(graph: grimp.ImportGraph) -> None:
+    below = ["crawler.model", "crawler.config", "crawler.analysis"]
+    for low in below:
+        modules = {low} | graph.find_descendants(low)
+        for module in sorted(modules):
+            chain = graph.find_shortest_chains(importer=module, imported="crawler.upstream")
+            assert chain == set(), module
+
+
+def test_layers_contract_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    assert os.path.exists("pyproject.toml")
+    assert lint_imports(config_filename="pyproject.toml", no_cache=True, no_logo=True) == 0

@@ -587,9 +587,12 @@ def export_command(
 )
 def demo(output: str) -> None:
     """Offline demo: two recorded upstream states served on loopback, audited twice."""
-    from crawler.demo import run_demo
+    from crawler.demo import DemoUnavailable, run_demo
 
-    result = run_demo(Path(output))
+    try:
+        result = run_demo(Path(output))
+    except DemoUnavailable as exc:
+        raise click.ClickException(str(exc)) from None
     click.echo(f"demo report: {result.report}")
     for path in result.export.written:
         click.echo(f"demo {'site' if path.parent.name == 'site' else 'export'}: {path}")

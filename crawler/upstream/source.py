@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from crawler.config.kinds import KindInfo
 from crawler.config.kinds import NoSettings as NoSettings  # re-exported: sources use them
@@ -87,11 +87,40 @@ class Source(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class ProjectSource(Protocol):
+    """A simple source: one project at a time, raising on failure."""
+
+    kind: SourceKind
+    concurrency: int  # projects in flight at once
+
+    def fetch_project(self, spec: ProjectSpec, prior: ProjectSnapshot | None) -> ProjectSnapshot:
+        """The facets this source owns. SourceDeferred: not this audit; SourceError (with the
+        evidence URL) or ShapeError: this project's error."""
+        ...
+
+    def project_url(self, spec: ProjectSpec) -> str:
+        """Where an error without a URL of its own points."""
+        ...
+
+    def redact(self, text: str) -> str:
+        """``text`` without this source's credentials."""
+        ...
+
+    def read_file(self, location: Location, path: str) -> RepoFile: ...
+
+    def usage(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
 @dataclass(frozen=True)
 class SourceKind(KindInfo):
-    """A source kind as the configuration knows it, and how to open the source."""
+    """A source kind as the configuration knows it, and how to open the source: a batch
+    ``Source`` (GitHub), or a simple ``ProjectSource`` the audit runs in its per-project guard
+    (``crawler.upstream.guard``)."""
 
-    open: Callable[[SourceContext], Source] = field(kw_only=True)
+    open: Callable[[SourceContext], Source | ProjectSource] = field(kw_only=True)
 
 
 @cache

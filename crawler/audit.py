@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from crawler.config import Config, ConfigError, ProjectSpec
-from crawler.diff import DiffRules, Findings, SourceNames, Tracked, diff_audit
+from crawler.diff import DiffRules, Findings, Tracked, diff_audit
+from crawler.findings import findings_between as findings_between  # re-exported
+from crawler.findings import location_of as _location
+from crawler.findings import source_names as source_names
 from crawler.gather import Gatherer, open_sources
 from crawler.model import (
-    FetchError,
     Flag,
     FlagKind,
     ProjectOutcome,
@@ -39,7 +41,6 @@ from crawler.report.markdown import render_markdown
 from crawler.store import AuditInfo, Store
 from crawler.upstream.http import redact
 from crawler.upstream.pages import PageFetcher
-from crawler.upstream.source import source_kinds
 
 if TYPE_CHECKING:
     from crawler.progress import AuditProgress
@@ -75,10 +76,6 @@ def _iso(moment: datetime) -> str:
 def secrets_in(env: Mapping[str, str]) -> list[str]:
     """Values of the environment that must never be printed: tokens, passwords, keys."""
     return [v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= 6]
-
-
-def source_names() -> dict[str, SourceNames]:
-    return {n: SourceNames(k.label, k.project_key) for n, k in source_kinds().items()}
 
 
 def select_projects(config: Config, only: Sequence[str] | None) -> list[ProjectSpec]:
@@ -154,14 +151,6 @@ def _outcomes(results: Mapping[str, ProjectResult]) -> dict[str, ProjectOutcome]
         for name, r in results.items()
         if r.status != ProjectStatus.OK or r.note or r.errors
     }
-
-
-def _location(spec: ProjectSpec) -> str | None:
-    if spec.forge is not None:
-        return spec.forge.path
-    if spec.channels:
-        return str(spec.channels[0])
-    return spec.homepage
 
 
 def _age(since: datetime | None, now: datetime) -> str:
@@ -382,42 +371,6 @@ def _run_audit(
 
 
 # -- re-rendering stored audits -------------------------------------------------------------------
-
-
-def findings_between(
-    store: Store, config: Config | None, before: AuditInfo | None, after: AuditInfo
-) -> tuple[Findings, dict[str, ProjectSnapshot], dict[str, ProjectOutcome], list[FetchError]]:
-    """What changed from one stored audit to another, from the database alone (sources.yaml,
-    when given, only names where projects are fetched from)."""
-    baseline = {n: s.snapshot for n, s in store.states_as_of(before.id if before else None).items()}
-    current = {n: s.snapshot for n, s in store.states_as_of(after.id, include_own=True).items()}
-    outcomes, errors = store.audit_results(after.id)
-    observed = (
-        set(after.checked)
-        if after.checked is not None
-        else {
-            name for name in after.projects if name not in outcomes or outcomes[name].status == "ok"
-        }
-    )
-    known = {p.name: p for p in config.projects} if config else {}
-    tracked = []
-    for name in after.projects:
-        state = current.get(name)
-        location = _location(known[name]) if name in known else None
-        if location is None and state is not None and state.repo is not None:
-            location = state.repo.full_name
-        tracked.append(Tracked(name, location))
-    rules = DiffRules(now=after.started_at, names=source_names())
-    findings = diff_audit(
-        tracked,
-        after.projects,
-        baseline,
-        before.projects if before else None,
-        current,
-        observed,
-        rules,
-    )
-    return findings, current, outcomes, errors + list(findings.problems)
 
 
 def rebuild_report(store: Store, config: Config | None, audit_id: int | None) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from crawler.cli_db import audit_lock_or_exit, db, prune
+from crawler.cli_db import open_store as _open_store
 from crawler.config import (
     DEFAULT_REQUEST_DEADLINE,
     Config,
@@ -26,7 +27,6 @@ from crawler.config import (
 )
 from crawler.output import LogFormat, Output, configure_output
 from crawler.store import DEFAULT_DB_URL, Store
-from crawler.store.database import display_db_url, scrub_db_secrets
 from crawler.store.lock import AuditLocked
 
 if TYPE_CHECKING:
@@ -63,10 +63,6 @@ db_option = click.option(
 )
 
 
-def _db_url(db_url: str | None) -> str:
-    return db_url or os.environ.get("CRAWLER_DB_URL") or DEFAULT_DB_URL
-
-
 def _load(config_path: str) -> Config:
     try:
         return load_config(config_path)
@@ -78,15 +74,6 @@ def _load_if_present(config_path: str) -> Config | None:
     """sources.yaml only names where projects are fetched from: reading stored audits works
     without it (after `crawler demo`, or for projects since removed)."""
     return _load(config_path) if Path(config_path).exists() else None
-
-
-def _open_store(db_url: str | None) -> Store:
-    url = _db_url(db_url)
-    try:
-        return Store(url)
-    except Exception as exc:  # a bad URL or an unreachable server: say so, with no traceback
-        reason = scrub_db_secrets(str(exc), url)  # the password never reaches the terminal
-        raise click.UsageError(f"cannot open database {display_db_url(url)!r}: {reason}") from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -600,9 +587,12 @@ def export_command(
 )
 def demo(output: str) -> None:
     """Offline demo: two recorded upstream states served on loopback, audited twice."""
-    from crawler.demo import run_demo
+    from crawler.demo import DemoUnavailable, run_demo
 
-    result = run_demo(Path(output))
+    try:
+        result = run_demo(Path(output))
+    except DemoUnavailable as exc:
+        raise click.ClickException(str(exc)) from None
     click.echo(f"demo report: {result.report}")
     for path in result.export.written:
         click.echo(f"demo {'site' if path.parent.name == 'site' else 'export'}: {path}")

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import click
 
 from crawler.store import DEFAULT_DB_URL, Store
+from crawler.store.database import display_db_url, scrub_db_secrets
 from crawler.store.lock import AuditLock, AuditLocked
 
 EXIT_LOCKED = 3
@@ -27,10 +28,15 @@ def _url(db_url: str | None) -> str:
     return db_url or os.environ.get("CRAWLER_DB_URL") or DEFAULT_DB_URL
 
 
-def _open_store(db_url: str | None) -> Store:
-    from crawler.cli import _open_store as open_store  # one place says "cannot open database"
+def open_store(db_url: str | None) -> Store:
+    """The store, or a usage error that says "cannot open database" (no password, no trace)."""
+    url = _url(db_url)
+    try:
+        return Store(url)
+    except Exception as exc:  # a bad URL or an unreachable server: say so, with no traceback
+        reason = scrub_db_secrets(str(exc), url)  # the password never reaches the terminal
+        raise click.UsageError(f"cannot open database {display_db_url(url)!r}: {reason}") from None
 
-    return open_store(db_url)
 
 
 def locked_message(exc: AuditLocked) -> str:
@@ -75,7 +81,7 @@ def db_upgrade(db_url: str | None) -> None:
         before = inspect_database(url).revision
     except Exception:  # unreachable or malformed: opening the store says so, exit 2
         before = None
-    _open_store(db_url).close()  # upgrades under the migration lock, or refuses clearly
+    open_store(db_url).close()  # upgrades under the migration lock, or refuses clearly
     head = code_head()
     if before == head:
         click.echo(f"{display_url(url)}: schema already at {head}")
@@ -123,7 +129,7 @@ def prune(db_url: str | None, keep_days: int, dry_run: bool) -> None:
     referenced; runs under the audit lock (exit 3 while an audit runs)."""
     from crawler.store.maintenance import prune as prune_database
 
-    store = _open_store(db_url)
+    store = open_store(db_url)
     try:
         result = prune_database(store, keep_days, dry_run=dry_run)
     except AuditLocked as exc:

@@ -26,7 +26,8 @@ from crawler.model import (
     ProjectStatus,
     Provenance,
 )
-from crawler.upstream.http import ResponseCache, redact
+from crawler.upstream.guard import capped, failed, open_source, sealed
+from crawler.upstream.http import ResponseCache
 from crawler.upstream.pages import PageFetcher, PageFetchError
 from crawler.upstream.source import (
     RepoFile,
@@ -42,13 +43,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], str]
-MAX_MESSAGE = 500
 
 
 def _message(exc: BaseException, secrets: Iterable[str | None]) -> str:
-    """An exception as one redacted line: redact first, then cut."""
-    text = redact(f"{exc}" or type(exc).__name__, *secrets)
-    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+    """An exception as one redacted, capped line (crawler.upstream.guard)."""
+    return capped(f"{exc}" or type(exc).__name__, secrets)
 
 
 @dataclass
@@ -100,7 +99,7 @@ def open_sources(
             should_stop=should_stop,
             on_fetched=on_fetched,
         )
-        opened[name] = kinds[name].open(context)
+        opened[name] = open_source(kinds[name], context)
     return OpenSources(opened)
 
 
@@ -176,6 +175,7 @@ class Gatherer:
         spec = self._specs.get(result.project)
         if spec is None or spec.channels or spec.pages:
             return
+        result = sealed(result, self.secrets)
         if result.status == ProjectStatus.OK and result.snapshot is not None:
             result = self._complete_guarded(spec, result, self._prior, self._analyses)
         with self._lock:
@@ -226,17 +226,14 @@ class Gatherer:
             fetched = source.fetch(group, prior)
         except Exception as exc:  # a defect or surprise in one source: its projects only
             log.warning("source %s failed", source.kind.name, exc_info=True)
-            why = f"{source.kind.label} source failed unexpectedly: {_message(exc, self.secrets)}"
-            fetched = {}
-            for spec in group:
-                error = FetchError(spec.name, source.kind.name, "", why)
-                fetched[spec.name] = ProjectResult(spec.name, ProjectStatus.ERROR, errors=(error,))
+            why = f"{source.kind.label} source failed unexpectedly: {exc}"
+            fetched = {spec.name: failed(spec.name, source.kind.name, "", why) for spec in group}
         for spec in group:  # a source that forgot a project must not lose it
             if spec.name not in fetched:
                 why = f"{source.kind.label} returned nothing for this project"
-                error = FetchError(spec.name, source.kind.name, "", why)
-                fetched[spec.name] = ProjectResult(spec.name, ProjectStatus.ERROR, errors=(error,))
-        return {spec.name: fetched[spec.name] for spec in group}
+                fetched[spec.name] = failed(spec.name, source.kind.name, "", why)
+        # every source's errors read alike: redacted of every secret, one cap
+        return {spec.name: sealed(fetched[spec.name], self.secrets) for spec in group}
 
     def _channels(
         self,

@@ -17,10 +17,14 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, TextIO
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 from urllib.parse import unquote, urlsplit
 
 import click
+
+if TYPE_CHECKING:  # rich is loaded for a terminal display only, not under cron
+    from rich.console import Console
 
 LogFormat = Literal["text", "json"]
 RESULT_LOGGER = "crawler.result"  # result lines: shown even with --quiet
@@ -136,8 +140,6 @@ def configure_output(
     terminal = log_format == "text" and not quiet and stream.isatty()
     handler: logging.Handler
     if terminal:
-        from crawler.progress import rich_log_handler
-
         handler = rich_log_handler(secrets)
     else:
         handler = logging.StreamHandler(stream)
@@ -158,3 +160,19 @@ def configure_output(
     result_log = logging.getLogger(RESULT_LOGGER)
     result_log.setLevel(logging.INFO)
     return Output(log_format, quiet, secrets, terminal, result_log)
+
+
+@cache
+def stderr_console() -> Console:
+    """One console for the progress display and the log lines, so logs print above the bar."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def rich_log_handler(secrets: list[str]) -> logging.Handler:
+    from rich.logging import RichHandler
+
+    handler = RichHandler(console=stderr_console(), show_path=False, markup=False)
+    handler.setFormatter(_Redacting(secrets, "%(message)s"))
+    return handler

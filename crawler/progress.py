@@ -8,10 +8,9 @@ once per project. The command line owns the display: it picks one with ``make_pr
 from __future__ import annotations
 
 import logging
-from functools import cache
 from typing import TYPE_CHECKING, Protocol
 
-from crawler.output import Output, _Redacting
+from crawler.output import Output, stderr_console
 
 if TYPE_CHECKING:  # rich is loaded for a terminal display only, not under cron
     from rich.console import Console
@@ -81,22 +80,6 @@ class LogProgress:
 
     def finish(self, summary: str) -> None:
         self.output.result(summary, event="audit_finished")
-
-
-@cache
-def stderr_console() -> Console:
-    """One console for the progress display and the log lines, so logs print above the bar."""
-    from rich.console import Console
-
-    return Console(stderr=True)
-
-
-def rich_log_handler(secrets: list[str]) -> logging.Handler:
-    from rich.logging import RichHandler
-
-    handler = RichHandler(console=stderr_console(), show_path=False, markup=False)
-    handler.setFormatter(_Redacting(secrets, "%(message)s"))
-    return handler
 
 
 class RichProgress:

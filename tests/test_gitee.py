@@ -32,9 +32,11 @@ from crawler.model import (
     RepoInfo,
     Tag,
 )
+from crawler.upstream.guard import PerProject
+from crawler.upstream.guard import open_source as open_kind
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import PageFetcher
-from crawler.upstream.source import SourceContext, SourceError, source_kinds
+from crawler.upstream.source import Source, SourceContext, SourceError, source_kinds
 from crawler.upstream.sources.gitee import GiteeSettings, parse
 from crawler.upstream.sources.gitee.fetch import GiteeSource
 
@@ -77,7 +79,7 @@ def open_source(
     cache: MemoryCache | None = None,
     stop: bool = False,
     **settings: Any,
-) -> GiteeSource:
+) -> Source:
     context = SourceContext(
         settings=GiteeSettings(**{"retry_base_delay": 0, "concurrency": 1, **settings}),
         common=Settings(),
@@ -88,8 +90,8 @@ def open_source(
         sleep=lambda _s: None,
         should_stop=lambda: stop,
     )
-    source = source_kinds()["gitee"].open(context)
-    assert isinstance(source, GiteeSource)
+    source = open_kind(source_kinds()["gitee"], context)  # as the audit opens it: in the guard
+    assert isinstance(source, PerProject) and isinstance(source.source, GiteeSource)
     return source
 
 
@@ -97,7 +99,7 @@ def spec(name: str, path: str, **options: Any) -> ProjectSpec:
     return ProjectSpec(name=name, forge=Location(source="gitee", path=path), **options)
 
 
-def fetch(source: GiteeSource, *specs: ProjectSpec) -> dict[str, ProjectResult]:
+def fetch(source: Source, *specs: ProjectSpec) -> dict[str, ProjectResult]:
     return source.fetch(specs, {})
 
 

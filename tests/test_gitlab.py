@@ -28,6 +28,7 @@ from crawler.model import (
     RepoInfo,
     Tag,
 )
+from crawler.upstream.guard import PerProject
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import PageFetcher
 from crawler.upstream.rest import ApiResponse
@@ -86,17 +87,19 @@ class Harness:
         text = f"gitlab: {json.dumps(section)}\nprojects:\n  - {{name: T, gitlab: acme/t}}\n"
         self.config = parse_config(text)
         self.sleeps: list[float] = []
-        self.source = GitLabSource(
-            SourceContext(
-                settings=self.config.source_settings("gitlab"),
-                common=self.config.settings,
-                env=env,
-                cache=MemoryCache(),
-                web=PageFetcher(self.config.settings, MemoryCache()),
-                clock=lambda: NOW,
-                sleep=self.sleeps.append,
+        self.source = PerProject(
+            GitLabSource(
+                SourceContext(
+                    settings=self.config.source_settings("gitlab"),
+                    common=self.config.settings,
+                    env=env,
+                    cache=MemoryCache(),
+                    web=PageFetcher(self.config.settings, MemoryCache()),
+                    clock=lambda: NOW,
+                    sleep=self.sleeps.append,
+                )
             )
-        )
+        )  # as the audit runs it: each project in the guard
 
     def fetch(self, *specs: ProjectSpec) -> dict[str, ProjectResult]:
         return self.source.fetch(list(specs), {})

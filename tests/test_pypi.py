@@ -15,6 +15,7 @@ from crawler.config import ConfigError, Location, Settings, parse_config
 from crawler.fakes.faults import FaultPlan, FaultRule
 from crawler.fakes.pypi import FakePackage, FakePyPI, FakeVersion, PyPIState
 from crawler.model import PackageInfo, PackageVersion, ProjectResult, ProjectStatus, Provenance
+from crawler.upstream.guard import open_source as open_kind
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import PageFetcher
 from crawler.upstream.rest import JsonApi
@@ -63,7 +64,7 @@ class Harness:
             sleep=self.sleeps.append,
             should_stop=lambda: stop,
         )
-        source = source_kinds()["pypi"].open(context)
+        source = open_kind(source_kinds()["pypi"], context)  # as the audit opens it
         try:
             return source.fetch(config.projects, {})
         finally:

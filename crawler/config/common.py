@@ -3,11 +3,15 @@ check that a user's regular expression compiles in the engine that will run it."
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, ConfigDict
 
 from crawler.patterns import compile_pattern
 
 LINE_KEY = "__line__"  # where a mapping of sources.yaml starts; stripped before validation
+# a GitHub repository's "owner/name": the GitHub source and the notification issue both name one
+GITHUB_REPO_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
 
 
 class ConfigError(Exception):
@@ -28,3 +32,9 @@ def check_regex(value: str | None, what: str) -> str | None:
     return value
 
 
+
+
+def check_github_repo(value: str) -> str:
+    if not GITHUB_REPO_RE.match(value):
+        raise ValueError(f"repo {value!r} must look like 'owner/name'")
+    return value

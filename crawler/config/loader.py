@@ -36,7 +36,7 @@ class Config(Model):
 
     def source_settings(self, name: str) -> Any:
         """A source's settings section (its defaults when sources.yaml has none)."""
-        from crawler.upstream.source import source_kinds
+        from crawler.config.kinds import source_kinds
 
         return self.sources.get(name) or source_kinds()[name].settings()
 
@@ -185,7 +185,7 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
             f"{MAX_PROJECTS:,}: split the catalog into several files"
         )
 
-    from crawler.upstream.source import source_kinds
+    from crawler.config.kinds import source_kinds
 
     kinds = source_kinds()
     allowed = [*_SECTIONS, "projects", *kinds]

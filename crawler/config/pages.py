@@ -157,7 +157,7 @@ class Location(Model):
 
 def _take_locations(data: dict[str, Any]) -> list[Location]:
     """Pop every registry key (``repo``, ``gitee``, ``gitlab``, ``pypi``…) and its options."""
-    from crawler.upstream.source import source_kinds
+    from crawler.config.kinds import source_kinds
 
     found: list[Location] = []
     for kind in source_kinds().values():
@@ -182,7 +182,7 @@ def _take_locations(data: dict[str, Any]) -> list[Location]:
 
 
 def _forge_keys() -> str:
-    from crawler.upstream.source import source_kinds
+    from crawler.config.kinds import source_kinds
 
     keys = [f"'{k.project_key}' ({k.label})" for k in source_kinds().values() if k.role == "forge"]
     return ", ".join(keys)

@@ -29,7 +29,7 @@ class ProjectSpec(Model):
     def _locate(cls, data: Any) -> Any:
         if not isinstance(data, dict) or data.get("forge") or data.get("channels"):
             return data
-        from crawler.upstream.source import source_kinds
+        from crawler.config.kinds import source_kinds
 
         data = dict(data)
         locations = _take_locations(data)

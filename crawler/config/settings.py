@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator
 
-from crawler.config.common import Model
+from crawler.config.common import Model, check_github_repo
 from crawler.cron import CronError, parse_crontab
 
 DEFAULT_PAGE_SIZE_LIMIT = 5 * 1024 * 1024
@@ -72,9 +72,7 @@ class GitHubIssueSettings(Model):
     @field_validator("repo")
     @classmethod
     def _repo(cls, value: str) -> str:
-        from crawler.upstream.sources.github import check_repo
-
-        return check_repo(value)
+        return check_github_repo(value)
 
 
 class NotifySettings(Model):

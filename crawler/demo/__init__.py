@@ -36,9 +36,26 @@ class DemoResult:
     export: ExportOutcome  # snapshot.md, catalog.json and its schema, from the second night
 
 
+class DemoUnavailable(Exception):
+    """The demo's own dependencies (the ``demo`` extra) are not installed."""
+
+
+def check_demo_extra() -> None:
+    """The fake GitHub answers GraphQL with graphql-core, which only the demo and the tests need:
+    a plain install audits without it."""
+    try:
+        import graphql  # noqa: F401
+    except ImportError:
+        raise DemoUnavailable(
+            "the demo's fake GitHub needs graphql-core, which a plain install leaves out: "
+            "pip install 'crawler[demo]' (from a checkout: pip install -e '.[demo]')"
+        ) from None
+
+
 def run_demo(output: Path) -> DemoResult:
     """Audit night one, then night two, over GitHub-, Gitee-, GitLab- and PyPI-shaped servers and
     a vendor site on loopback; then export the second night for the catalog."""
+    check_demo_extra()
     shutil.rmtree(output, ignore_errors=True)
     output.mkdir(parents=True)
     store = Store(f"sqlite:///{output / 'demo.sqlite'}")

@@ -255,8 +255,8 @@ def site_input(
 ) -> SiteInput:  # fmt: skip
     """What the Compatibility Explorer shows: the catalog, each project's release history and
     the changes the exported audit found."""
-    from crawler.audit import findings_between
     from crawler.export.site import SiteChange, SiteInput
+    from crawler.findings import findings_between
 
     before = store.audit(audit.baseline_audit_id) if audit.baseline_audit_id else None
     findings = findings_between(store, config, before, audit)[0]

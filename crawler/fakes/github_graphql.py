@@ -14,7 +14,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 from graphql import (
@@ -40,10 +40,19 @@ from graphql import (
     validate,
 )
 
-from crawler.fakes.github import FakeRelease, RepoView, latest_release, node_id
+from crawler.fakes.github_state import FakeRelease, FakeRepo, RepoView, latest_release, node_id
 
-if TYPE_CHECKING:
-    from crawler.fakes.github import FakeGitHub
+
+class FakeGitHub(Protocol):
+    """What the GraphQL endpoint needs of the fake server (crawler.fakes.github, which calls it)."""
+
+    max_graphql_aliases: int | None
+
+    def find(self, full_name: str) -> FakeRepo | None: ...
+
+    def view(self, repo: FakeRepo) -> RepoView: ...
+
+    def charge_graphql(self, cost: int, dry_run: bool) -> dict[str, Any] | None: ...
 
 SDL = """
 scalar DateTime

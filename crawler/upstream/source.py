@@ -12,28 +12,21 @@ Importing a source module must stay cheap: heavy clients are imported in ``open`
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from crawler.config.kinds import KindInfo
+from crawler.config.kinds import NoSettings as NoSettings  # re-exported: sources use them
+from crawler.config.kinds import Role as Role
+from crawler.config.kinds import source_kinds as config_kinds
 
 if TYPE_CHECKING:
     from crawler.config import Location, ProjectSpec, Settings
     from crawler.model import ProjectResult, ProjectSnapshot
     from crawler.upstream.http import ResponseCache
     from crawler.upstream.pages import PageFetcher
-
-Role = Literal["forge", "channel"]
-
-
-class NoSettings(BaseModel):
-    """A source without a settings section of its own."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class SourceError(Exception):
@@ -94,32 +87,46 @@ class Source(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class ProjectSource(Protocol):
+    """A simple source: one project at a time, raising on failure."""
+
+    kind: SourceKind
+    concurrency: int  # projects in flight at once
+
+    def fetch_project(self, spec: ProjectSpec, prior: ProjectSnapshot | None) -> ProjectSnapshot:
+        """The facets this source owns. SourceDeferred: not this audit; SourceError (with the
+        evidence URL) or ShapeError: this project's error."""
+        ...
+
+    def project_url(self, spec: ProjectSpec) -> str:
+        """Where an error without a URL of its own points."""
+        ...
+
+    def redact(self, text: str) -> str:
+        """``text`` without this source's credentials."""
+        ...
+
+    def read_file(self, location: Location, path: str) -> RepoFile: ...
+
+    def usage(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
 @dataclass(frozen=True)
-class SourceKind:
-    name: str  # registry key and the name of its settings section in sources.yaml
-    label: str  # how people call it in prose: "GitHub", "Gitee", "PyPI"
-    role: Role  # a forge holds the repository; a channel publishes packages beside it
-    project_key: str  # the key a project entry uses to name it: "repo", "gitee", "pypi"
-    check_path: Callable[[str], str]  # validates the name given; ValueError says what is wrong
-    open: Callable[[SourceContext], Source]
-    option_keys: tuple[str, ...] = ()  # further per-project keys, e.g. "gitlab_url"
-    # checks one option's value (key, value) → the value to keep; ValueError says what is wrong
-    check_option: Callable[[str, str], str] = lambda _key, value: value
-    settings: type[BaseModel] = NoSettings
+class SourceKind(KindInfo):
+    """A source kind as the configuration knows it, and how to open the source: a batch
+    ``Source`` (GitHub), or a simple ``ProjectSource`` the audit runs in its per-project guard
+    (``crawler.upstream.guard``)."""
+
+    open: Callable[[SourceContext], Source | ProjectSource] = field(kw_only=True)
 
 
 @cache
 def source_kinds() -> dict[str, SourceKind]:
     """Every source in crawler/upstream/sources/, by name."""
-    from crawler.upstream import sources
-
-    kinds: dict[str, SourceKind] = {}
-    for info in pkgutil.iter_modules(sources.__path__):
-        module = importlib.import_module(f"{sources.__name__}.{info.name}")
-        kind = getattr(module, "KIND", None)
-        if isinstance(kind, SourceKind):
-            kinds[kind.name] = kind
-    return dict(sorted(kinds.items()))
+    return {n: k for n, k in config_kinds().items() if isinstance(k, SourceKind)}
 
 
 def kind_for_key(project_key: str) -> SourceKind | None:

@@ -17,7 +17,7 @@ from crawler.upstream.rest import ApiSettings
 from crawler.upstream.source import SourceKind
 
 if TYPE_CHECKING:
-    from crawler.upstream.source import Source, SourceContext
+    from crawler.upstream.source import ProjectSource, SourceContext
 
 DEFAULT_API_URL = "https://gitee.com/api/v5"
 # Gitee paths: letters, digits, '-', '_' and '.'; an owner starts with a letter or digit, a
@@ -41,7 +41,7 @@ def check_path(value: str) -> str:
     return value
 
 
-def _open(context: SourceContext) -> Source:
+def _open(context: SourceContext) -> ProjectSource:
     from crawler.upstream.sources.gitee.fetch import GiteeSource
 
     return GiteeSource(context)

@@ -7,25 +7,17 @@ projects go through a bounded pool; one project's failure is that project's erro
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
 from crawler.analysis.licenses import is_license_file, pick_root_license
 from crawler.config import Location, ProjectSpec
-from crawler.model import (
-    FetchError,
-    InventoryEntry,
-    LicenseFile,
-    ProjectResult,
-    ProjectSnapshot,
-    ProjectStatus,
-    Provenance,
-)
+from crawler.model import InventoryEntry, LicenseFile, ProjectSnapshot, Provenance
+from crawler.upstream.guard import carried
 from crawler.upstream.rest import JsonApi
-from crawler.upstream.source import RepoFile, SourceContext, SourceDeferred, SourceError
+from crawler.upstream.source import RepoFile, SourceContext, SourceError
 from crawler.upstream.sources.gitee import DEFAULT_API_URL, KIND, GiteeSettings, parse
 from crawler.versions import usable_releases, usable_tags
 
@@ -34,17 +26,12 @@ MAX_PAGES = 10  # per list: enough for any limit the settings allow at 100 per p
 Sources = list[tuple[str, Provenance]]
 
 
-def _carried(prior: ProjectSnapshot | None, facet: str) -> Sources:
-    """The provenance of a fact reused from the previous audit."""
-    return [(name, src) for name, src in (prior.provenance if prior else ()) if name == facet]
-
-
 def _number(value: str | None) -> int | None:
     return int(value) if value is not None and value.strip().isdigit() else None
 
 
 class GiteeSource:
-    """The Gitee source: what the audit calls (see crawler.upstream.source.Source)."""
+    """The Gitee source, one project at a time (crawler.upstream.source.ProjectSource)."""
 
     kind = KIND
 
@@ -60,17 +47,16 @@ class GiteeSource:
             auth_headers={"Authorization": f"Bearer {token}"} if token else None,
             sleep=context.sleep,
         )  # fmt: skip
+        self.concurrency = settings.concurrency
         self._clock: Callable[[], str] = context.clock
-        self._should_stop = context.should_stop
 
-    # -- the Source protocol -------------------------------------------------------------------
+    # -- the ProjectSource protocol ------------------------------------------------------------
 
-    def fetch(
-        self, projects: Sequence[ProjectSpec], prior: Mapping[str, ProjectSnapshot]
-    ) -> dict[str, ProjectResult]:
-        with ThreadPoolExecutor(self.settings.concurrency, thread_name_prefix="gitee") as pool:
-            futures = [(s, pool.submit(self._guarded, s, prior.get(s.name))) for s in projects]
-            return {spec.name: future.result() for spec, future in futures}
+    def project_url(self, spec: ProjectSpec) -> str:
+        return self.api.absolute(f"/repos/{self._path(spec)}")
+
+    def redact(self, text: str) -> str:
+        return self.api.redact(text)
 
     def read_file(self, location: Location, path: str) -> RepoFile:
         url = f"/repos/{location.path}/contents/{quote(path.strip('/'))}"
@@ -98,37 +84,12 @@ class GiteeSource:
 
     # -- one project ---------------------------------------------------------------------------
 
-    def _guarded(self, spec: ProjectSpec, prior: ProjectSnapshot | None) -> ProjectResult:
-        if self._should_stop():
-            return self._deferred(spec, "stop requested")
-        url = self.api.absolute(f"/repos/{self._path(spec)}")
-        try:
-            return self._fetch(spec, prior)
-        except SourceDeferred as exc:
-            return self._deferred(spec, str(exc))
-        except SourceError as exc:
-            return self._error(spec, exc.url or url, str(exc))
-        except (parse.ShapeError, KeyError, TypeError, ValueError) as exc:
-            return self._error(spec, url, f"unexpected answer shape from Gitee: {exc}")
-        except Exception as exc:  # a surprise in one project must not cost the others
-            log.warning("Gitee project %s failed", spec.name, exc_info=True)
-            return self._error(spec, url, f"internal error: {type(exc).__name__}: {exc}")
-
     @staticmethod
     def _path(spec: ProjectSpec) -> str:
         assert spec.forge is not None and spec.forge.source == KIND.name
         return spec.forge.path
 
-    @staticmethod
-    def _deferred(spec: ProjectSpec, why: str) -> ProjectResult:
-        note = f"not checked this audit: {why}"
-        return ProjectResult(spec.name, ProjectStatus.DEFERRED, note=note)
-
-    def _error(self, spec: ProjectSpec, url: str, message: str) -> ProjectResult:
-        error = FetchError(spec.name, KIND.name, url, self.api.redact(message))
-        return ProjectResult(spec.name, ProjectStatus.ERROR, errors=(error,))
-
-    def _fetch(self, spec: ProjectSpec, prior: ProjectSnapshot | None) -> ProjectResult:
+    def fetch_project(self, spec: ProjectSpec, prior: ProjectSnapshot | None) -> ProjectSnapshot:
         now = self._clock()
         path = self._path(spec)
         response = self.api.get(f"/repos/{path}", allow=(404,))
@@ -168,9 +129,7 @@ class GiteeSource:
                 snapshot = replace(snapshot, head=parse.commit(response.data[0], repo.url))
             sources.append(("head", Provenance(response.url, now)))
         snapshot = self._license(snapshot, base, prior, sources, now)
-        return ProjectResult(
-            spec.name, ProjectStatus.OK, snapshot=replace(snapshot, provenance=tuple(sources))
-        )
+        return replace(snapshot, provenance=tuple(sources))
 
     def _list(self, path: str, params: dict[str, str], limit: int) -> tuple[list[Any], str]:
         """Up to ``limit`` items, following pages by Gitee's ``total_page`` header (or, when a
@@ -220,7 +179,7 @@ class GiteeSource:
             return snapshot
         known: LicenseFile | None = prior.license_file if prior else None
         if known is not None and (known.path, known.blob_sha) == (chosen, blobs[chosen]):
-            sources.extend(_carried(prior, "license"))
+            sources.extend(carried(prior, "license"))
             return replace(snapshot, license_file=known)
         response = self.api.get(f"{base}/contents/{quote(chosen)}", allow=(404,))
         sources.append(("license", Provenance(response.url, now)))

@@ -7,19 +7,18 @@ api.github.com; the token comes from ``GITHUB_TOKEN`` or ``GH_TOKEN``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from crawler.config.common import check_github_repo as check_repo
 from crawler.upstream.source import SourceKind
 
 if TYPE_CHECKING:
     from crawler.upstream.source import Source, SourceContext
 
 DEFAULT_API_URL = "https://api.github.com"
-REPO_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
 
 
 class GitHubSettings(BaseModel):
@@ -46,12 +45,6 @@ def github_endpoint(settings: GitHubSettings, env: Mapping[str, str]) -> tuple[s
     else api.github.com; ``GITHUB_TOKEN``, else ``GH_TOKEN``."""
     api_url = env.get("GITHUB_API_URL") or settings.api_url or DEFAULT_API_URL
     return api_url.rstrip("/"), env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or None
-
-
-def check_repo(value: str) -> str:
-    if not REPO_RE.match(value):
-        raise ValueError(f"repo {value!r} must look like 'owner/name'")
-    return value
 
 
 def _open(context: SourceContext) -> Source:

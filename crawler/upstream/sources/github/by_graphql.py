@@ -21,9 +21,9 @@ from typing import Any
 from crawler.analysis.licenses import pick_root_license
 from crawler.config import ProjectSpec
 from crawler.model import Commit, LicenseFile, ProjectSnapshot, Provenance
+from crawler.upstream.guard import carried
 from crawler.upstream.sources.github import GitHubSettings, parse, queries
 from crawler.upstream.sources.github.api import BudgetExhausted, GitHubApi, GitHubError
-from crawler.upstream.sources.github.by_rest import carried
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], str]

@@ -8,17 +8,13 @@ from dataclasses import replace
 
 from crawler.config import ProjectSpec
 from crawler.model import InventoryEntry, LicenseFile, ProjectSnapshot, Provenance
+from crawler.upstream.guard import carried
 from crawler.upstream.sources.github import GitHubSettings, parse
 from crawler.upstream.sources.github.api import GitHubApi, GitHubError
 from crawler.versions import usable_releases, usable_tags
 
 Clock = Callable[[], str]
 REST_REQUESTS_PER_PROJECT = 4  # repo, releases or tags, license, maybe head: for budgeting
-
-
-def carried(prior: ProjectSnapshot | None, facet: str) -> list[tuple[str, Provenance]]:
-    """The provenance of a fact reused from the previous audit: where and when it was fetched."""
-    return [(name, src) for name, src in (prior.provenance if prior else ()) if name == facet]
 
 
 class RestProject:

@@ -21,7 +21,8 @@ from dataclasses import replace
 from typing import Any
 
 from crawler.config import Location, ProjectSpec
-from crawler.model import FetchError, ProjectResult, ProjectSnapshot, ProjectStatus
+from crawler.model import ProjectResult, ProjectSnapshot, ProjectStatus
+from crawler.upstream.guard import deferred, failed
 from crawler.upstream.source import RepoFile, SourceContext
 from crawler.upstream.sources.github import (
     DEFAULT_API_URL,
@@ -40,6 +41,10 @@ Clock = Callable[[], str]
 UNREACHABLE_AFTER = 3  # projects in a row without any HTTP answer: stop trying GitHub
 
 __all__ = ["GitHubFetcher", "GitHubSource", "graphql_batch_query"]
+
+
+def _failed(spec: ProjectSpec, exc: Exception, url: str) -> ProjectResult:
+    return failed(spec.name, "github", getattr(exc, "url", "") or url, str(exc))
 
 
 def _repo(spec: ProjectSpec) -> str:
@@ -95,17 +100,6 @@ class GitHubFetcher:
                     f"got no answer; last: {result.errors[0].message})"
                 )
 
-    # -- results -----------------------------------------------------------------------------
-
-    def _deferred(self, spec: ProjectSpec, why: str) -> ProjectResult:
-        return ProjectResult(
-            spec.name, ProjectStatus.DEFERRED, note=f"not checked this audit: {why}"
-        )
-
-    def _error(self, spec: ProjectSpec, source: str, exc: Exception, url: str) -> ProjectResult:
-        error = FetchError(spec.name, source, getattr(exc, "url", "") or url, str(exc))
-        return ProjectResult(spec.name, ProjectStatus.ERROR, errors=(error,))
-
     # -- entry point ---------------------------------------------------------------------------
 
     def fetch_all(
@@ -144,24 +138,24 @@ class GitHubFetcher:
         url = self.api.absolute(f"/repos/{_repo(spec)}")
         why = self._halted()
         if why is not None:
-            return self._deferred(spec, why)
+            return deferred(spec.name, why)
         with self._lock:
             gone = self._gone
         if gone is not None:
-            return self._error(spec, "github", GitHubError(gone, url), url)
+            return _failed(spec, GitHubError(gone, url), url)
         self.api.start_project()
         try:
             snapshot = rest.fetch(spec, _repo(spec), prior)
         except BudgetExhausted as exc:
             self._halt(str(exc))
-            return self._deferred(spec, str(exc))
+            return deferred(spec.name, str(exc))
         except (GitHubError, parse.ShapeError) as exc:
-            result = self._error(spec, "github", exc, url)
+            result = _failed(spec, exc, url)
             self._count(result, unanswered=getattr(exc, "unreachable", False))
             return result
         except Exception as exc:  # e.g. a tag_pattern that timed out: this project only
             log.warning("GitHub project %s failed", spec.name, exc_info=True)
-            return self._error(spec, "github", exc, url)
+            return _failed(spec, exc, url)
         result = ProjectResult(spec.name, ProjectStatus.OK, snapshot=snapshot)
         self._count(result, unanswered=False)
         return result
@@ -179,12 +173,9 @@ class GitHubFetcher:
         url = self.api.graphql_url
         results: dict[str, ProjectResult] = {}
         for name, why in outcome.deferred.items():
-            results[name] = ProjectResult(
-                name, ProjectStatus.DEFERRED, note=f"not checked this audit: {why}"
-            )
+            results[name] = deferred(name, why)
         for name, (source, exc) in outcome.failed.items():
-            error = FetchError(name, source, getattr(exc, "url", "") or url, str(exc))
-            results[name] = ProjectResult(name, ProjectStatus.ERROR, errors=(error,))
+            results[name] = failed(name, source, getattr(exc, "url", "") or url, str(exc))
 
         def finish(seen: Answered) -> ProjectResult:
             # its facts are in hand: only a tree request it still needs can be refused
@@ -194,9 +185,9 @@ class GitHubFetcher:
                 rounds.inventory(seen, prior.get(spec.name))
             except BudgetExhausted as exc:
                 self._halt(str(exc))
-                return self._deferred(spec, str(exc))
+                return deferred(spec.name, str(exc))
             except (GitHubError, parse.ShapeError) as exc:
-                return self._error(spec, "github", exc, url)
+                return _failed(spec, exc, url)
             snapshot = replace(seen.snapshot, provenance=tuple(seen.provenance))
             result = ProjectResult(spec.name, ProjectStatus.OK, snapshot=snapshot)
             self.on_fetched(result)

@@ -25,7 +25,7 @@ from crawler.upstream.rest import ApiSettings
 from crawler.upstream.source import SourceKind
 
 if TYPE_CHECKING:
-    from crawler.upstream.source import Source, SourceContext
+    from crawler.upstream.source import ProjectSource, SourceContext
 
 DEFAULT_URL = "https://gitlab.com"
 URL_OPTION = "gitlab_url"
@@ -92,7 +92,7 @@ def check_path(value: str) -> str:
     return value
 
 
-def _open(context: SourceContext) -> Source:
+def _open(context: SourceContext) -> ProjectSource:
     from crawler.upstream.sources.gitlab.fetch import GitLabSource
 
     return GitLabSource(context)

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from crawler.config import Location, ProjectSpec
-from crawler.model import FetchError, ProjectResult, ProjectSnapshot, ProjectStatus, Provenance
+from crawler.model import ProjectSnapshot, Provenance
 from crawler.upstream.rest import ApiResponse, JsonApi
-from crawler.upstream.source import RepoFile, SourceContext, SourceDeferred, SourceError
+from crawler.upstream.source import RepoFile, SourceContext, SourceError
 from crawler.upstream.sources.gitlab import (
     DEFAULT_URL,
     KIND,
@@ -52,7 +51,7 @@ def _host(instance: str) -> str:
 
 
 class GitLabSource:
-    """The GitLab source: what the audit calls (see crawler.upstream.source.Source)."""
+    """The GitLab source, one project at a time (crawler.upstream.source.ProjectSource)."""
 
     kind = KIND
 
@@ -65,6 +64,7 @@ class GitLabSource:
         self._apis: dict[str, JsonApi] = {}
         self._known: dict[tuple[str, str], _Known] = {}
         self._lock = threading.Lock()
+        self.concurrency = self._settings.concurrency
 
     # -- instances and their clients ------------------------------------------------------------
 
@@ -103,15 +103,21 @@ class GitLabSource:
                 self._apis[instance] = api
             return api
 
-    # -- the Source protocol --------------------------------------------------------------------
+    # -- the ProjectSource protocol -------------------------------------------------------------
 
-    def fetch(
-        self, projects: Sequence[ProjectSpec], prior: Mapping[str, ProjectSnapshot]
-    ) -> dict[str, ProjectResult]:
-        workers = max(1, min(self._settings.concurrency, len(projects)))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gitlab") as pool:
-            futures = [(spec, pool.submit(self._guarded, spec)) for spec in projects]
-            return {spec.name: future.result() for spec, future in futures}
+    def fetch_project(self, spec: ProjectSpec, prior: ProjectSnapshot | None) -> ProjectSnapshot:
+        assert spec.forge is not None
+        return self._fetch_project(spec, spec.forge)
+
+    def project_url(self, spec: ProjectSpec) -> str:
+        return ""
+
+    def redact(self, text: str) -> str:
+        with self._lock:
+            apis = list(self._apis.values())
+        for api in apis:
+            text = api.redact(text)
+        return text
 
     def read_file(self, location: Location, path: str) -> RepoFile:
         instance = self._instance(location)
@@ -158,33 +164,6 @@ class GitLabSource:
 
     # -- one project ----------------------------------------------------------------------------
 
-    def _guarded(self, spec: ProjectSpec) -> ProjectResult:
-        """One project's result; nothing it raises reaches another project."""
-        assert spec.forge is not None
-        if self._context.should_stop():
-            note = "not checked this audit: stop requested"
-            return ProjectResult(spec.name, ProjectStatus.DEFERRED, note=note)
-        try:
-            return self._fetch_project(spec, spec.forge)
-        except SourceDeferred as exc:
-            note = f"not checked this audit: {exc}"
-            return ProjectResult(spec.name, ProjectStatus.DEFERRED, note=note)
-        except SourceError as exc:
-            return self._error(spec, exc.url, str(exc))
-        except (parse.ShapeError, KeyError, TypeError, ValueError) as exc:
-            return self._error(spec, "", f"unexpected answer from GitLab: {exc}")
-        except Exception as exc:  # a defect here must stay this project's error
-            log.warning("GitLab project %s failed", spec.name, exc_info=True)
-            return self._error(spec, "", f"internal error: {type(exc).__name__}: {exc}")
-
-    def _error(self, spec: ProjectSpec, url: str, message: str) -> ProjectResult:
-        with self._lock:
-            apis = list(self._apis.values())
-        for api in apis:
-            message = api.redact(message)
-        error = FetchError(spec.name, KIND.name, url, message[:500])
-        return ProjectResult(spec.name, ProjectStatus.ERROR, errors=(error,))
-
     def _project(self, api: JsonApi, path: str) -> ApiResponse:
         response = api.get(f"/projects/{quote(path, safe='')}", {"license": "true"}, allow=(404,))
         if response.status == 404:
@@ -201,7 +180,7 @@ class GitLabSource:
             response = api.get(f"/projects/{data['id']}", {"license": "true"})
         return response
 
-    def _fetch_project(self, spec: ProjectSpec, location: Location) -> ProjectResult:
+    def _fetch_project(self, spec: ProjectSpec, location: Location) -> ProjectSnapshot:
         instance = self._instance(location)
         api = self._api(instance)
         now = self._context.clock()
@@ -244,9 +223,7 @@ class GitLabSource:
             provenance.append(("head", Provenance(head.url, now)))
         if forge_license.key is not None and repo.default_branch:
             snapshot = self._license_file(api, snapshot, license_url, provenance, now)
-        return ProjectResult(
-            spec.name, ProjectStatus.OK, snapshot=replace(snapshot, provenance=tuple(provenance))
-        )
+        return replace(snapshot, provenance=tuple(provenance))
 
     def _license_file(
         self,

@@ -17,7 +17,7 @@ from crawler.upstream.rest import ApiSettings
 from crawler.upstream.source import SourceKind
 
 if TYPE_CHECKING:
-    from crawler.upstream.source import Source, SourceContext
+    from crawler.upstream.source import ProjectSource, SourceContext
 
 DEFAULT_API_URL = "https://pypi.org"
 API_URL_ENV = "PYPI_API_URL"
@@ -40,7 +40,7 @@ def check_package(value: str) -> str:
     return value
 
 
-def _open(context: SourceContext) -> Source:
+def _open(context: SourceContext) -> ProjectSource:
     from crawler.upstream.sources.pypi.fetch import PyPISource
 
     return PyPISource(context)

@@ -10,18 +10,16 @@ depend on how sources.yaml spells the name.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from packaging.utils import canonicalize_name
 
 from crawler.config import Location, ProjectSpec
-from crawler.model import FetchError, ProjectResult, ProjectSnapshot, ProjectStatus, Provenance
+from crawler.model import ProjectSnapshot, Provenance
 from crawler.upstream.rest import JsonApi
-from crawler.upstream.source import RepoFile, SourceContext, SourceDeferred, SourceError
+from crawler.upstream.source import RepoFile, SourceContext, SourceError
 from crawler.upstream.sources.pypi import API_URL_ENV, DEFAULT_API_URL, KIND, PyPISettings
-from crawler.upstream.sources.pypi.parse import ShapeError, package_from_json
+from crawler.upstream.sources.pypi.parse import package_from_json
 
 log = logging.getLogger(__name__)
 FACET = "package:pypi"
@@ -32,7 +30,7 @@ def _package(spec: ProjectSpec) -> Location:
 
 
 class PyPISource:
-    """The PyPI source: what the audit calls (see crawler.upstream.source.Source)."""
+    """The PyPI source, one project at a time (crawler.upstream.source.ProjectSource)."""
 
     kind = KIND
 
@@ -49,70 +47,37 @@ class PyPISource:
             deadline=context.common.request_deadline,
             sleep=context.sleep,
         )
+        self.concurrency = settings.concurrency
         self._clock = context.clock
-        self._should_stop = context.should_stop
 
-    def fetch(
-        self, projects: Sequence[ProjectSpec], prior: Mapping[str, ProjectSnapshot]
-    ) -> dict[str, ProjectResult]:
-        unique = list({spec.name: spec for spec in projects}.values())
-        with ThreadPoolExecutor(
-            max_workers=self.settings.concurrency, thread_name_prefix="pypi"
-        ) as pool:
-            futures = {spec.name: pool.submit(self._guarded, spec) for spec in unique}
-        return {name: future.result() for name, future in futures.items()}
-
-    def _guarded(self, spec: ProjectSpec) -> ProjectResult:
-        try:
-            return self._fetch_one(spec)
-        except Exception as exc:  # one package's surprise stays that project's error
-            log.warning("PyPI package of %s failed", spec.name, exc_info=True)
-            why = f"internal error: {self.api.redact(str(exc) or type(exc).__name__)[:300]}"
-            return self._error(spec, "", why)
-
-    def _fetch_one(self, spec: ProjectSpec) -> ProjectResult:
-        if self._should_stop():
-            return self._deferred(spec, "stop requested")
+    def fetch_project(self, spec: ProjectSpec, prior: ProjectSnapshot | None) -> ProjectSnapshot:
         location = _package(spec)
         path = f"/pypi/{canonicalize_name(location.path)}/json"
-        url = self.api.absolute(path)
-        try:
-            response = self.api.get(path, allow=(404,))
-            if response.status == 404:
-                raise SourceError(
-                    f"PyPI has no package {location.path!r} (or none of its releases has "
-                    "files yet): fix 'pypi' in sources.yaml",
-                    response.url,
-                    404,
-                )
-            package = package_from_json(
-                response.data,
-                fallback_url=self.api.absolute(f"/project/{canonicalize_name(location.path)}/"),
-                limit=self.settings.versions_per_package,
+        response = self.api.get(path, allow=(404,))
+        if response.status == 404:
+            raise SourceError(
+                f"PyPI has no package {location.path!r} (or none of its releases has "
+                "files yet): fix 'pypi' in sources.yaml",
+                response.url,
+                404,
             )
-        except SourceDeferred as exc:
-            return self._deferred(spec, str(exc))
-        except SourceError as exc:
-            return self._error(spec, exc.url or url, str(exc))
-        except ShapeError as exc:
-            return self._error(spec, url, f"unexpected answer from PyPI: {exc}")
-        snapshot = ProjectSnapshot(
+        package = package_from_json(
+            response.data,
+            fallback_url=self.api.absolute(f"/project/{canonicalize_name(location.path)}/"),
+            limit=self.settings.versions_per_package,
+        )
+        return ProjectSnapshot(
             project=spec.name,
             tracking=spec.tracking,
             packages=(package,),
             provenance=((FACET, Provenance(response.url, self._clock())),),
         )
-        return ProjectResult(spec.name, ProjectStatus.OK, snapshot=snapshot)
 
-    @staticmethod
-    def _deferred(spec: ProjectSpec, why: str) -> ProjectResult:
-        # the audit says "pypi not checked: <why>" beside the project's forge facts
-        return ProjectResult(spec.name, ProjectStatus.DEFERRED, note=why)
+    def project_url(self, spec: ProjectSpec) -> str:
+        return self.api.absolute(f"/pypi/{canonicalize_name(_package(spec).path)}/json")
 
-    @staticmethod
-    def _error(spec: ProjectSpec, url: str, message: str) -> ProjectResult:
-        error = FetchError(spec.name, KIND.name, url, message)
-        return ProjectResult(spec.name, ProjectStatus.ERROR, errors=(error,))
+    def redact(self, text: str) -> str:
+        return self.api.redact(text)
 
     def read_file(self, location: Location, path: str) -> RepoFile:
         raise SourceError(

@@ -35,20 +35,26 @@ RELEASES = (
 )
 
 
-def test_release_candidate_is_labelled_not_passed_off_as_a_release() -> None:
+def test_release_candidate_is_its_own_fact_not_passed_off_as_the_release() -> None:
     snapshot = ProjectSnapshot(project="vLLM", releases=RELEASES)
     version = current_version("vLLM", snapshot, "Apache-2.0")
-    assert (version.version, version.version_source, version.prerelease) == (
+    assert (
+        version.version, version.version_source, version.prerelease, version.newest_prerelease
+    ) == ("v0.32.1", "release", False, "v0.33.0rc3")  # fmt: skip
+    only_candidates = ProjectSnapshot(project="vLLM", releases=RELEASES[1:])
+    candidate = current_version("vLLM", only_candidates, "Apache-2.0")
+    assert (candidate.version, candidate.prerelease, candidate.newest_prerelease) == (
         "v0.33.0rc3",
-        "release",
         True,
+        None,
     )
     stable_only = ProjectSnapshot("vLLM", Tracking(prereleases="exclude"), releases=RELEASES)
     stable = current_version("vLLM", stable_only, "Apache-2.0")
-    assert (stable.version, stable.prerelease, stable.published_at) == (
+    assert (stable.version, stable.prerelease, stable.published_at, stable.newest_prerelease) == (
         "v0.32.1",
         False,
         "2026-10-20T00:00:00Z",
+        None,
     )
 
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from crawler.diff.names import Names, label_of
 from crawler.model import Change, ChangeKind, Flag, FlagKind, ProjectSnapshot
-from crawler.versions import current_version, is_prerelease, usable_releases, usable_tags
+from crawler.versions import (
+    current_version,
+    is_prerelease,
+    latest_release,
+    usable_releases,
+    usable_tags,
+)
 
 
 def _release_changes(name: str, before: ProjectSnapshot, after: ProjectSnapshot) -> list[Change]:
@@ -16,7 +22,8 @@ def _release_changes(name: str, before: ProjectSnapshot, after: ProjectSnapshot)
     old = usable_releases(tracking, before.releases)
     new = usable_releases(tracking, after.releases)
     old_tags = {r.tag for r in old}
-    previous = old[0].tag if old else None
+    shown = latest_release(tracking, before.releases)  # what the row showed, not the last published
+    previous = shown.tag if shown is not None else None
     for release in reversed(new):
         if release.tag in old_tags:
             continue

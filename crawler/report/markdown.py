@@ -404,4 +404,6 @@ def _tracked_by(project: dict[str, Any]) -> str | None:
         return None
     where = f"{project['forge_label']} " if project.get("forge_label") else ""
     pre = " (pre-release)" if project.get("prerelease") else ""
-    return f"{where}{source}{pre}"
+    newer = project.get("newest_prerelease")
+    ahead = f"; pre-release {newer} is newer" if newer else ""
+    return f"{where}{source}{pre}{ahead}"

@@ -1,0 +1,227 @@
+"""Real recorded forge answers (../shared/replay) served through the loopback fakes, audited end
+to end into a real database. The material is read at run time, never copied here; each test
+asserts only what its recording shows."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crawler.audit import AuditOutcome, run_audit
+from crawler.config import parse_config
+from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
+from crawler.fakes.replay import Recordings
+from crawler.report.json_report import validate_report
+from crawler.store import Store
+from tests.conftest import SHARED
+
+REPLAY = Path(os.environ.get("CRAWLER_REPLAY_DIR", SHARED / "replay"))
+needs_replay = pytest.mark.skipif(not REPLAY.is_dir(), reason="../shared/replay not present")
+pytestmark = needs_replay
+
+TOKEN = "ghp_replay_token_value_0123456789"
+ORIGIN = "https://api.github.com"
+
+
+def recording(name: str) -> dict[str, Any]:
+    return dict(json.loads((REPLAY / "github" / name).read_text(encoding="utf-8")))
+
+
+def recorded_body(name: str, url_end: str) -> Any:
+    """The body of the recording's first exchange whose URL ends with ``url_end``."""
+    return next(e["body"] for e in recording(name)["exchanges"] if e["url"].endswith(url_end))
+
+
+def _repo(full_name: str, repo_id: int, **fields: Any) -> FakeRepo:
+    owner, name = full_name.split("/")
+    fields.setdefault("head_sha", f"{repo_id:040x}")
+    fields.setdefault("head_date", "2025-01-01T00:00:00Z")
+    return FakeRepo(owner=owner, name=name, id=repo_id, license_text=None, **fields)
+
+
+def _audit(
+    server: FakeGitHub, db_url: str, tmp: Path, config: str, token: str | None
+) -> AuditOutcome:
+    store = Store(db_url)
+    try:
+        outcome = run_audit(
+            parse_config(config), store, tmp / "reports", env=server.env(token),
+            sleep=lambda _s: None,
+        )  # fmt: skip
+    finally:
+        store.close()
+    validate_report(outcome.report)
+    return outcome
+
+
+def _rows(outcome: AuditOutcome) -> dict[str, dict[str, Any]]:
+    return {p["name"]: p for p in outcome.report["projects"]}
+
+
+# ---------------------------------------------------------------- GitHub: releases and "latest"
+
+LAZY_RELEASES = "LazyRepository.testGetReleases@381a68adc.json"
+LAZY_LATEST = "LazyRepository.testGetLatestRelease@381a68adc.json"
+FORK = "gh-user/PyGithub"  # recorded as "gh_user", a placeholder no GitHub login can be
+FORK_CONFIG = f"github: {{retry_base_delay: 0}}\nprojects:\n  - name: Fork\n    repo: {FORK}\n"
+
+
+def _fork_state() -> GitHubState:
+    """The repository of the recording, its releases as the recorded list shows them."""
+    listed = recorded_body(LAZY_RELEASES, "/releases")
+    releases = [
+        FakeRelease(
+            r["tag_name"],
+            r["name"],
+            r["published_at"],
+            r["created_at"],
+            r["prerelease"],
+            r["draft"],
+        )
+        for r in listed
+    ]
+    return GitHubState(repos=[_repo(FORK, 498790722, releases=releases)])
+
+
+@pytest.mark.parametrize("mode", ["rest", "graphql"])
+def test_the_release_github_marks_latest_is_shown_not_the_one_published_last(
+    db_url: str, tmp_path: Path, mode: str
+) -> None:
+    """Recorded: v1.50 was published 54 s after v1.55, and /releases/latest answers v1.55."""
+    recorded = Recordings(ORIGIN)
+    for name in (LAZY_RELEASES, LAZY_LATEST):
+        for e in recording(name)["exchanges"]:
+            url = e["url"].replace("/gh_user/", "/gh-user/")
+            recorded.add(e["method"], url, e["status"], e["response_headers"], e["body"])
+    with FakeGitHub(_fork_state(), token=TOKEN, unauth_limit=5000) as server:
+        server.recorded = recorded if mode == "rest" else None
+        outcome = _audit(
+            server, db_url, tmp_path, FORK_CONFIG, TOKEN if mode == "graphql" else None
+        )
+        row = _rows(outcome)["Fork"]
+        assert (row["version"], row["version_source"], row["published_at"], row["prerelease"]) == (
+            "v1.55",
+            "release",
+            "2025-02-16T21:01:10Z",
+            False,
+        )
+        if mode == "rest":
+            paths = [r.path for r in server.requests]
+            assert f"/repos/{FORK}/releases/latest" in paths
+
+
+# --------------------------------------------------- GitHub: renames, license verdicts, errors
+
+RENAMES = """
+github: {retry_base_delay: 0, max_retries: 3}
+projects:
+  - name: Proton
+    repo: protoncoin/protoncoin
+  - name: Phishing
+    repo: ReDASers/Phishing-Detection
+  - name: PyGithub
+    repo: PyGithub/PyGithub
+"""
+
+
+@pytest.fixture
+def renamed_server() -> Iterator[FakeGitHub]:
+    recorded = Recordings(ORIGIN)
+    recorded.add_github(recording("Repository.testGetRepositoryWith301Redirect.json"))
+    recorded.add_github(recording("PullRequest2408.setUp.json"))
+    recorded.add_github(recording("Repository.setUp.json"))
+    state = GitHubState(
+        repos=[
+            _repo("padima2/protoncoin", 112116543, default_branch="master"),
+            _repo("ReDASers/PhishBench", 146139403, default_branch="master"),
+            _repo("PyGithub/PyGithub", 3544490),
+        ]
+    )
+    with FakeGitHub(state, token=TOKEN, unauth_limit=5000) as server:
+        server.recorded = recorded
+        yield server
+
+
+def test_renamed_repositories_follow_the_recorded_301_and_keep_github_license_keys(
+    renamed_server: FakeGitHub, db_url: str, tmp_path: Path
+) -> None:
+    outcome = _audit(renamed_server, db_url, tmp_path, RENAMES, None)
+    rows = _rows(outcome)
+    assert {n: (r["status"], r["repo"], r["forge_license"]) for n, r in rows.items()} == {
+        "Proton": ("ok", "padima2/protoncoin", "MIT"),
+        "Phishing": ("ok", "ReDASers/PhishBench", "NOASSERTION"),
+        "PyGithub": ("ok", "PyGithub/PyGithub", "LGPL-3.0"),
+    }
+    paths = [r.path for r in renamed_server.requests]
+    assert "/repositories/112116543" in paths and "/repositories/146139403" in paths
+    flags = {(f["project"], f["kind"]) for f in outcome.report["flags"]}
+    assert ("Phishing", "license_noassertion") in flags
+    assert ("Proton", "license_noassertion") not in flags
+
+
+SERVER_ERRORS = """
+github: {retry_base_delay: 0, max_retries: 3}
+projects:
+  - name: PyGithub
+    repo: PyGithub/PyGithub
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "status", "repo"),
+    [
+        ("Retry.testReturnsRepoAfter3Retries.json", "ok", "PyGithub/PyGithub"),
+        ("Retry.testRaisesRetryErrorAfterMaxRetries.json", "error", None),
+    ],
+)
+def test_recorded_502s_are_retried_and_an_outage_is_an_error_not_a_finding(
+    db_url: str, tmp_path: Path, name: str, status: str, repo: str | None
+) -> None:
+    state = GitHubState(repos=[_repo("PyGithub/PyGithub", 3544490)])
+    with FakeGitHub(state, token=TOKEN, unauth_limit=5000) as server:
+        recorded = Recordings(ORIGIN)
+        recorded.add_github(recording(name))
+        server.recorded = recorded
+        outcome = _audit(server, db_url, tmp_path, SERVER_ERRORS, None)
+        row = _rows(outcome)["PyGithub"]
+        assert (row["status"], row["repo"]) == (status, repo)
+        tries = [r.status for r in server.requests if r.path == "/repos/PyGithub/PyGithub"]
+        assert tries == ([502, 502, 502, 200] if status == "ok" else [502, 502, 502, 502])
+    kinds = {c["kind"] for c in outcome.report["changes"]}
+    assert kinds <= {"project_added"}  # never "removed", never a license change
+
+
+@pytest.mark.parametrize(
+    ("name", "url_end", "expected"),
+    [
+        # the recorded non-JSON 503 page: described, never copied
+        ("Exceptions.testNonJsonDataReturnedByGithub.json", "/users/jacquev6", "HTTP 503"),
+        ("Exceptions.testUnknownObject.json", "/repos/jacquev6/Xxx", "not found"),
+        ("Exceptions.testBadAuthentication.json", "/user", "HTTP 401"),
+        ("Authentication.testAuthorizationHeaderWithToken.json", "/user", "HTTP 403"),
+    ],
+)
+def test_recorded_error_answers_become_errors_with_a_summary_not_the_upstream_body(
+    db_url: str, tmp_path: Path, name: str, url_end: str, expected: str
+) -> None:
+    """Each recorded error answer (status, headers, body as GitHub sent them) served for the
+    repository the audit asks for."""
+    exchange = next(e for e in recording(name)["exchanges"] if e["url"].endswith(url_end))
+    recorded = Recordings(ORIGIN)
+    recorded.add("GET", "/repos/PyGithub/PyGithub", exchange["status"],
+                 exchange["response_headers"], exchange["body"])  # fmt: skip
+    state = GitHubState(repos=[_repo("PyGithub/PyGithub", 3544490)])
+    with FakeGitHub(state, token=TOKEN, unauth_limit=5000) as server:
+        server.recorded = recorded
+        outcome = _audit(server, db_url, tmp_path, SERVER_ERRORS, None)
+    row = _rows(outcome)["PyGithub"]
+    assert row["status"] == "error"
+    errors = [e["error"] for e in outcome.report["errors"]]
+    assert len(errors) == 1 and expected in errors[0]
+    assert "<html" not in errors[0] and "Service Unavailable" not in errors[0]
+    assert {c["kind"] for c in outcome.report["changes"]} <= {"project_added"}

@@ -225,3 +225,89 @@ def test_recorded_error_answers_become_errors_with_a_summary_not_the_upstream_bo
     assert len(errors) == 1 and expected in errors[0]
     assert "<html" not in errors[0] and "Service Unavailable" not in errors[0]
     assert {c["kind"] for c in outcome.report["changes"]} <= {"project_added"}
+
+
+# ------------------------------------------------------- issue 18, item 11: report details
+
+TAGS_ONLY = "Workflow.testCreateDispatchWithTag.json"
+
+
+@pytest.mark.parametrize(
+    ("track", "detail"),
+    [
+        ("auto", "no GitHub release; tracked by tag v2.0.0-alpha.4"),
+        ("tags", "tracked by tag v2.0.0-alpha.4 (track: tags; releases not checked)"),
+    ],
+)
+def test_an_undated_rest_tag_reads_without_none_and_unasked_releases_are_not_called_absent(
+    db_url: str, tmp_path: Path, track: str, detail: str
+) -> None:
+    """The recorded tag list (REST: names and commits, no dates; three pages by Link): the
+    commit date of the newest tag cannot be looked up here, so the tag stays undated."""
+    recorded = Recordings(ORIGIN)
+    recorded.add_github(recording(TAGS_ONLY), only="/tags")
+    recorded.add_github(recording(TAGS_ONLY), only="/repos/wrecker/PyGithub")
+    state = GitHubState(repos=[_repo("wrecker/PyGithub", 282377842)])
+    config = f"projects:\n  - name: Fork\n    repo: wrecker/PyGithub\n    track: {track}\n"
+    with FakeGitHub(state, token=TOKEN, unauth_limit=5000) as server:
+        server.recorded = recorded
+        outcome = _audit(server, db_url, tmp_path, config, None)
+        paths = [r.path for r in server.requests]
+    row = _rows(outcome)["Fork"]
+    assert (row["version"], row["version_source"], row["published_at"]) == (
+        "v2.0.0-alpha.4",
+        "tag",
+        None,
+    )
+    flags = [f["detail"] for f in outcome.report["flags"] if f["kind"] == "no_tagged_release"]
+    assert flags == [detail]
+    assert not any("page=2" in p for p in paths)  # one page of tags, as documented
+    markdown = (tmp_path / "reports" / "latest" / "report.md").read_text()
+    assert "(None)" not in markdown
+
+
+def test_a_first_audit_calls_nothing_new_since_a_baseline_it_does_not_have(
+    renamed_server: FakeGitHub, db_url: str, tmp_path: Path
+) -> None:
+    """The recorded NOASSERTION verdict (ReDASers/PhishBench) on the very first audit."""
+    outcome = _audit(renamed_server, db_url, tmp_path, RENAMES, None)
+    assert outcome.report["audit"]["baseline_audit_id"] is None
+    markdown = (tmp_path / "reports" / "latest" / "report.md").read_text()
+    assert "### Phishing — NOASSERTION\n" in markdown
+    assert "new since the baseline" not in markdown
+
+
+def test_a_rate_limit_answer_is_summarised_without_the_runner_address(
+    db_url: str, tmp_path: Path
+) -> None:
+    """GitHub's primary rate-limit answer names the caller's IP address; the report says when
+    the limit resets instead. (No such answer is recorded: this body follows GitHub's docs.)"""
+    recorded = Recordings(ORIGIN)
+    body = {
+        "message": "API rate limit exceeded for 203.0.113.7. (But here's the good news: "
+        "Authenticated requests get a higher rate limit.)",
+        "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
+    }
+    headers = [["x-ratelimit-limit", "60"], ["x-ratelimit-remaining", "0"],
+               ["x-ratelimit-reset", "1798761600"]]  # fmt: skip
+    recorded.add("GET", "/repos/PyGithub/PyGithub", 403, headers, body)
+    state = GitHubState(repos=[_repo("PyGithub/PyGithub", 3544490)])
+    with FakeGitHub(state, token=TOKEN, unauth_limit=5000) as server:
+        server.recorded = recorded
+        outcome = _audit(server, db_url, tmp_path, SERVER_ERRORS, None)
+    text = json.dumps(outcome.report) + (tmp_path / "reports" / "latest" / "report.md").read_text()
+    assert "203.0.113.7" not in text and "good news" not in text
+    assert "primary rate limit reached (HTTP 403); resets at 2027-01-01T00:00:00Z" in text
+
+
+def test_test_data_in_the_tree_is_not_a_license_file() -> None:
+    """The real paths of PyGithub's test data (the recordings' own provenance) in a tree."""
+    from crawler.upstream.sources.github.parse import inventory_from_tree
+
+    index = json.loads((REPLAY / "github" / "index.json").read_text(encoding="utf-8"))
+    paths = sorted({f["source"].split(":", 1)[1] for f in index["files"]})
+    assert "tests/ReplayData/License.setUp.txt" in paths
+    tree = [{"path": p, "type": "blob", "sha": f"{i:040x}"} for i, p in enumerate(paths)]
+    tree.append({"path": "COPYING.LESSER", "type": "blob", "sha": "f" * 40})
+    inventory = inventory_from_tree({"tree": tree})
+    assert [e.path for e in inventory] == ["COPYING.LESSER"]

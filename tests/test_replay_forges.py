@@ -311,3 +311,122 @@ def test_test_data_in_the_tree_is_not_a_license_file() -> None:
     tree.append({"path": "COPYING.LESSER", "type": "blob", "sha": "f" * 40})
     inventory = inventory_from_tree({"tree": tree})
     assert [e.path for e in inventory] == ["COPYING.LESSER"]
+
+
+# ----------------------------------------------------------------------------- PyPI documents
+
+
+def pypi_document(name: str) -> bytes:
+    return (REPLAY / "pypi" / name).read_bytes()
+
+
+PYPI_CONFIG = """
+pypi: {retry_base_delay: 0, max_retries: 1, versions_per_package: 500}
+projects:
+  - name: Luigi
+    repo: org/luigi
+    pypi: luigi
+  - name: Monitor
+    repo: org/monitor
+    pypi: azure-cli-monitor
+  - name: Black
+    repo: org/black
+    pypi: black
+  - name: Requests
+    repo: org/requests
+    pypi: requests
+"""
+
+
+def _pypi_nights(
+    db_url: str, tmp: Path, nights: list[dict[str, str]]
+) -> tuple[list[AuditOutcome], Store]:
+    """Audit once per night, each night's packages answered by the named real documents."""
+    from crawler.fakes.pypi import FakePyPI, PyPIState
+
+    stamp = "2020-01-01T00:00:00Z"
+    repos = [
+        _repo(f"org/{n}", i, releases=[FakeRelease("v1", "v1", stamp, stamp)])
+        for i, n in enumerate(("luigi", "monitor", "black", "requests"), start=1)
+    ]
+    outcomes = []
+    with (
+        FakeGitHub(GitHubState(repos=repos), token=TOKEN, unauth_limit=5000) as github,
+        FakePyPI(PyPIState(packages=[])) as pypi,
+    ):
+        for night in nights:
+            recorded = Recordings("https://pypi.org")
+            for package, document in night.items():
+                headers = [["Content-Type", "application/json"]]
+                recorded.add("GET", f"/pypi/{package}/json", 200, headers, pypi_document(document))
+            pypi.recorded = recorded
+            store = Store(db_url)
+            try:
+                outcome = run_audit(
+                    parse_config(PYPI_CONFIG), store, tmp / "reports",
+                    env={**github.env(None), **pypi.env()}, sleep=lambda _s: None,
+                )  # fmt: skip
+            finally:
+                store.close()
+            validate_report(outcome.report)
+            outcomes.append(outcome)
+    return outcomes, Store(db_url)
+
+
+FIRST_NIGHT = {
+    "luigi": "luigi__dependabot__pypi_response.json",
+    "azure-cli-monitor": "azure-cli-monitor__renovatebot__azure-cli-monitor.json",
+    "black": "black__python-poetry__black.json",
+    "requests": "requests__python-poetry__requests.json",
+}
+SECOND_NIGHT = {
+    **FIRST_NIGHT,
+    "luigi": "luigi__dependabot__pypi_response_luigi.json",
+    "azure-cli-monitor": "azure-cli-monitor__renovatebot__azure-cli-monitor-updated.json",
+}
+
+
+def test_real_pypi_documents_read_yanked_files_and_legacy_upload_times(
+    db_url: str, tmp_path: Path
+) -> None:
+    (night,), store = _pypi_nights(db_url, tmp_path, [FIRST_NIGHT])
+    try:
+        audit = store.latest_audit()
+        assert audit is not None
+        states = store.states_as_of(audit.id, include_own=True)
+    finally:
+        store.close()
+    packages = {name: state.snapshot.packages[0] for name, state in states.items()}
+    assert {p["name"]: p["status"] for p in night.report["projects"]} == dict.fromkeys(
+        ("Luigi", "Monitor", "Black", "Requests"), "ok"
+    )
+    black = {v.version: v for v in packages["Black"].versions}
+    # 21.11b0: every file yanked; 19.10b0 read from upload_time_iso_8601
+    assert (black["21.11b0"].yanked, black["21.11b0"].prerelease) == (True, True)
+    assert black["19.10b0"].uploaded_at == "2019-10-28T23:53:54Z"
+    monitor = {v.version: v for v in packages["Monitor"].versions}
+    assert monitor["0.1.6"].yanked is False  # one of its two files yanked: still installable
+    assert monitor["0.1.7"].uploaded_at == "2018-05-22T17:25:23Z"  # legacy upload_time, UTC
+    requests = {v.version: v for v in packages["Requests"].versions}
+    assert requests["2.9.2"].uploaded_at == "2016-04-29T21:57:10Z"  # its earlier file
+    assert "0.0.1" not in requests  # listed without files: nothing to install
+    assert packages["Luigi"].versions[0].version == "2.6.0"
+    rows = {p["name"]: p["packages"][0] for p in night.report["projects"]}
+    assert (rows["Black"]["version"], rows["Monitor"]["version"]) == ("19.10b0", "0.1.7")
+
+
+def test_two_real_captures_of_one_package_diff_as_two_nights(db_url: str, tmp_path: Path) -> None:
+    (_, second), store = _pypi_nights(db_url, tmp_path, [FIRST_NIGHT, SECOND_NIGHT])
+    store.close()
+    new = [
+        (c["project"], c["after"])
+        for c in second.report["changes"]
+        if c["kind"] == "new_package_version"
+    ]
+    # 17 versions appeared between the captures (0.1.8 to 0.2.15); the ten newest are named
+    assert {v for p, v in new if p == "Monitor"} == {f"0.2.{i}" for i in range(6, 16)}
+    assert {v for p, v in new if p == "Luigi"} == {
+        "3.6.0", "3.5.2", "3.5.1", "3.5.0", "3.4.0", "3.3.0", "3.2.1", "3.2.0", "3.1.1", "3.1.0"
+    }  # fmt: skip
+    assert {p for p, _ in new} == {"Luigi", "Monitor"}  # black and requests did not move
+    assert {c["kind"] for c in second.report["changes"]} == {"new_package_version"}

@@ -430,3 +430,142 @@ def test_two_real_captures_of_one_package_diff_as_two_nights(db_url: str, tmp_pa
     }  # fmt: skip
     assert {p for p, _ in new} == {"Luigi", "Monitor"}  # black and requests did not move
     assert {c["kind"] for c in second.report["changes"]} == {"new_package_version"}
+
+
+# ------------------------------------------------------------------------ GitLab and Gitee
+
+
+def gitlab_body(name: str) -> bytes:
+    return (REPLAY / "gitlab" / name).read_bytes()
+
+
+GITLAB_CONFIG = """
+gitlab: {retry_base_delay: 0, max_retries: 1}
+projects:
+  - name: Bump
+    gitlab: gocardless/bump
+  - name: Gone
+    gitlab: gocardless/gone
+"""
+
+
+def _gitlab_recordings() -> Recordings:
+    """Each real body at the endpoint its source test serves it for (no headers were kept)."""
+    recorded = Recordings("https://gitlab.example")
+    json_type = [["Content-Type", "application/json"]]
+    for path, name, status in (
+        ("/api/v4/projects/gocardless%2Fbump", "dependabot-core/bump_repo.json", 200),
+        ("/api/v4/projects/gocardless%2Fgone", "dependabot-core/not_found.json", 404),
+        ("/api/v4/projects/3/releases",
+         "go-gitlab/fixtures__exampleReleaseListResponse__L210.json", 200),
+        ("/api/v4/projects/3/repository/tags", "dependabot-core/business_tags.json", 200),
+        ("/api/v4/projects/3/repository/commits", "dependabot-core/commits.json", 200),
+        ("/api/v4/projects/3/repository/tree", "dependabot-core/business_files.json", 200),
+    ):  # fmt: skip
+        recorded.add("GET", path, status, json_type, gitlab_body(name))
+    return recorded
+
+
+def _gitlab_audit(db_url: str, tmp: Path, config: str) -> tuple[AuditOutcome, list[str]]:
+    from crawler.fakes.gitlab import FakeGitLab, GitLabState
+
+    with FakeGitLab(GitLabState()) as gitlab:
+        gitlab.recorded = _gitlab_recordings()
+        store = Store(db_url)
+        try:
+            outcome = run_audit(
+                parse_config(config), store, tmp / "reports", env=gitlab.env(),
+                sleep=lambda _s: None,
+            )  # fmt: skip
+        finally:
+            store.close()
+        paths = [r.path for r in gitlab.requests]
+    validate_report(outcome.report)
+    return outcome, paths
+
+
+def test_real_gitlab_bodies_audit_into_releases_and_a_not_found_error(
+    db_url: str, tmp_path: Path
+) -> None:
+    """go-gitlab's release list (GitLab's documented example: no ``released_at``, no
+    ``upcoming_release``), dependabot's project answer, and GitLab's 404 body."""
+    outcome, paths = _gitlab_audit(db_url, tmp_path, GITLAB_CONFIG)
+    rows = _rows(outcome)
+    bump = rows["Bump"]
+    assert (bump["status"], bump["repo"], bump["repo_url"]) == (
+        "ok", "gocardless/bump", "http://example.com/gocardless/bump",
+    )  # fmt: skip
+    # two releases; created_at stands in for the missing released_at, in UTC
+    assert (bump["version"], bump["published_at"], bump["prerelease"]) == (
+        "v0.2", "2019-01-03T01:56:19Z", False,
+    )  # fmt: skip
+    assert bump["forge_license"] is None  # "license": null in the real answer
+    assert (rows["Gone"]["status"], rows["Gone"]["version"]) == ("error", None)
+    errors = [(e["project"], e["error"]) for e in outcome.report["errors"]]
+    assert len(errors) == 1 and errors[0][0] == "Gone" and "not found" in errors[0][1]
+    assert "/api/v4/projects/3/releases?order_by=released_at&per_page=10&sort=desc" in paths
+    assert {c["kind"] for c in outcome.report["changes"]} == {"project_added"}
+
+
+def test_real_gitlab_tags_with_offset_dates_read_in_utc(db_url: str, tmp_path: Path) -> None:
+    """dependabot's tag list: committed dates with a -06:00 offset."""
+    config = "projects:\n  - name: Bump\n    gitlab: gocardless/bump\n    track: tags\n"
+    outcome, paths = _gitlab_audit(db_url, tmp_path, config)
+    bump = _rows(outcome)["Bump"]
+    assert (bump["version"], bump["version_source"], bump["published_at"]) == (
+        "v1.5.0", "tag", "2016-02-03T08:32:19Z",
+    )  # fmt: skip
+    assert not any("/releases" in p for p in paths)
+    flags = [f["detail"] for f in outcome.report["flags"] if f["kind"] == "no_tagged_release"]
+    assert flags == [
+        "tracked by tag v1.5.0 (2016-02-03T08:32:19Z) (track: tags; releases not checked)"
+    ]
+
+
+def test_real_gitee_repository_objects_read_their_web_page_without_git_suffix(
+    db_url: str, tmp_path: Path
+) -> None:
+    """x-cmd's stored Gitee list answer: each item served as its repository's own answer (the
+    same object shape); one has a default branch, one is empty (``default_branch: null``)."""
+    from crawler.fakes.gitee import FakeGitee
+    from crawler.fakes.gitee_state import GiteeRepo, GiteeState
+
+    items = json.loads((REPLAY / "gitee" / "x-cmd__x-bash-org-repos.json").read_bytes())
+    by_name = {item["full_name"]: item for item in items}
+    cloud, empty = by_name["x-bash/cloud"], by_name["x-bash/github"]
+    assert (cloud["html_url"], cloud["license"], empty["default_branch"]) == (
+        "https://gitee.com/x-bash/cloud.git", None, None,
+    )  # fmt: skip
+    recorded = Recordings("https://gitee.com")
+    for item in (cloud, empty):
+        recorded.add("GET", item["url"], 200, [["Content-Type", "application/json"]], item)
+    state = GiteeState(
+        repos=[
+            GiteeRepo("x-bash", "cloud", cloud["id"], head_sha="c" * 40,
+                      head_date="2020-06-17T13:10:55Z"),
+            GiteeRepo("x-bash", "github", empty["id"]),
+        ]
+    )  # fmt: skip
+    config = (
+        "projects:\n  - name: Cloud\n    gitee: x-bash/cloud\n"
+        "  - name: Empty\n    gitee: x-bash/github\n"
+    )
+    with FakeGitee(state) as gitee:
+        gitee.recorded = recorded
+        store = Store(db_url)
+        try:
+            outcome = run_audit(
+                parse_config(config), store, tmp_path / "reports", env=gitee.env(),
+                sleep=lambda _s: None,
+            )  # fmt: skip
+        finally:
+            store.close()
+    validate_report(outcome.report)
+    rows = _rows(outcome)
+    assert {n: (r["status"], r["repo"], r["repo_url"], r["forge_license"])
+            for n, r in rows.items()} == {
+        "Cloud": ("ok", "x-bash/cloud", "https://gitee.com/x-bash/cloud", None),
+        "Empty": ("ok", "x-bash/github", "https://gitee.com/x-bash/github", None),
+    }  # fmt: skip
+    assert (rows["Cloud"]["version_source"], rows["Empty"]["version_source"]) == ("commit", None)
+    assert outcome.report["errors"] == []

@@ -569,3 +569,23 @@ def test_real_gitee_repository_objects_read_their_web_page_without_git_suffix(
     }  # fmt: skip
     assert (rows["Cloud"]["version_source"], rows["Empty"]["version_source"]) == ("commit", None)
     assert outcome.report["errors"] == []
+
+
+def test_a_recorded_304_replays_the_stored_answer_on_the_second_night(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Night one: the fake answers the repository with an ETag. Night two: GitHub's recorded
+    304 Not Modified for it: the stored answer is read again, and nothing changed."""
+    config = "projects:\n  - name: Fork\n    repo: akfish/PyGithub\n"
+    state = GitHubState(repos=[_repo("akfish/PyGithub", 1)])
+    with FakeGitHub(state, token=TOKEN, unauth_limit=5000) as server:
+        first = _audit(server, db_url, tmp_path, config, None)
+        recorded = Recordings(ORIGIN)
+        recorded.add_github(recording("ConditionalRequestUpdate.testDidNotUpdate.json"))
+        server.recorded = recorded
+        server.reset_log()
+        second = _audit(server, db_url, tmp_path, config, None)
+        repo_answers = [r.status for r in server.requests if r.path == "/repos/akfish/PyGithub"]
+    assert repo_answers == [304]
+    assert _rows(second)["Fork"] == _rows(first)["Fork"]
+    assert second.report["changes"] == [] and second.report["errors"] == []

@@ -44,19 +44,23 @@ def _repo(full_name: str, repo_id: int, **fields: Any) -> FakeRepo:
     return FakeRepo(owner=owner, name=name, id=repo_id, license_text=None, **fields)
 
 
-def _audit(
-    server: FakeGitHub, db_url: str, tmp: Path, config: str, token: str | None
-) -> AuditOutcome:
+def _run(db_url: str, tmp: Path, config: str, env: dict[str, str]) -> AuditOutcome:
+    """One audit of ``config`` against the servers ``env`` points at, its report validated."""
     store = Store(db_url)
     try:
         outcome = run_audit(
-            parse_config(config), store, tmp / "reports", env=server.env(token),
-            sleep=lambda _s: None,
-        )  # fmt: skip
+            parse_config(config), store, tmp / "reports", env=env, sleep=lambda _s: None
+        )
     finally:
         store.close()
     validate_report(outcome.report)
     return outcome
+
+
+def _audit(
+    server: FakeGitHub, db_url: str, tmp: Path, config: str, token: str | None
+) -> AuditOutcome:
+    return _run(db_url, tmp, config, server.env(token))
 
 
 def _rows(outcome: AuditOutcome) -> dict[str, dict[str, Any]]:
@@ -360,16 +364,7 @@ def _pypi_nights(
                 headers = [["Content-Type", "application/json"]]
                 recorded.add("GET", f"/pypi/{package}/json", 200, headers, pypi_document(document))
             pypi.recorded = recorded
-            store = Store(db_url)
-            try:
-                outcome = run_audit(
-                    parse_config(PYPI_CONFIG), store, tmp / "reports",
-                    env={**github.env(None), **pypi.env()}, sleep=lambda _s: None,
-                )  # fmt: skip
-            finally:
-                store.close()
-            validate_report(outcome.report)
-            outcomes.append(outcome)
+            outcomes.append(_run(db_url, tmp, PYPI_CONFIG, {**github.env(None), **pypi.env()}))
     return outcomes, Store(db_url)
 
 
@@ -471,17 +466,8 @@ def _gitlab_audit(db_url: str, tmp: Path, config: str) -> tuple[AuditOutcome, li
 
     with FakeGitLab(GitLabState()) as gitlab:
         gitlab.recorded = _gitlab_recordings()
-        store = Store(db_url)
-        try:
-            outcome = run_audit(
-                parse_config(config), store, tmp / "reports", env=gitlab.env(),
-                sleep=lambda _s: None,
-            )  # fmt: skip
-        finally:
-            store.close()
-        paths = [r.path for r in gitlab.requests]
-    validate_report(outcome.report)
-    return outcome, paths
+        outcome = _run(db_url, tmp, config, gitlab.env())
+        return outcome, [r.path for r in gitlab.requests]
 
 
 def test_real_gitlab_bodies_audit_into_releases_and_a_not_found_error(
@@ -552,15 +538,7 @@ def test_real_gitee_repository_objects_read_their_web_page_without_git_suffix(
     )
     with FakeGitee(state) as gitee:
         gitee.recorded = recorded
-        store = Store(db_url)
-        try:
-            outcome = run_audit(
-                parse_config(config), store, tmp_path / "reports", env=gitee.env(),
-                sleep=lambda _s: None,
-            )  # fmt: skip
-        finally:
-            store.close()
-    validate_report(outcome.report)
+        outcome = _run(db_url, tmp_path, config, gitee.env())
     rows = _rows(outcome)
     assert {n: (r["status"], r["repo"], r["repo_url"], r["forge_license"])
             for n, r in rows.items()} == {

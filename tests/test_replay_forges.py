@@ -567,3 +567,32 @@ def test_a_recorded_304_replays_the_stored_answer_on_the_second_night(
     assert repo_answers == [304]
     assert _rows(second)["Fork"] == _rows(first)["Fork"]
     assert second.report["changes"] == [] and second.report["errors"] == []
+
+
+def test_the_fake_answers_carry_every_field_the_real_ones_have() -> None:
+    """Where the fake and a recorded GitHub answer disagree on shape, the fake is wrong."""
+    import urllib.request
+
+    from crawler.fakes.github import FakeTag, mit_repo
+
+    real_release = recorded_body(LAZY_RELEASES, "/releases")[0]
+    real_repo = recorded_body("Repository.setUp.json", "/repos/PyGithub/PyGithub")
+    real_tag = recorded_body(TAGS_ONLY, "/repos/wrecker/PyGithub/tags")[0]
+    real_tree = recorded_body("Repository.testGetGitTreeWithRecursive.json", "recursive=1")
+    stamp = "2020-01-01T00:00:00Z"
+    repo = mit_repo("o", "r", 1, [FakeRelease("v1", "v1", stamp, stamp)],
+                    tags=[FakeTag("v1", "a" * 40, stamp)])  # fmt: skip
+    with FakeGitHub(GitHubState(repos=[repo])) as server:
+
+        def get(path: str) -> Any:
+            with urllib.request.urlopen(server.base_url + path) as answer:
+                return json.load(answer)
+
+        release, fake_repo = get("/repos/o/r/releases")[0], get("/repos/o/r")
+        tag, tree = get("/repos/o/r/tags")[0], get("/repos/o/r/git/trees/main?recursive=1")
+    assert set(real_release) - set(release) == set()
+    assert set(real_tag) - set(tag) == set() and set(real_tag["commit"]) <= set(tag["commit"])
+    assert set(real_tree) <= set(tree) and set(real_tree["tree"][0]) <= set(tree["tree"][0])
+    assert set(real_repo["license"]) <= set(fake_repo["license"])
+    read = {"id", "full_name", "default_branch", "archived", "html_url", "license"}
+    assert read <= set(real_repo) and read <= set(fake_repo)

@@ -154,6 +154,8 @@ def _release_json(view: RepoView, rel: FakeRelease) -> dict[str, Any]:
     tag = quote(rel.tag, safe="")
     return {
         "url": f"{view.api}/releases/{rid}",
+        "assets_url": f"{view.api}/releases/{rid}/assets",
+        "upload_url": f"{view.api}/releases/{rid}/assets{{?name,label}}",
         "html_url": f"{view.html}/releases/tag/{tag}",
         "id": rid,
         "node_id": node_id("RE", rid),

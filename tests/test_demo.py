@@ -90,6 +90,7 @@ def test_demo_shows_every_change_kind_flag_and_an_error(tmp_path: Path) -> None:
     markdown = (latest / "report.md").read_text()
     # the restriction is said in plain words, in the heading and before the quote
     assert "Adds a restriction (line 203):" in markdown
+    assert "| GitHub release; pre-release v0.33.0rc3 is newer |" in markdown
     assert (
         "### Vendor Platform — the license text adds a restriction or condition" in markdown
     )

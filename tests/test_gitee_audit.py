@@ -153,7 +153,8 @@ def test_each_change_kind_is_reported_with_links_on_the_gitee_web_host(harness: 
         ("Docs", "no_tagged_release", False),
     ]
     assert report["flags"][1]["detail"] == (
-        f"no Gitee release or tag; tracked by commit {'f' * 12} (2026-10-04T08:00:00Z)"
+        f"tracked by commit {'f' * 12} (2026-10-04T08:00:00Z) (track: commits; releases not "
+        "checked)"  # track: commits never asks for releases: it cannot say there are none
     )
     assert report["errors"] == [] and report["audit"]["status"] == "complete"
     markdown = (harness.reports / "latest" / "report.md").read_text()

@@ -27,6 +27,7 @@ from crawler.analysis.license_clauses import (
     reads_as_prose,
     span_effect,
 )
+from crawler.analysis.license_paths import is_test_data
 from crawler.analysis.license_templates import (
     SPDX_TAG_RE,
     Alignment,
@@ -598,8 +599,11 @@ _CODE_SUFFIX_RE = re.compile(
 def is_license_file(path: str) -> bool:
     """LICENSE*, LICENCE*, COPYING*, NOTICE*, COPYRIGHT*, PATENTS*, THIRD_PARTY*, THIRD-PARTY*
     and third-party-notices*, case-insensitively, on the file's own name; source code and
-    templates with such names (license.py, copyright.html) are not license files."""
+    templates with such names (license.py, copyright.html) are not license files, nor is anything
+    under a test or fixture data directory (crawler.analysis.license_paths)."""
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    if is_test_data(path):  # tests/ReplayData/License.setUp.txt: data a test reads
+        return False
     return _LICENSE_NAME_RE.match(name) is not None and _CODE_SUFFIX_RE.search(name) is None
 
 

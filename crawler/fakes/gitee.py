@@ -41,6 +41,7 @@ from crawler.fakes.gitee_state import (
     cst,
     not_found,
 )
+from crawler.fakes.replay import Recordings
 from crawler.fakes.server import FakeServer, LoopbackService
 
 __all__ = [
@@ -102,6 +103,7 @@ class FakeGitee(LoopbackService):
         self.token = token
         self.web_url = web_url.rstrip("/")
         self.faults = faults
+        self.recorded: Recordings | None = None  # real answers served ahead of the state
         self.requests: list[GiteeRequest] = []
         self._lock = threading.Lock()
         reset = int(time.time()) + 3600
@@ -170,6 +172,11 @@ class FakeGitee(LoopbackService):
                 handler.connection.close()
             handler.close_connection = True
             return
+        if self.recorded is not None:
+            served = self.recorded.serve(handler, "GET", self.base_url)
+            if served is not None:
+                log(served)
+                return
         if authenticated and self.token is not None and given != self.token:
             answer = Answer(401, {"message": "401 Unauthorized: Access token does not exist"})
         elif fault is not None and fault.kind not in ("delay", "truncate"):

@@ -46,6 +46,7 @@ from crawler.fakes.github_state import (
     node_id,
     release_on,
 )
+from crawler.fakes.replay import Recordings
 from crawler.fakes.server import FakeServer, LoopbackService, abort, compact_json, send_answer
 from crawler.fakes.synthetic import synthetic_state
 
@@ -153,6 +154,8 @@ def _release_json(view: RepoView, rel: FakeRelease) -> dict[str, Any]:
     tag = quote(rel.tag, safe="")
     return {
         "url": f"{view.api}/releases/{rid}",
+        "assets_url": f"{view.api}/releases/{rid}/assets",
+        "upload_url": f"{view.api}/releases/{rid}/assets{{?name,label}}",
         "html_url": f"{view.html}/releases/tag/{tag}",
         "id": rid,
         "node_id": node_id("RE", rid),
@@ -462,6 +465,7 @@ class FakeGitHub(LoopbackService):
         self.web_url = web_url  # where its answers say pages live (a GitHub Enterprise host…)
         self.latency = latency
         self.faults = faults
+        self.recorded: Recordings | None = None  # real answers served ahead of the state
         self.max_graphql_aliases = max_graphql_aliases
         self.requests: list[RequestRecord] = []
         self._in_flight = 0
@@ -642,6 +646,11 @@ class FakeGitHub(LoopbackService):
             return
         path = urlsplit(target).path
         cost = 0
+        if self.recorded is not None:
+            served = self.recorded.serve(handler, method, self.base_url)
+            if served is not None:
+                log(served)
+                return
         try:
             if authenticated and (token is None or self.token not in (None, token)):
                 resp = _error(401, "Bad credentials")

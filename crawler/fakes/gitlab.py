@@ -40,6 +40,7 @@ from crawler.fakes.gitlab_state import (
     demo_state,
     epoch,
 )
+from crawler.fakes.replay import Recordings
 from crawler.fakes.server import FakeServer, LoopbackService, abort, compact_json, send_answer
 
 __all__ = [
@@ -125,6 +126,7 @@ class FakeGitLab(LoopbackService):
         self.link_origin = link_origin
         self.now = now
         self.faults = faults
+        self.recorded: Recordings | None = None  # real answers served ahead of the state
         self.requests: list[RequestRecord] = []
         self.rate_limit = rate_limit
         self._remaining = rate_limit
@@ -177,6 +179,11 @@ class FakeGitLab(LoopbackService):
             log(0)
             abort(handler)
             return
+        if self.recorded is not None:
+            served = self.recorded.serve(handler, "GET", self.base_url)
+            if served is not None:
+                log(served)
+                return
         remaining, reset = self._charge()
         try:
             if given and given != self.token:

@@ -38,6 +38,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from crawler.fakes.faults import FaultPlan, FaultRule
+from crawler.fakes.replay import Recordings
 from crawler.fakes.server import FakeServer, LoopbackService, abort, send_answer
 
 __all__ = [
@@ -177,6 +178,7 @@ class FakePyPI(LoopbackService):
         latency: float = 0.0,
     ) -> None:
         self.faults = faults
+        self.recorded: Recordings | None = None  # real documents served ahead of the state
         self.latency = latency
         self.rate_limit = rate_limit
         self.rate_remaining = rate_limit
@@ -339,6 +341,11 @@ class FakePyPI(LoopbackService):
             log(0)
             abort(handler)
             return
+        if self.recorded is not None:
+            served = self.recorded.serve(handler, "GET", self.base_url)
+            if served is not None:
+                log(served)
+                return
         try:
             resp = self._limited() or (
                 self._fault(fault) if fault and fault.kind not in ("delay", "truncate") else None

@@ -103,6 +103,7 @@ def build_report(
                 "version": row.version,
                 "published_at": row.published_at,
                 "prerelease": row.prerelease,
+                "newest_prerelease": row.newest_prerelease,
                 "license": row.license,
                 "forge_license": forge_spdx(snapshot),
                 "detected_license": detected_license(snapshot),

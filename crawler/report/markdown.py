@@ -203,7 +203,9 @@ def _license_lines(report: dict[str, Any]) -> list[str]:
         flag = noassertion.get(project["name"])
         status = ""
         if flag is not None:
-            status = " — NOASSERTION, new since the baseline" if flag["new"] else " — NOASSERTION"
+            # a first audit has no baseline: nothing there is "new since" anything
+            since = flag["new"] and report["audit"]["baseline_audit_id"] is not None
+            status = " — NOASSERTION, new since the baseline" if since else " — NOASSERTION"
         evidence = link(reading.get("path") or "license file", reading.get("url"))
         if reading.get("restricts"):
             status += " — the license text adds a restriction or condition"
@@ -404,4 +406,6 @@ def _tracked_by(project: dict[str, Any]) -> str | None:
         return None
     where = f"{project['forge_label']} " if project.get("forge_label") else ""
     pre = " (pre-release)" if project.get("prerelease") else ""
-    return f"{where}{source}{pre}"
+    newer = project.get("newest_prerelease")
+    ahead = f"; pre-release {newer} is newer" if newer else ""
+    return f"{where}{source}{pre}{ahead}"

@@ -34,6 +34,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from crawler.upstream.answers import upstream_message
 from crawler.upstream.http import (
     USER_AGENT,
     CachedResponse,
@@ -260,9 +261,8 @@ class JsonApi:
             if status in allow:
                 return ApiResponse(status, None, url, answer_headers)
             if status >= 400:
-                raise SourceError(
-                    f"HTTP {status} from {self.name}: {self.redact(_message(body))}", url, status
-                )
+                said = self.redact(upstream_message(body))
+                raise SourceError(f"HTTP {status} from {self.name}: {said}", url, status)
             data = self._parse(body, expect, url)
             etag, modified = answer_headers.get("etag"), answer_headers.get("last-modified")
             if etag or modified:
@@ -449,15 +449,3 @@ class JsonApi:
         with self._lock:
             self._paused = (time.monotonic() + wait, why)
         raise SourceDeferred(why, url, 429)
-
-
-def _message(body: bytes) -> str:
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        return body[:80].decode("utf-8", "replace").replace("\n", " ")
-    if isinstance(parsed, dict):
-        for key in ("message", "error", "error_description"):
-            if isinstance(parsed.get(key), str):
-                return str(parsed[key])[:MAX_MESSAGE]
-    return json.dumps(parsed)[:80]

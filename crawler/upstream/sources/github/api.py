@@ -33,6 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
+from crawler.upstream.answers import upstream_message
 from crawler.upstream.http import (
     USER_AGENT,
     CachedResponse,
@@ -222,6 +223,14 @@ def _message(body: str) -> str:
     except ValueError:
         pass
     return body.replace("\n", " ")
+
+
+def _resets_at(headers: dict[str, Any]) -> str:
+    """"; resets at <UTC time>" from GitHub's ``x-ratelimit-reset`` (epoch seconds), if sent."""
+    reset = str(headers.get("x-ratelimit-reset") or "")
+    if not reset.isdigit():
+        return ""
+    return f"; resets at {datetime.fromtimestamp(int(reset), UTC):%Y-%m-%dT%H:%M:%SZ}"
 
 
 def graphql_url(api_url: str) -> str:
@@ -522,10 +531,9 @@ class GitHubApi:
     def _rate_limited(self, status: int, headers: dict[str, Any], body: str, url: str) -> None:
         message = _message(body)
         if headers.get("x-ratelimit-remaining") == "0" and "retry-after" not in headers:
+            # GitHub's own message names the runner's IP address: summarised, never copied
             raise BudgetExhausted(
-                f"primary rate limit reached (HTTP {status}): {_cut(self._redact(message))}",
-                url,
-                status,
+                f"primary rate limit reached (HTTP {status}){_resets_at(headers)}", url, status
             )
         retry_after = headers.get("retry-after")
         if retry_after is not None or "secondary rate limit" in message.lower() or status == 429:
@@ -537,7 +545,7 @@ class GitHubApi:
     def _raise_for_status(self, status: int, body: str, url: str) -> None:
         if status < 400:
             return
-        message = _cut(self._redact(_message(body)))
+        message = _cut(self._redact(upstream_message(body)))
         if status == 401:
             raise GitHubError(
                 "GitHub rejected the token (HTTP 401): check GITHUB_TOKEN", url, status

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
@@ -71,6 +72,12 @@ def releases_from_rest(data: list[Any]) -> tuple[Release, ...]:
             )
         )
     return tuple(releases)
+
+
+def mark_latest(releases: tuple[Release, ...], latest: Any) -> tuple[Release, ...]:
+    """The release list with GitHub's ``/releases/latest`` answer marked ``is_latest``."""
+    tag = cap(latest.get("tag_name")) if isinstance(latest, dict) else None
+    return tuple(replace(r, is_latest=r.tag == tag) for r in releases)
 
 
 def tag_url(repo_url: str, name: str) -> str:

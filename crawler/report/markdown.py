@@ -26,6 +26,8 @@ from urllib.parse import quote, unquote
 
 from linkify_it import LinkifyIt
 
+from crawler.untrusted import INVISIBLE
+
 MAX_CELL = 200
 MAX_QUOTE = 1200
 # Terminal escape sequences, removed whole (payload included): OSC (window title, OSC 8
@@ -37,11 +39,9 @@ _TERMINAL_ESCAPE = re.compile(
     r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
     r"|\x1b[ -/]*[0-~]?"
 )
-# control characters but tab and newline; zero-width, bidi and other invisible format characters
-_CONTROL = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-    "\u2066-\u2069\ufeff]"
-)
+# control characters but tab and newline; zero-width, bidi, tag and other invisible characters:
+# the one rule of every output (crawler.untrusted)
+_CONTROL = INVISIBLE
 # Markdown specials outside code spans: see the module docstring
 _PLAIN_SPECIAL = re.compile(r"[\\`*\[\]<~|$]|&(?=#?[0-9A-Za-z]+;)|_(?![^\W_])|(?<![^\W_])_")
 # what opens a block where the text starts a line: quote, heading, list item, break, underline

@@ -6,6 +6,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Protocol
 
+from crawler import untrusted
+
 USER_AGENT = "crawler/0.1 (+https://github.com/; release and license audit)"
 
 
@@ -57,8 +59,6 @@ def token_identity(token: str | None) -> str:
 
 
 def redact(text: str, *secrets: str | None) -> str:
-    """Remove every secret from a message before it is logged, stored or raised."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
+    """Remove every secret from a message before it is logged, stored or raised (in any case,
+    encoded, split: see crawler.untrusted)."""
+    return untrusted.redact(text, secrets)

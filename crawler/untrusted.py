@@ -1,0 +1,107 @@
+"""Rules every output shares for text it did not write itself. Pure, no crawler imports.
+
+* ``INVISIBLE``: characters a reader cannot see but a renderer or a terminal acts on (control
+  characters, zero-width and bidi controls, Unicode tag characters, fillers, variation
+  selectors). report.md, snapshot.md, the Explorer, catalog.json and the terminal all replace
+  them the same way: with a space, that one-line text then collapses.
+* ``redact``: a secret never leaves the process as itself, nor lower- or upper-cased,
+  percent- or base64-encoded, broken by white space, or in pieces of ``MIN_PIECE`` characters
+  or more; an echoed ``Authorization:`` header loses its credentials whatever they are.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from urllib.parse import quote
+
+# C0 and C1 controls but tab and newline; soft hyphen; the combining grapheme joiner; Arabic,
+# Syriac and other prepended format marks; Hangul and Khmer fillers; Mongolian variation
+# selectors and vowel separator; zero-width characters, bidi embeddings, overrides and
+# isolates; invisible operators; variation selectors; BOM; interlinear annotation marks;
+# musical formatting; Unicode tag characters and the variation selector supplement.
+INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891"
+    "\u08e2\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+MASK = "***"
+MIN_PIECE = 12  # this many characters of a secret, in a row, are the secret
+SHORT_SECRET = 8  # shorter secrets are masked only as whole words (never inside another word)
+# "Authorization: Basic dXNlcjpwYXNz", "authorization=token abc", "Proxy-Authorization: …"
+_AUTH_HEADER = re.compile(
+    r"""(?i)\b((?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:[a-z][a-z0-9-]*[ \t]+)?)"""
+    r"""([^\s"',;}\]]+)"""
+)
+_RUN = re.compile(r"[A-Za-z0-9_\-+/=%.~]{" + str(MIN_PIECE) + ",}")
+
+
+def visible(text: str) -> str:
+    """``text`` with every invisible character replaced by a space."""
+    return INVISIBLE.sub(" ", text)
+
+
+def _b64_forms(secret: bytes) -> list[str]:
+    """The base64 text of ``secret`` at each of its three alignments inside a longer value
+    (``user:token`` encoded whole), without the characters its neighbours change."""
+    forms = []
+    for offset in range(3):
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            encoded = encode(b"\0" * offset + secret).decode().rstrip("=")
+            skip = (offset * 4 + 2) // 3  # characters that also carry the neighbour's bits
+            forms.append(encoded[skip : len(encoded) - (1 if (offset + len(secret)) % 3 else 0)])
+    return forms
+
+
+@lru_cache(maxsize=256)
+def _forms(secret: str) -> tuple[str, ...]:
+    """Lower-cased spellings of ``secret`` that are searched for; the longest first."""
+    raw = secret.encode()
+    forms = {secret, quote(secret, safe=""), quote(secret)}
+    forms.add(base64.b64encode(raw).decode().rstrip("="))
+    forms.add(base64.urlsafe_b64encode(raw).decode().rstrip("="))
+    forms.update(f for f in _b64_forms(raw) if len(f) >= MIN_PIECE)
+    return tuple(sorted({f.lower() for f in forms if f}, key=len, reverse=True))
+
+
+@lru_cache(maxsize=256)
+def _whole(secret: str) -> re.Pattern[str]:
+    """Any spelling of ``secret``, in any case; a long one also broken by white space."""
+    gap = r"\s*" if len(secret) >= SHORT_SECRET else ""
+    spelled = "|".join(gap.join(re.escape(c) for c in form) for form in _forms(secret))
+    if len(secret) < SHORT_SECRET:  # "pw1" must not be cut out of "upw12"
+        spelled = rf"(?<![0-9A-Za-z])(?:{spelled})(?![0-9A-Za-z])"
+    return re.compile(spelled, re.IGNORECASE)
+
+
+def _mask_pieces(run: str, forms: tuple[str, ...]) -> str:
+    """``run`` with every stretch of ``MIN_PIECE`` or more characters of a form masked."""
+    lower = run.lower()
+    covered = [False] * len(run)
+    for start in range(len(run) - MIN_PIECE + 1):
+        window = lower[start : start + MIN_PIECE]
+        if any(window in form for form in forms):
+            covered[start : start + MIN_PIECE] = [True] * MIN_PIECE
+    if not any(covered):
+        return run
+    out: list[str] = []
+    for char, hidden in zip(run, covered, strict=True):
+        if not hidden:
+            out.append(char)
+        elif not out or out[-1] != MASK:
+            out.append(MASK)
+    return "".join(out)
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` fit to log, store or raise: every spelling and piece of every secret masked,
+    and any echoed Authorization header's credentials."""
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = _whole(secret).sub(MASK, text)
+        if len(secret) >= MIN_PIECE:
+            forms = _forms(secret)
+            text = _RUN.sub(lambda m: _mask_pieces(m.group(0), forms), text)
+    return _AUTH_HEADER.sub(lambda m: m.group(1) + MASK if m.group(2) != MASK else m.group(0), text)

@@ -1,0 +1,98 @@
+"""Issue 21, items 7-17: the edges a hostile upstream, file or environment finds. Each test
+failed on the main these fixes were made against."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import replace
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from crawler.export.catalog import build_catalog
+from crawler.export.site.text import text as explorer_text
+from crawler.export.snapshot_md import render_snapshot
+from crawler.output import redact as output_redact
+from crawler.output import secrets_from_env
+from crawler.report.markdown import escape, one_line
+from crawler.upstream.http import redact
+from tests.export_fixtures import seed_export
+
+# --- item 8: one rule for invisible characters, in every output ----------------------------
+
+INVISIBLE = {
+    "tag characters": "\U000e0041\U000e0042\U000e007f",
+    "Hangul filler": "\u3164",
+    "Mongolian vowel separator": "\u180e",
+    "combining grapheme joiner": "\u034f",
+    "variation selector 16": "\ufe0f",
+    "right-to-left override": "\u202e",
+    "zero-width space": "\u200b",
+    "left-to-right isolate": "\u2066",
+}
+
+
+@pytest.mark.parametrize("char", list(INVISIBLE.values()), ids=list(INVISIBLE))
+def test_invisible_characters_leave_every_output_the_same_way(char: str) -> None:
+    tag = f"v1.0{char}rc1"
+    assert escape(tag) == "v1.0 rc1"  # report.md (and snapshot.md's cells)
+    assert explorer_text(tag) == "v1.0 rc1"  # the Explorer
+    assert one_line(tag) == "v1.0 rc1"  # the terminal
+
+    export = seed_export()
+    first = export.projects[0]
+    assert first.ref is not None
+    export = replace(export, projects=(replace(first, ref=replace(first.ref, name=tag)),))
+    snapshot = render_snapshot(export)
+    assert char not in snapshot and "v1.0 rc1" in snapshot
+    catalog = json.dumps(build_catalog(export), ensure_ascii=False)
+    assert char not in catalog
+    assert build_catalog(export)["projects"][0]["tracked_ref"]["name"] == "v1.0 rc1"
+
+
+# --- item 9: redaction beyond the exact secret ---------------------------------------------
+
+TOKEN = "ghp_Edges21SecretToken0123456789abcdefXY"
+
+
+@pytest.mark.parametrize(
+    "echo",
+    [
+        TOKEN.lower(),
+        TOKEN.upper(),
+        quote("x" + TOKEN + "/", safe=""),
+        base64.b64encode(TOKEN.encode()).decode(),
+        base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode(),
+        f"{TOKEN[:20]} {TOKEN[20:]}",
+        f"{TOKEN[:14]}\n{TOKEN[14:]}",
+        f"first half {TOKEN[:20]}, second half {TOKEN[20:]}",
+    ],
+    ids=["lower", "upper", "percent", "base64", "base64-basic", "space", "newline", "halves"],
+)
+def test_a_token_echoed_in_another_spelling_is_redacted(echo: str) -> None:
+    message = f"HTTP 400: bad credentials {echo} (sent)"
+    for cleaned in (redact(message, TOKEN), output_redact(message, [TOKEN])):
+        assert cleaned.startswith("HTTP 400: bad credentials ") and cleaned.endswith(" (sent)")
+        assert "***" in cleaned
+        for piece in (TOKEN[:12], TOKEN[12:24], TOKEN[-12:]):
+            assert piece.lower() not in cleaned.lower()
+        assert echo not in cleaned
+
+
+def test_an_echoed_basic_authorization_header_loses_its_password() -> None:
+    basic = base64.b64encode(b"crawler:hunter2").decode()
+    echoed = f"proxy said: Authorization: Basic {basic}; retry"
+    assert redact(echoed) == "proxy said: Authorization: Basic ***; retry"
+    assert redact('{"authorization": "Bearer abc.def"}') == '{"authorization": "Bearer ***"}'
+
+
+def test_short_notification_secrets_are_redacted_as_whole_words() -> None:
+    env = {"CRAWLER_NOTIFY": "json://bot:pw42x@hooks.example.org/a, slack://T0k3n/B1/C2"}
+    secrets = secrets_from_env(env)
+    assert {"pw42x", "T0k3n"} <= set(secrets)
+    message = "login bot:pw42x failed at slack://T0k3n/B1/C2; upw42xy stays"
+    assert output_redact(message, secrets) == (
+        "login bot:*** failed at slack://***/B1/C2; upw42xy stays"
+    )

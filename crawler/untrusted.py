@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import lru_cache, partial
 from urllib.parse import quote
 
 # C0 and C1 controls but tab and newline; soft hyphen; the combining grapheme joiner; Arabic,
@@ -102,6 +102,13 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = _whole(secret).sub(MASK, text)
         if len(secret) >= MIN_PIECE:
-            forms = _forms(secret)
-            text = _RUN.sub(lambda m: _mask_pieces(m.group(0), forms), text)
-    return _AUTH_HEADER.sub(lambda m: m.group(1) + MASK if m.group(2) != MASK else m.group(0), text)
+            text = _RUN.sub(partial(_mask_run, forms=_forms(secret)), text)
+    return _AUTH_HEADER.sub(_mask_header, text)
+
+
+def _mask_run(match: re.Match[str], forms: tuple[str, ...]) -> str:
+    return _mask_pieces(match.group(0), forms)
+
+
+def _mask_header(match: re.Match[str]) -> str:
+    return match.group(0) if match.group(2) == MASK else match.group(1) + MASK

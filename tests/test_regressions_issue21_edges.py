@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import replace
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest

@@ -131,7 +131,7 @@ def build_catalog(export: ExportInput) -> dict[str, Any]:
         builder.add_project(project)
     if builder.problems:
         raise ExportError(builder.problems)
-    return _visible(
+    catalog: dict[str, Any] = _visible(
         {
             "schema_version": SCHEMA_VERSION,
             "audit": {"id": export.audit_id, "date": export.audit_date.isoformat()},
@@ -142,6 +142,7 @@ def build_catalog(export: ExportInput) -> dict[str, Any]:
             "integrations": builder.integration_records(),
         }
     )
+    return catalog
 
 
 def _visible(value: Any) -> Any:

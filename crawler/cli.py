@@ -323,8 +323,12 @@ def health(heartbeat: str, max_age: int) -> None:
     from datetime import UTC, datetime
 
     from crawler.schedule import check_heartbeat
+    from crawler.untrusted import UnreadableFile
 
-    state = check_heartbeat(Path(heartbeat), datetime.now(UTC), max_age)
+    try:
+        state = check_heartbeat(Path(heartbeat), datetime.now(UTC), max_age)
+    except UnreadableFile as exc:  # a FIFO or /dev/zero: a wrong --heartbeat, not a dead one
+        raise click.UsageError(f"--heartbeat {exc}") from None
     click.echo(state.message, err=not state.healthy)
     sys.exit(0 if state.healthy else 1)
 

@@ -12,9 +12,12 @@
 from __future__ import annotations
 
 import base64
+import os
 import re
+import stat
 from collections.abc import Iterable
 from functools import lru_cache, partial
+from pathlib import Path
 from urllib.parse import quote
 
 # C0 and C1 controls but tab and newline; soft hyphen; the combining grapheme joiner; Arabic,
@@ -112,3 +115,23 @@ def _mask_run(match: re.Match[str], forms: tuple[str, ...]) -> str:
 
 def _mask_header(match: re.Match[str]) -> str:
     return match.group(0) if match.group(2) == MASK else match.group(1) + MASK
+
+
+class UnreadableFile(Exception):
+    """A file the user named that is not a regular file, or larger than its limit."""
+
+
+def read_regular_file(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; UnreadableFile for a FIFO, a
+    device or a directory (never opened for reading: a FIFO would wait for a writer, /dev/zero
+    never ends) and for a larger file (not read past the limit). OSError as open() raises it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once, unread
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnreadableFile(f"{path}: not a regular file: pass the path of a file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise UnreadableFile(
+            f"{path}: larger than {limit:,} bytes, the limit for this file: is it the right one?"
+        )
+    return data

@@ -5,17 +5,26 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from click.testing import CliRunner
 
+from crawler.cli import cli
 from crawler.export.catalog import build_catalog
+from crawler.export.merge import MergeError, merge_file
 from crawler.export.site.text import text as explorer_text
 from crawler.export.snapshot_md import render_snapshot
+from crawler.export.validate import MAX_CATALOG_BYTES, validate_file
 from crawler.output import redact as output_redact
 from crawler.output import secrets_from_env
 from crawler.report.markdown import escape, one_line
+from crawler.schedule import MAX_HEARTBEAT_BYTES
 from crawler.upstream.http import redact
 from tests.export_fixtures import seed_export
 
@@ -95,3 +104,87 @@ def test_short_notification_secrets_are_redacted_as_whole_words() -> None:
     assert output_redact(message, secrets) == (
         "login bot:*** failed at slack://***/B1/C2; upw42xy stays"
     )
+
+
+# --- item 7: validate and health read regular files only, with a size cap ------------------
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    """The real command in a child process, with a timeout: on the old code a FIFO hangs."""
+    return subprocess.run(
+        [sys.executable, "-m", "crawler", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize("command", [["validate"], ["health", "--heartbeat"]])
+def test_a_fifo_or_dev_zero_is_refused_not_read(command: list[str], tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        result = _run(*command, str(path))
+        assert result.returncode == 2, result.stderr
+        assert (
+            f"{path}: not a regular file: pass the path of a file" in result.stdout + result.stderr
+        )
+        assert "Traceback" not in result.stderr
+
+
+def test_an_oversized_heartbeat_or_catalog_is_refused_unread(tmp_path: Path) -> None:
+    big = tmp_path / "big.json"
+    with big.open("wb") as handle:  # sparse: no disk space spent
+        handle.truncate(MAX_CATALOG_BYTES + 1)
+    result = _run("validate", str(big))
+    assert result.returncode == 2
+    assert f"{big}: larger than {MAX_CATALOG_BYTES:,} bytes" in result.stdout
+    beat = tmp_path / "heartbeat.json"
+    beat.write_text(json.dumps({"beat": "2026-01-01T00:00:00+00:00", "pad": "x" * 70_000}))
+    result = _run("health", "--heartbeat", str(beat))
+    assert result.returncode == 2
+    assert f"{beat}: larger than {MAX_HEARTBEAT_BYTES:,} bytes" in result.stderr
+
+
+# --- item 10: catalog.json edge cases ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested more than 64 levels deep"),
+        ('{"projects": ' + "[" * 70 + "]" * 70 + "}", "nested more than 64 levels deep"),
+        ('{"schema_version": ' + "9" * 5000 + "}", "a number of 5,000 digits"),
+    ],
+    ids=["deep-for-the-parser", "deep-for-the-checks", "5000-digits"],
+)
+def test_catalogs_too_deep_or_with_huge_numbers_exit_2(
+    text: str, message: str, tmp_path: Path
+) -> None:
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(text)
+    result = CliRunner().invoke(cli, ["validate", str(catalog)])
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit)
+    assert result.output.startswith(f"{catalog}: ") and message in result.output
+    code, lines = validate_file(catalog)
+    assert code == 2 and len(lines) == 1 and message in lines[0]
+    with pytest.raises(MergeError) as merged:
+        merge_file(catalog, {})
+    assert str(merged.value).startswith(f"{catalog}: ") and message in str(merged.value)
+
+
+def test_duplicate_keys_are_reported_not_kept_silently(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(
+        '{"schema_version": 1, "audit": {"id": 1, "id": 2, "date": "2026-11-05"},'
+        ' "projects": [], "platforms": [], "integrations": [], "projects": []}'
+    )
+    code, lines = validate_file(catalog)
+    assert code == 1
+    assert lines[:2] == [
+        "$.audit.id: the key 'id' appears more than once in this object (JSON keeps only the "
+        "last): remove the duplicates",
+        "$.projects: the key 'projects' appears more than once in this object (JSON keeps "
+        "only the last): remove the duplicates",
+    ]
+    with pytest.raises(MergeError) as merged:
+        merge_file(catalog, {})
+    assert str(merged.value).startswith(f"{catalog}: duplicate keys, so it was not merged: ")
+    assert "$.audit.id: the key 'id'" in str(merged.value)

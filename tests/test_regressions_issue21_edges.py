@@ -8,7 +8,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote
 
@@ -16,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from crawler.cli import cli
+from crawler.config import ConfigError, parse_config
 from crawler.export.catalog import build_catalog
 from crawler.export.merge import MergeError, merge_file
 from crawler.export.site.text import text as explorer_text
@@ -25,7 +28,10 @@ from crawler.output import redact as output_redact
 from crawler.output import secrets_from_env
 from crawler.report.markdown import escape, one_line
 from crawler.schedule import MAX_HEARTBEAT_BYTES
-from crawler.upstream.http import redact
+from crawler.upstream.http import MemoryCache, redact
+from crawler.upstream.rest import ApiSettings, JsonApi
+from crawler.upstream.sources.github import GitHubSettings
+from crawler.upstream.sources.github.api import GitHubApi
 from tests.export_fixtures import seed_export
 
 # --- item 8: one rule for invisible characters, in every output ----------------------------
@@ -188,3 +194,77 @@ def test_duplicate_keys_are_reported_not_kept_silently(tmp_path: Path) -> None:
         merge_file(catalog, {})
     assert str(merged.value).startswith(f"{catalog}: duplicate keys, so it was not merged: ")
     assert "$.audit.id: the key 'id'" in str(merged.value)
+
+
+# --- item 11: huge and garbled numbers in sources.yaml and in rate-limit headers ----------
+
+
+def test_a_5000_digit_number_in_sources_yaml_is_a_config_error() -> None:
+    text = "settings:\n  timeout: " + "9" * 5000 + "\nprojects:\n  - name: a\n    repo: o/a\n"
+    with pytest.raises(ConfigError) as error:
+        parse_config(text, "sources.yaml")
+    assert str(error.value) == (
+        "sources.yaml:2: a number of 5,000 digits, over the limit of 30: no setting needs more"
+    )
+
+
+class _Answering:
+    """A loopback API that answers every GET with ``{"ok": true}`` and the given headers."""
+
+    def __init__(self, headers: dict[str, str]) -> None:
+        self.requests = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                outer.requests += 1
+                body = b'{"ok": true}'
+                self.send_response(200)
+                for name, value in {**headers, "Content-Type": "application/json"}.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("reset", ["9" * 20, "²", "soon", "-5", "1e400"])
+def test_an_absurd_ratelimit_reset_is_unknown_not_a_failure(reset: str) -> None:
+    server = _Answering({"RateLimit-Remaining": "99", "RateLimit-Reset": reset})
+    api = JsonApi("GitLab", server.url, cache=MemoryCache(), settings=ApiSettings(), timeout=5)
+    try:
+        answer = api.get("/projects/1")
+    finally:
+        api.close()
+        server.close()
+    assert (answer.status, answer.data) == (200, {"ok": True})
+    assert (api.budget.remaining, api.budget.reset, server.requests) == (99, None, 1)
+
+
+@pytest.mark.parametrize("reset", ["soon", "9" * 20, "1e400"])
+def test_a_garbled_github_reset_header_is_an_answer_not_no_answer(reset: str) -> None:
+    server = _Answering(
+        {"X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "59", "X-RateLimit-Reset": reset}
+    )
+    waits: list[float] = []
+    api = GitHubApi(
+        server.url, None, MemoryCache(), GitHubSettings(), timeout=5, sleep=waits.append
+    )
+    try:
+        answer = api.get_json("/repos/o/r")
+    finally:
+        api.close()
+        server.close()
+    assert (answer.status, answer.data) == (200, {"ok": True})
+    assert (server.requests, waits) == (1, [])  # answered once, never retried
+    assert (api.core.remaining, api.core.reset) == (59, None)

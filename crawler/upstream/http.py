@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -62,3 +63,13 @@ def redact(text: str, *secrets: str | None) -> str:
     """Remove every secret from a message before it is logged, stored or raised (in any case,
     encoded, split: see crawler.untrusted)."""
     return untrusted.redact(text, secrets)
+
+
+_RATE_NUMBER = re.compile(r"[0-9]{1,11}")  # ASCII digits only ("²".isdigit() is True)
+
+
+def rate_number(value: object) -> int | None:
+    """A rate-limit header's number, or None when it is absent, not a plain whole number or
+    past any real reset (11 digits reach the year 5138; 20 would overflow a date)."""
+    text = str(value).strip() if value is not None else ""
+    return int(text) if _RATE_NUMBER.fullmatch(text) else None

@@ -567,6 +567,7 @@ def export_command(
     from crawler.export.from_store import NothingToExport, export_audit
     from crawler.export.integrations import ExportError
     from crawler.export.merge import MergeError, render_merge_report
+    from crawler.export.writer import ExportWriteError
 
     config = _load_if_present(config_path)
     labels = {name: names.label for name, names in source_names().items()}
@@ -579,6 +580,8 @@ def export_command(
     except (ExportError, MergeError, NothingToExport) as exc:
         problems = getattr(exc, "problems", None)
         raise click.UsageError("\n".join(problems) if problems else str(exc)) from None
+    except ExportWriteError as exc:  # a full disk, no permission: not a usage error, exit 1
+        raise click.ClickException(str(exc)) from None
     finally:
         store.close()
     export = outcome.export

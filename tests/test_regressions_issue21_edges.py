@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import json
 import os
+import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -268,3 +270,102 @@ def test_a_garbled_github_reset_header_is_an_answer_not_no_answer(reset: str) ->
     assert (answer.status, answer.data) == (200, {"ok": True})
     assert (server.requests, waits) == (1, [])  # answered once, never retried
     assert (api.core.remaining, api.core.reset) == (59, None)
+
+
+# --- item 12: export onto a full disk, killed, onto a 0600 file or a symlink ---------------
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("demo")
+    result = CliRunner().invoke(cli, ["demo", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def _curated(demo_db: Path, where: Path, notes: int = 10) -> Path:
+    """The demo's catalog with a curated note on its first project (``notes`` characters)."""
+    catalog = json.loads((demo_db / "export" / "catalog.json").read_text(encoding="utf-8"))
+    catalog["projects"][0]["notes"] = "n" * notes
+    where.mkdir(parents=True, exist_ok=True)
+    path = where / "catalog.json"
+    path.write_text(json.dumps(catalog, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+EXPORT_IN_CHILD = """
+import resource, signal, sys
+limit, killed = int(sys.argv[1]), sys.argv[2] == "kill"
+if killed:  # Python ignores SIGXFSZ: as a kill, the default action ends the process mid-write
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+from crawler.cli import main
+sys.argv = ["crawler", *sys.argv[3:]]
+main()
+"""
+
+
+def _export_limited(
+    demo_db: Path, out: Path, curated: Path, how: str
+) -> subprocess.CompletedProcess[str]:
+    """``crawler export --into`` in a child that may write files of 100 kB at most: the export
+    fits, the merged curated catalog (with its 200 kB note) does not."""
+    db = f"sqlite:///{demo_db / 'demo.sqlite'}"
+    args = ["export", "--db", db, "--out", str(out), "--into", str(curated)]
+    args += ["--config", str(demo_db / "none.yaml")]
+    return subprocess.run(
+        [sys.executable, "-c", EXPORT_IN_CHILD, "100000", how, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_export_onto_a_full_disk_says_so_and_keeps_the_file(
+    demo_db: Path, tmp_path: Path
+) -> None:
+    curated = _curated(demo_db, tmp_path / "catalog", notes=200_000)
+    before = curated.read_bytes()
+    result = _export_limited(demo_db, tmp_path / "out", curated, "full")
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().endswith(
+        f"Error: cannot write {curated}: File too large; the file there is unchanged"
+    )
+    assert curated.read_bytes() == before
+    assert sorted(p.name for p in curated.parent.iterdir()) == ["catalog.json"]
+
+
+def test_a_kill_while_writing_leaves_no_hidden_file_beside_the_catalog(
+    demo_db: Path, tmp_path: Path
+) -> None:
+    curated = _curated(demo_db, tmp_path / "catalog", notes=200_000)
+    before = curated.read_bytes()
+    result = _export_limited(demo_db, tmp_path / "out", curated, "kill")
+    assert result.returncode == -signal.SIGXFSZ, result.stderr  # killed in the middle
+    assert curated.read_bytes() == before
+    assert sorted(p.name for p in curated.parent.iterdir()) == ["catalog.json"]
+
+
+def test_export_into_keeps_the_mode_and_writes_through_a_symlink(
+    demo_db: Path, tmp_path: Path
+) -> None:
+    private = _curated(demo_db, tmp_path / "private")
+    private.chmod(0o600)
+    real = _curated(demo_db, tmp_path / "real")
+    link = tmp_path / "catalog" / "catalog.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    db = f"sqlite:///{demo_db / 'demo.sqlite'}"
+    for curated in (private, link):
+        result = CliRunner().invoke(
+            cli,
+            ["export", "--db", db, "--out", str(tmp_path / "out"), "--into", str(curated),
+             "--config", str(demo_db / "none.yaml")],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600
+    assert link.is_symlink() and link.readlink() == real
+    merged = json.loads(real.read_text(encoding="utf-8"))
+    assert merged["projects"][0]["notes"] == "n" * 10  # the curated note kept
+    assert sorted(p.name for p in real.parent.iterdir()) == ["catalog.json"]

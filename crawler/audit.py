@@ -37,6 +37,7 @@ from crawler.model import (
 from crawler.report.json_report import AuditHeader, build_report
 from crawler.report.markdown import render_markdown
 from crawler.store import AuditInfo, Store
+from crawler.store.lock import AuditLockLost
 from crawler.upstream.http import redact
 from crawler.upstream.pages import PageFetcher
 from crawler.upstream.source import source_kinds
@@ -367,6 +368,13 @@ def _run_audit(
     )
     report_dir: Path | None = None
     report_error: str | None = None
+    try:  # frozen past the lock's lease, another audit may have run: record nothing then
+        store.confirm_audit_lock()
+    except AuditLockLost as exc:
+        report_error = f"{exc}: nothing of this audit was recorded, reported or sent"
+        log.error("%s", report_error)
+        store.finish_audit(audit_id, [], "failed", finished, None, stats)
+        return AuditOutcome(audit_id, "failed", report, None, report_error)
     try:
         report_dir = write_report(report, reports_dir)
     except OSError as exc:

@@ -7,18 +7,22 @@ import base64
 import json
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
 import threading
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
+from sqlalchemy import text
 
+from crawler.audit import run_audit
 from crawler.cli import cli
 from crawler.config import ConfigError, parse_config
 from crawler.export.catalog import build_catalog
@@ -26,15 +30,19 @@ from crawler.export.merge import MergeError, merge_file
 from crawler.export.site.text import text as explorer_text
 from crawler.export.snapshot_md import render_snapshot
 from crawler.export.validate import MAX_CATALOG_BYTES, validate_file
+from crawler.fakes.github import FakeGitHub
 from crawler.output import redact as output_redact
 from crawler.output import secrets_from_env
 from crawler.report.markdown import escape, one_line
 from crawler.schedule import MAX_HEARTBEAT_BYTES
+from crawler.store import Store
+from crawler.store.lock import AuditLock, iso
 from crawler.upstream.http import MemoryCache, redact
 from crawler.upstream.rest import ApiSettings, JsonApi
 from crawler.upstream.sources.github import GitHubSettings
 from crawler.upstream.sources.github.api import GitHubApi
 from tests.export_fixtures import seed_export
+from tests.ops_support import upstream
 
 # --- item 8: one rule for invisible characters, in every output ----------------------------
 
@@ -369,3 +377,70 @@ def test_export_into_keeps_the_mode_and_writes_through_a_symlink(
     merged = json.loads(real.read_text(encoding="utf-8"))
     assert merged["projects"][0]["notes"] == "n" * 10  # the curated note kept
     assert sorted(p.name for p in real.parent.iterdir()) == ["catalog.json"]
+
+
+# --- item 13: a lock holder frozen past its lease checks before it records -----------------
+
+LOCK_PROJECTS = "projects:\n  - name: Alpha\n    repo: org/alpha\n"
+
+
+def test_an_audit_whose_lock_was_taken_over_records_and_reports_nothing(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'lock.sqlite'}")
+    frozen = store.audit_lock("nightly cron")
+    frozen.acquire()
+    # frozen for an hour: its 15-minute lease ran out and another audit took the lock over
+    an_hour_later = datetime.now(UTC) + timedelta(hours=1)
+    taker = AuditLock(store.engine, "taker", clock=lambda: an_hour_later, heartbeat=False)
+    taker.acquire()
+    reports = tmp_path / "reports"
+    try:
+        with FakeGitHub(upstream("v1.0"), unauth_limit=5000) as server:
+            outcome = run_audit(
+                parse_config(LOCK_PROJECTS), store, reports, env=server.env(None),
+                sleep=lambda _s: None,
+            )  # fmt: skip
+        assert (outcome.status, outcome.report_dir, outcome.exit_code) == ("failed", None, 1)
+        assert outcome.report_error == (
+            f"the audit lock was taken over by taker (pid {os.getpid()} on "
+            f"{socket.gethostname()}) since {iso(an_hour_later)} while this audit was frozen "
+            "past its lease: nothing of this audit was recorded, reported or sent"
+        )
+        assert frozen.lost is True
+        assert not reports.exists()
+        latest = store.audit(outcome.audit_id)
+        assert latest is not None and latest.status == "failed"
+        assert store.history("Alpha") == []  # no observation was recorded
+    finally:
+        frozen.release()
+        taker.release()
+        store.close()
+
+
+def test_a_lease_that_ran_out_unclaimed_is_renewed_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'lock.sqlite'}")
+    lock = store.audit_lock("nightly cron")
+    lock.acquire()
+    expired = datetime.now(UTC) - timedelta(minutes=1)
+    with store.engine.begin() as conn:
+        conn.execute(text("update audit_lock set lease_until = :t"), {"t": expired})
+    try:
+        with FakeGitHub(upstream("v1.0"), unauth_limit=5000) as server:
+            outcome = run_audit(
+                parse_config(LOCK_PROJECTS), store, tmp_path / "reports", env=server.env(None),
+                sleep=lambda _s: None,
+            )  # fmt: skip
+        assert (outcome.status, outcome.exit_code) == ("complete", 0)
+        assert f"this audit was frozen past its lease (it ended {iso(expired)})" in caplog.text
+        with store.engine.connect() as conn:
+            lease = conn.execute(text("select lease_until from audit_lock")).scalar_one()
+        assert _as_utc_naive(lease) > datetime.now(UTC) + timedelta(minutes=14)
+    finally:
+        lock.release()
+        store.close()
+
+
+def _as_utc_naive(value: datetime | str) -> datetime:
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment

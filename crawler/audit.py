@@ -358,7 +358,14 @@ def _run_audit(
     finished = _now()
     stats = {"sources": usage}
     report = build_report(
-        audit=AuditHeader(audit_id, started, finished, status, baseline.id if baseline else None),
+        audit=AuditHeader(
+            audit_id,
+            started,
+            finished,
+            status,
+            baseline.id if baseline else None,
+            not_selected=len(config.projects) - len(specs),
+        ),
         findings=findings,
         errors=errors,
         outcomes=outcomes,
@@ -441,9 +448,23 @@ def rebuild_report(store: Store, config: Config | None, audit_id: int | None) ->
         )
     before = store.audit(audit.baseline_audit_id) if audit.baseline_audit_id else None
     findings, current, outcomes, errors = findings_between(store, config, before, audit)
+    # an --only audit: the projects neither checked nor given an outcome were not selected
+    left_out = (
+        {n for n in audit.projects if n not in audit.checked and n not in outcomes}
+        if audit.checked is not None
+        else set()
+    )
+    findings = replace(
+        findings, projects=tuple(p for p in findings.projects if p.project not in left_out)
+    )
     return build_report(
         audit=AuditHeader(
-            audit.id, audit.started_at, audit.finished_at, audit.status, audit.baseline_audit_id
+            audit.id,
+            audit.started_at,
+            audit.finished_at,
+            audit.status,
+            audit.baseline_audit_id,
+            not_selected=len(left_out),
         ),
         findings=findings,
         errors=errors,

@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import text
 
-from crawler.audit import run_audit
+from crawler.audit import rebuild_report, run_audit
 from crawler.cli import cli
 from crawler.config import ConfigError, parse_config
 from crawler.export.catalog import build_catalog
@@ -33,7 +33,7 @@ from crawler.export.validate import MAX_CATALOG_BYTES, validate_file
 from crawler.fakes.github import FakeGitHub
 from crawler.output import redact as output_redact
 from crawler.output import secrets_from_env
-from crawler.report.markdown import escape, one_line
+from crawler.report.markdown import escape, one_line, render_markdown
 from crawler.schedule import MAX_HEARTBEAT_BYTES
 from crawler.store import Store
 from crawler.store.lock import AuditLock, iso
@@ -444,3 +444,33 @@ def test_a_lease_that_ran_out_unclaimed_is_renewed_with_a_warning(
 def _as_utc_naive(value: datetime | str) -> datetime:
     moment = datetime.fromisoformat(value) if isinstance(value, str) else value
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+# --- item 14: an --only report does not claim the whole catalog -----------------------------
+
+
+def test_an_only_report_says_what_was_left_out(tmp_path: Path) -> None:
+    config = parse_config(
+        "projects:\n  - name: Alpha\n    repo: org/alpha\n  - name: Beta\n    repo: org/beta\n"
+        "  - name: Catalog\n    repo: org/catalog\n"
+    )
+    store = Store(f"sqlite:///{tmp_path / 'only.sqlite'}")
+    try:
+        with FakeGitHub(upstream("v1.0"), unauth_limit=5000) as server:
+            run_audit(config, store, tmp_path / "r", env=server.env(None), sleep=lambda _s: None)
+            only = run_audit(
+                config, store, tmp_path / "r", env=server.env(None), sleep=lambda _s: None,
+                only=["Alpha"],
+            )  # fmt: skip
+        rebuilt = render_markdown(rebuild_report(store, config, only.audit_id))
+    finally:
+        store.close()
+    assert only.report["summary"]["not_selected"] == 2
+    assert only.report_dir is not None
+    written = (only.report_dir / "report.md").read_text(encoding="utf-8")
+    for markdown in (written, rebuilt):  # the live report and `crawler report` alike
+        assert "**complete**: 1 projects of 3 (--only), 1 checked, 0 deferred" in markdown
+        section = markdown.split("## Not checked, or only in part\n\n")[1].split("\n\n")[0]
+        assert section == (
+            "- 2 other project(s) of sources.yaml were not selected for this audit (--only)"
+        )

@@ -272,9 +272,12 @@ def _headline(report: dict[str, Any]) -> list[str]:
     baseline = audit["baseline_audit_id"]
     since = f"since audit #{baseline}" if baseline else "(first audit: no baseline)"
     in_part = summary["checked_in_part"]
+    left_out = summary.get("not_selected", 0)
     checked = f"{summary['checked']} checked" + (f" ({in_part} only in part)" if in_part else "")
     lines = [
-        f"**{audit['status']}**: {summary['projects']} projects, {checked}, "
+        f"**{audit['status']}**: {summary['projects']} projects"
+        + (f" of {summary['projects'] + left_out} (--only)" if left_out else "")
+        + f", {checked}, "
         f"{summary['deferred']} deferred, {summary['untracked']} not trackable; "
         f"{summary['changes']} changes {since}, {summary['flags']} flags, "
         f"{summary['errors']} errors.",
@@ -371,6 +374,12 @@ def render_markdown(report: dict[str, Any]) -> str:
         for p in report["projects"]
         if p["status"] != "ok" or p.get("note") or p["name"] in with_errors
     ]
+    not_selected = report["summary"].get("not_selected", 0)
+    if not_selected:  # an --only run: "every project" would claim the whole catalog
+        unchecked.append(
+            f"- {not_selected} other project(s) of sources.yaml were not selected for this audit "
+            "(--only)"
+        )
     lines += _section("Not checked, or only in part", unchecked, "Every project was checked.")
     rows = [
         [

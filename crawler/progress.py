@@ -12,6 +12,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Protocol
 
 from crawler.output import Output, _Redacting
+from crawler.report.markdown import one_line
 
 if TYPE_CHECKING:  # rich is loaded for a terminal display only, not under cron
     from rich.console import Console
@@ -59,6 +60,7 @@ class LogProgress:
     def project_done(self, name: str, status: str, requests: int, budget_left: int | None) -> None:
         self.done += 1
         self.requests += requests
+        name = one_line(name)  # from sources.yaml: no escape sequence reaches a terminal
         log.info(
             "[%d/%d] %s: %s, %d requests, rate budget left %s",
             self.done,
@@ -129,6 +131,7 @@ class RichProgress:
         from rich.markup import escape
 
         self.requests += requests
+        name = one_line(name)  # from sources.yaml: no escape sequence reaches a terminal
         mark = {"ok": "[green]✓[/]", "error": "[red]✗[/]"}.get(status, "[yellow]–[/]")
         self.progress.console.print(
             f"{mark} {escape(name)}: {escape(status)}, {requests} requests",

@@ -4,10 +4,12 @@ failed on the main these fixes were made against."""
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import signal
 import socket
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -20,6 +22,7 @@ from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
 from sqlalchemy import text
 
 from crawler.audit import rebuild_report, run_audit
@@ -31,13 +34,16 @@ from crawler.export.site.text import text as explorer_text
 from crawler.export.snapshot_md import render_snapshot
 from crawler.export.validate import MAX_CATALOG_BYTES, validate_file
 from crawler.fakes.github import FakeGitHub
+from crawler.output import Output, configure_output, secrets_from_env
 from crawler.output import redact as output_redact
-from crawler.output import secrets_from_env
+from crawler.progress import LogProgress, RichProgress, make_progress
 from crawler.report.markdown import escape, one_line, render_markdown
 from crawler.schedule import MAX_HEARTBEAT_BYTES
 from crawler.store import Store
 from crawler.store.lock import AuditLock, iso
+from crawler.store.schema import HEAD_REVISION
 from crawler.upstream.http import MemoryCache, redact
+from crawler.upstream.pages import PageFetchError, check_url
 from crawler.upstream.rest import ApiSettings, JsonApi
 from crawler.upstream.sources.github import GitHubSettings
 from crawler.upstream.sources.github.api import GitHubApi
@@ -474,3 +480,87 @@ def test_an_only_report_says_what_was_left_out(tmp_path: Path) -> None:
         assert section == (
             "- 2 other project(s) of sources.yaml were not selected for this audit (--only)"
         )
+
+
+# --- item 15: the page guard judges 6to4, Teredo and NAT64 by the IPv4 they embed -----------
+
+
+@pytest.mark.parametrize(
+    ("host", "kind"),
+    [
+        ("2002:7f00:1::1", "loopback (6to4 for 127.0.0.1)"),
+        ("2002:a00:1::1", "private (6to4 for 10.0.0.1)"),
+        ("2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback (Teredo for 127.0.0.1)"),
+        ("64:ff9b::a9fe:a9fe", "link-local (NAT64 for 169.254.169.254)"),
+        ("64:ff9b:1::a00:1", "private (NAT64 for 10.0.0.1)"),
+    ],
+)
+def test_ipv6_addresses_embedding_a_private_ipv4_are_refused(host: str, kind: str) -> None:
+    with pytest.raises(PageFetchError) as refused:
+        check_url(f"http://[{host}]/support.html", allow_private=False)
+    assert f"host {host!r} resolves to {host}, a {kind} address" in str(refused.value)
+
+
+def test_a_6to4_address_of_a_public_ipv4_is_still_fetched() -> None:
+    assert check_url("http://[2002:808:808::1]/support.html", allow_private=False) is None
+
+
+# --- item 16: a view is another application's; a revision with no tables is damage ---------
+
+
+def test_a_sqlite_file_holding_only_a_view_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "views.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("create view answers as select 42 as answer")
+    digest = path.read_bytes()
+    result = CliRunner().invoke(cli, ["db", "upgrade", "--db", f"sqlite:///{path}"])
+    assert result.exit_code == 2
+    assert (
+        "not a crawler database: it has 1 table(s) (answers) but no crawler schema version"
+        in " ".join(result.output.split())
+    )
+    assert path.read_bytes() == digest
+
+
+def test_a_head_revision_without_tables_is_reported_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "emptied.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("create table alembic_version (version_num varchar(32) primary key)")
+        conn.execute("insert into alembic_version values (?)", (HEAD_REVISION,))
+    url = f"sqlite:///{path}"
+    expected = (
+        f"cannot open database '{url}': the database says its crawler schema is at revision "
+        f"{HEAD_REVISION}, but the crawler's tables are missing (audits, observations, "
+        "project_sets, snapshots): it was emptied or damaged by hand. Nothing was changed"
+    )
+    for args in (["db", "upgrade", "--db", url], ["history", "Alpha", "--db", url]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2, result.output
+        assert expected in " ".join(result.output.split())
+        assert "already at head" not in result.output
+
+
+# --- item 17: a project name's control characters never reach the progress lines ----------
+
+NASTY_NAME = "Evil \x1b]0;owned\x07\x1b[2J\rname\x00"
+
+
+def test_progress_lines_show_a_project_name_without_its_control_characters() -> None:
+    stream = io.StringIO()
+    progress = make_progress(configure_output(0, False, "text", {}, stream=stream))
+    assert isinstance(progress, LogProgress)
+    progress.start(1)
+    progress.project_done(NASTY_NAME, "ok", 2, None)
+    assert stream.getvalue().splitlines() == [
+        "INFO crawler.progress: auditing 1 projects",
+        "INFO crawler.progress: [1/1] Evil name: ok, 2 requests, rate budget left unknown",
+    ]
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=100, color_system=None)
+    rich = RichProgress(Output(terminal=True), console=console)
+    rich.start(1)
+    rich.project_done(NASTY_NAME, "ok", 2, None)
+    rich.close()
+    shown = screen.getvalue()
+    assert "✓ Evil name: ok, 2 requests" in shown
+    assert "\x07" not in shown and "owned" not in shown and "\x00" not in shown

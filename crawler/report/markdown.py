@@ -275,12 +275,12 @@ def _headline(report: dict[str, Any]) -> list[str]:
     left_out = summary.get("not_selected", 0)
     checked = f"{summary['checked']} checked" + (f" ({in_part} only in part)" if in_part else "")
     lines = [
-        f"**{audit['status']}**: {summary['projects']} projects"
-        + (f" of {summary['projects'] + left_out} (--only)" if left_out else "")
-        + f", {checked}, "
+        f"**{audit['status']}**: {summary['projects']} projects, {checked}, "
         f"{summary['deferred']} deferred, {summary['untracked']} not trackable; "
         f"{summary['changes']} changes {since}, {summary['flags']} flags, "
-        f"{summary['errors']} errors.",
+        f"{summary['errors']} errors"
+        + (f"; {left_out} other project(s) not selected (--only)" if left_out else "")
+        + ".",
         "",
     ]
     gaps = []

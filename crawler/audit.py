@@ -39,6 +39,7 @@ from crawler.model import (
 from crawler.report.json_report import AuditHeader, build_report
 from crawler.report.markdown import render_markdown
 from crawler.store import AuditInfo, Store
+from crawler.store.lock import AuditLockLost
 from crawler.upstream.http import redact
 from crawler.upstream.pages import PageFetcher
 
@@ -346,7 +347,14 @@ def _run_audit(
     finished = _now()
     stats = {"sources": usage}
     report = build_report(
-        audit=AuditHeader(audit_id, started, finished, status, baseline.id if baseline else None),
+        audit=AuditHeader(
+            audit_id,
+            started,
+            finished,
+            status,
+            baseline.id if baseline else None,
+            not_selected=len(config.projects) - len(specs),
+        ),
         findings=findings,
         errors=errors,
         outcomes=outcomes,
@@ -356,6 +364,13 @@ def _run_audit(
     )
     report_dir: Path | None = None
     report_error: str | None = None
+    try:  # frozen past the lock's lease, another audit may have run: record nothing then
+        store.confirm_audit_lock()
+    except AuditLockLost as exc:
+        report_error = f"{exc}: nothing of this audit was recorded, reported or sent"
+        log.error("%s", report_error)
+        store.finish_audit(audit_id, [], "failed", finished, None, stats)
+        return AuditOutcome(audit_id, "failed", report, None, report_error)
     try:
         report_dir = write_report(report, reports_dir)
     except OSError as exc:
@@ -386,9 +401,23 @@ def rebuild_report(store: Store, config: Config | None, audit_id: int | None) ->
         )
     before = store.audit(audit.baseline_audit_id) if audit.baseline_audit_id else None
     findings, current, outcomes, errors = findings_between(store, config, before, audit)
+    # an --only audit: the projects neither checked nor given an outcome were not selected
+    left_out = (
+        {n for n in audit.projects if n not in audit.checked and n not in outcomes}
+        if audit.checked is not None
+        else set()
+    )
+    findings = replace(
+        findings, projects=tuple(p for p in findings.projects if p.project not in left_out)
+    )
     return build_report(
         audit=AuditHeader(
-            audit.id, audit.started_at, audit.finished_at, audit.status, audit.baseline_audit_id
+            audit.id,
+            audit.started_at,
+            audit.finished_at,
+            audit.status,
+            audit.baseline_audit_id,
+            not_selected=len(left_out),
         ),
         findings=findings,
         errors=errors,

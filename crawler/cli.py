@@ -310,8 +310,12 @@ def health(heartbeat: str, max_age: int) -> None:
     from datetime import UTC, datetime
 
     from crawler.schedule import check_heartbeat
+    from crawler.untrusted import UnreadableFile
 
-    state = check_heartbeat(Path(heartbeat), datetime.now(UTC), max_age)
+    try:
+        state = check_heartbeat(Path(heartbeat), datetime.now(UTC), max_age)
+    except UnreadableFile as exc:  # a FIFO or /dev/zero: a wrong --heartbeat, not a dead one
+        raise click.UsageError(f"--heartbeat {exc}") from None
     click.echo(state.message, err=not state.healthy)
     sys.exit(0 if state.healthy else 1)
 
@@ -324,7 +328,7 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
     """The dated versions and licenses stored for one project (from the database alone)."""
     from crawler.audit import source_names
     from crawler.diff.licenses import license_label
-    from crawler.report.markdown import one_line
+    from crawler.untrusted import one_line
     from crawler.versions import current_version
 
     store = _open_store(db_url)
@@ -409,7 +413,7 @@ def diff(audit_a: int, audit_b: int, config_path: str, db_url: str | None, as_js
     """What changed between two stored audits."""
     from crawler.audit import findings_between
     from crawler.report.json_report import change_to_dict
-    from crawler.report.markdown import one_line
+    from crawler.untrusted import one_line
 
     config = _load_if_present(config_path)
     store = _open_store(db_url)
@@ -437,7 +441,7 @@ def diff(audit_a: int, audit_b: int, config_path: str, db_url: str | None, as_js
 def license_command(files: tuple[str, ...], as_json: bool) -> None:
     """Analyse local license files: SPDX ids, verdict, holders, extra text."""
     from crawler.analysis.licenses import analyze_file, render_text
-    from crawler.report.markdown import terminal_text
+    from crawler.untrusted import terminal_text
 
     for path in files:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or a device would never end
@@ -550,6 +554,7 @@ def export_command(
     from crawler.export.from_store import NothingToExport, export_audit
     from crawler.export.integrations import ExportError
     from crawler.export.merge import MergeError, render_merge_report
+    from crawler.export.writer import ExportWriteError
 
     config = _load_if_present(config_path)
     labels = {name: names.label for name, names in source_names().items()}
@@ -562,6 +567,8 @@ def export_command(
     except (ExportError, MergeError, NothingToExport) as exc:
         problems = getattr(exc, "problems", None)
         raise click.UsageError("\n".join(problems) if problems else str(exc)) from None
+    except ExportWriteError as exc:  # a full disk, no permission: not a usage error, exit 1
+        raise click.ClickException(str(exc)) from None
     finally:
         store.close()
     export = outcome.export

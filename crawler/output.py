@@ -26,6 +26,8 @@ import click
 if TYPE_CHECKING:  # rich is loaded for a terminal display only, not under cron
     from rich.console import Console
 
+from crawler import untrusted
+
 LogFormat = Literal["text", "json"]
 RESULT_LOGGER = "crawler.result"  # result lines: shown even with --quiet
 _OURS = "_crawler_output_handler"
@@ -35,25 +37,27 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"messa
 
 def secrets_from_env(env: Mapping[str, str]) -> list[str]:
     """Strings that must never be written: the GitHub token, and the credential-like parts of
-    the CRAWLER_NOTIFY URLs (user, password, a host that is a token rather than a name, path and
-    query segments of 8 characters or more)."""
+    the CRAWLER_NOTIFY URLs (a password and a host that is a token rather than a name, however
+    short; the user, path and query segments of 8 characters or more)."""
     found = [env.get("GITHUB_TOKEN") or "", env.get("GH_TOKEN") or ""]
+    kept: list[str] = []
     for url in re.split(r"[\s,]+", env.get("CRAWLER_NOTIFY", "")):
         if "://" not in url:
             continue
         parts = urlsplit(url)
-        found += [unquote(p) for p in (parts.username, parts.password) if p]
+        found += [unquote(parts.username)] if parts.username else []
+        # a password or a token is a secret however short (masked as a whole word only)
+        credentials = [unquote(parts.password)] if parts.password else []
         host = parts.netloc.rpartition("@")[2].partition(":")[0]  # as written: case kept
-        if "." not in host:  # slack://TOKEN_A/TOKEN_B/…: the "host" is a credential
-            found.append(unquote(host))
+        if "." not in host and host:  # slack://TOKEN_A/TOKEN_B/…: the "host" is a credential
+            credentials.append(unquote(host))
         found += [unquote(s) for s in re.split(r"[/?&=]", parts.path + "?" + parts.query)]
-    return sorted({s for s in found if len(s) >= 8}, key=len, reverse=True)
+        kept += [c for c in credentials if c.strip()]
+    return sorted({s for s in found if len(s) >= 8} | set(kept), key=len, reverse=True)
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, "***")
-    return text
+    return untrusted.redact(text, secrets)
 
 
 class _Redacting(logging.Formatter):

@@ -18,6 +18,7 @@ from crawler.config.settings import NotifySettings, ScheduleSettings, Settings
 # stop a wrong or hostile file before it costs minutes and gigabytes.
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_PROJECTS = 50_000
+MAX_NUMBER_DIGITS = 30  # a seconds, bytes or count setting has a dozen at most
 
 
 class Config(Model):
@@ -103,7 +104,21 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any,
     return mapping
 
 
+def _construct_int(loader: _LineLoader, node: yaml.ScalarNode) -> int:
+    """An integer of at most MAX_NUMBER_DIGITS digits (Python refuses to convert more than
+    4,300 with a ValueError that names no line)."""
+    digits = sum(char.isalnum() for char in str(node.value))
+    if digits > MAX_NUMBER_DIGITS:
+        raise ConfigError(
+            f"line {node.start_mark.line + 1}: a number of {digits:,} digits, over the limit "
+            f"of {MAX_NUMBER_DIGITS}: no setting needs more"
+        )
+    value: int = loader.construct_yaml_int(node)
+    return value
+
+
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_LineLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 
 

@@ -16,11 +16,11 @@ Ownership (also in ``catalog.schema.json``'s descriptions):
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
-from crawler.report.markdown import one_line
+from crawler.export.validate import CatalogFileError, read_catalog
+from crawler.untrusted import one_line
 
 COLLECTIONS = ("projects", "platforms", "integrations")
 TOP_LEVEL_OWNED = ("schema_version", "audit")
@@ -173,14 +173,17 @@ def merge_file(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``merge_catalog`` on a curated file; MergeError (with the file and line) when it cannot
     be read as a catalog, so nothing is overwritten."""
+    if not curated_path.exists():
+        raise MergeError(f"{curated_path}: file not found: pass an existing catalog")
     try:
-        curated = json.loads(curated_path.read_bytes().decode("utf-8"))
-    except FileNotFoundError:
-        raise MergeError(f"{curated_path}: file not found: pass an existing catalog") from None
-    except UnicodeDecodeError as exc:
-        raise MergeError(f"{curated_path}: not UTF-8 text ({exc.reason})") from None
-    except json.JSONDecodeError as exc:
-        raise MergeError(f"{curated_path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+        curated, duplicates = read_catalog(curated_path)
+    except CatalogFileError as exc:
+        raise MergeError(str(exc)) from None
+    if duplicates:  # merging would keep one of them silently: let a person choose
+        raise MergeError(
+            f"{curated_path}: duplicate keys, so it was not merged: "
+            + "; ".join(str(p) for p in duplicates[:10])
+        )
     try:
         return merge_catalog(curated, crawled)
     except MergeError as exc:

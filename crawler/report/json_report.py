@@ -30,6 +30,7 @@ class AuditHeader:
     finished_at: datetime | None
     status: str
     baseline_audit_id: int | None
+    not_selected: int = 0  # projects of sources.yaml that --only left out of this audit
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -137,6 +138,7 @@ def build_report(
             "changes": len(findings.changes),
             "flags": len(findings.flags),
             "changes_by_kind": dict(sorted(counts.items())),
+            **({"not_selected": audit.not_selected} if audit.not_selected > 0 else {}),
         },
         "changes": [change_to_dict(c) for c in findings.changes],
         "flags": [

@@ -26,22 +26,12 @@ from urllib.parse import quote, unquote
 
 from linkify_it import LinkifyIt
 
-MAX_CELL = 200
+from crawler.untrusted import INVISIBLE, MAX_CELL, one_line
+
 MAX_QUOTE = 1200
-# Terminal escape sequences, removed whole (payload included): OSC (window title, OSC 8
-# hyperlinks), DCS/SOS/PM/APC strings, CSI (colours, cursor moves), other ESC sequences; in their
-# 7-bit (ESC …) and 8-bit (C1) forms.
-_TERMINAL_ESCAPE = re.compile(
-    r"(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
-    r"|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?"
-    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
-    r"|\x1b[ -/]*[0-~]?"
-)
-# control characters but tab and newline; zero-width, bidi and other invisible format characters
-_CONTROL = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-    "\u2066-\u2069\ufeff]"
-)
+# control characters but tab and newline; zero-width, bidi, tag and other invisible characters:
+# the one rule of every output (crawler.untrusted)
+_CONTROL = INVISIBLE
 # Markdown specials outside code spans: see the module docstring
 _PLAIN_SPECIAL = re.compile(r"[\\`*\[\]<~|$]|&(?=#?[0-9A-Za-z]+;)|_(?![^\W_])|(?<![^\W_])_")
 # what opens a block where the text starts a line: quote, heading, list item, break, underline
@@ -51,23 +41,6 @@ _LINE_START = re.compile(
 _WORDS = re.compile(r"([ |])")
 _LINK_HINT = re.compile(r"://|www\.|@|mailto:|xmpp:", re.IGNORECASE)
 _DOT_LIKE = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
-
-
-def terminal_text(text: str) -> str:
-    """Untrusted multi-line text made safe for a terminal: escape sequences, control, bidi and
-    zero-width characters removed; newlines and tabs kept."""
-    return _CONTROL.sub("", _TERMINAL_ESCAPE.sub("", text.replace("\r\n", "\n")))
-
-
-def one_line(value: Any, limit: int = MAX_CELL) -> str:
-    """Untrusted text made safe for a terminal line: no control characters, capped."""
-    if value is None:
-        return "—"
-    text = _CONTROL.sub(" ", _TERMINAL_ESCAPE.sub("", str(value)))
-    text = re.sub(r"\s+", " ", text).strip()
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return text or "—"
 
 
 @lru_cache(maxsize=1)
@@ -274,12 +247,15 @@ def _headline(report: dict[str, Any]) -> list[str]:
     baseline = audit["baseline_audit_id"]
     since = f"since audit #{baseline}" if baseline else "(first audit: no baseline)"
     in_part = summary["checked_in_part"]
+    left_out = summary.get("not_selected", 0)
     checked = f"{summary['checked']} checked" + (f" ({in_part} only in part)" if in_part else "")
     lines = [
         f"**{audit['status']}**: {summary['projects']} projects, {checked}, "
         f"{summary['deferred']} deferred, {summary['untracked']} not trackable; "
         f"{summary['changes']} changes {since}, {summary['flags']} flags, "
-        f"{summary['errors']} errors.",
+        f"{summary['errors']} errors"
+        + (f"; {left_out} other project(s) not selected (--only)" if left_out else "")
+        + ".",
         "",
     ]
     gaps = []
@@ -373,6 +349,12 @@ def render_markdown(report: dict[str, Any]) -> str:
         for p in report["projects"]
         if p["status"] != "ok" or p.get("note") or p["name"] in with_errors
     ]
+    not_selected = report["summary"].get("not_selected", 0)
+    if not_selected:  # an --only run: "every project" would claim the whole catalog
+        unchecked.append(
+            f"- {not_selected} other project(s) of sources.yaml were not selected for this audit "
+            "(--only)"
+        )
     lines += _section("Not checked, or only in part", unchecked, "Every project was checked.")
     rows = [
         [

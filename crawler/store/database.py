@@ -156,6 +156,7 @@ class Store:
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._audit_lock: AuditLock | None = None  # the last one audit_lock() made
         self.upgrade()
 
     def upgrade(self) -> SchemaUpgrade:
@@ -169,7 +170,14 @@ class Store:
     def audit_lock(self, owner: str, *, lease: timedelta = DEFAULT_LEASE) -> AuditLock:
         """One audit at a time per database: ``with store.audit_lock("cli audit"): …``
         raises crawler.store.lock.AuditLocked naming the holder."""
-        return AuditLock(self.engine, owner, lease=lease)
+        self._audit_lock = AuditLock(self.engine, owner, lease=lease)
+        return self._audit_lock
+
+    def confirm_audit_lock(self) -> None:
+        """If this store holds the audit lock: AuditLockLost when it was taken over (see
+        AuditLock.confirm). Called before an audit records anything."""
+        if self._audit_lock is not None and self._audit_lock.held:
+            self._audit_lock.confirm()
 
     # -- audits -------------------------------------------------------------------------------
 

@@ -120,7 +120,27 @@ def _secrets(url: str) -> list[str]:
     return [s for s in found if s]
 
 
+_NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[tuple[str, ipaddress.IPv4Address]]:
+    """The IPv4 addresses an IPv6 address carries (and how): a packet to it reaches them."""
+    found: list[tuple[str, ipaddress.IPv4Address]] = []
+    if ip.sixtofour is not None:
+        found.append(("6to4", ip.sixtofour))
+    if ip.teredo is not None:
+        found += [("Teredo server", ip.teredo[0]), ("Teredo", ip.teredo[1])]
+    if any(ip in net for net in _NAT64):
+        found.append(("NAT64", ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)))
+    return found
+
+
 def _forbidden_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    if isinstance(ip, ipaddress.IPv6Address):  # judged by the address it embeds, first
+        for how, embedded in _embedded_ipv4(ip):
+            kind = _forbidden_kind(embedded)
+            if kind is not None:
+                return f"{kind} ({how} for {embedded})"
     for kind in ("loopback", "link_local", "multicast", "unspecified", "reserved", "private"):
         if getattr(ip, f"is_{kind}"):
             return kind.replace("_", "-")

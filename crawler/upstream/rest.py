@@ -40,6 +40,7 @@ from crawler.upstream.http import (
     CachedResponse,
     ResponseCache,
     cache_key,
+    rate_number,
     redact,
     token_identity,
 )
@@ -82,9 +83,9 @@ class RateBudget:
     def update(self, headers: Mapping[str, str]) -> None:
         for attr, names in RATE_HEADERS:
             value = next((headers[n] for n in names if n in headers), None)
-            if value is None or not str(value).strip().isdigit():
+            number = rate_number(value)
+            if number is None:  # absent, not a plain number, or absurd: unknown, not an error
                 continue
-            number = int(str(value).strip())
             if attr == "reset":
                 # an epoch (GitLab, GitHub) or seconds from now (the IETF draft's form)
                 now = time.time()
@@ -92,6 +93,7 @@ class RateBudget:
                 self.reset = datetime.fromtimestamp(epoch, UTC).replace(microsecond=0)
             else:
                 setattr(self, attr, number)
+
 
 
 @dataclass

@@ -39,6 +39,7 @@ from crawler.upstream.http import (
     CachedResponse,
     ResponseCache,
     cache_key,
+    rate_number,
     redact,
     token_identity,
 )
@@ -94,9 +95,9 @@ class RateBudget:
             ("remaining", "x-ratelimit-remaining"),
             ("reset", "x-ratelimit-reset"),
         ):
-            value = headers.get(header)
-            if value is not None and str(value).strip().isdigit():
-                values[attr] = int(value)
+            number = rate_number(headers.get(header))
+            if number is not None:  # absent, garbled or absurd: unknown
+                values[attr] = number
         with self.lock:
             new_window = "reset" in values and values["reset"] != self.reset
             if "limit" in values:

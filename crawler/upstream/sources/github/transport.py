@@ -25,6 +25,8 @@ from requests.exceptions import ConnectionError as RequestsConnectionError
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from crawler.upstream.http import rate_number
+
 log = logging.getLogger(__name__)
 _active = threading.local()  # the sockets the current thread's request uses
 
@@ -178,7 +180,17 @@ class DeadlineAdapter(HTTPAdapter):
         if fired.is_set():  # the answer may have been cut short: do not trust it
             response.close()
             raise DeadlineExceeded(f"no complete answer within the {self.deadline:g}s deadline")
+        _drop_garbled_rate_headers(response)
         return response
+
+
+def _drop_garbled_rate_headers(response: Response) -> None:
+    """PyGithub reads X-RateLimit-* with int(float(…)): a value such as "soon" would fail an
+    answered request as if GitHub had not answered. Such a header says nothing: it goes."""
+    for name in [n for n in response.headers if n.lower().startswith("x-ratelimit-")]:
+        if name.lower() != "x-ratelimit-resource" and rate_number(response.headers[name]) is None:
+            log.info("ignoring GitHub's header %s: not a plain number", name)
+            del response.headers[name]
 
 
 def install_deadline(github: Any, deadline: float) -> bool:

@@ -206,3 +206,92 @@ def test_real_pypi_documents_audited_end_to_end(db_url: str, tmp_path: Path) -> 
 def test_forge_ids_compare_through_spdx_equivalences(forge: str, ours: str, same: bool | None
                                                      ) -> None:
     assert same_license(forge, ours) is same
+
+
+# -- defects 2, 3, 4 on real license files, through whole audits ---------------------------------
+
+def _real(file: str) -> str:
+    return (REPLAY / "licenses" / file).read_text(encoding="utf-8")
+
+
+GNU_CONFIG = """
+gitlab: {retry_base_delay: 0, max_retries: 0}
+projects:
+  - name: LGPL pair
+    repo: gnu/pair
+  - name: GPL-3 http
+    repo: gnu/gpl3
+  - name: GPL-2 1996
+    repo: gnu/gpl2
+  - name: GitLab GPL-3
+    gitlab: gnu/ddgr
+  - name: GitLab says MIT
+    gitlab: gnu/wrong
+"""
+
+
+@needs_replay
+def test_unmodified_gnu_texts_agree_with_the_forge_in_a_whole_audit(
+    db_url: str, tmp_path: Path
+) -> None:
+    from crawler.fakes.github import FakeGitHub, FakeRepo, GitHubState
+    from crawler.fakes.gitlab import FakeGitLab, GitLabProject, GitLabState
+
+    gpl3_http = _real("Becksteinlab__hop@13316bfe1c/COPYING")  # the FSF's text, http:// URLs
+    lesser = _real("Becksteinlab__hop@13316bfe1c/COPYING.LESSER")
+
+    def repo(name: str, rid: int, key: str, spdx: str, path: str, text: str,
+             **files: str) -> FakeRepo:
+        return FakeRepo(owner="gnu", name=name, id=rid, license_key=key, spdx_id=spdx,
+                        license_name=spdx, license_path=path, license_text=text,
+                        head_sha=f"{rid}" * 40, head_date="2026-11-01T00:00:00Z",
+                        files=files)
+
+    github = GitHubState([
+        # GitHub's licensee reads the pair as the LGPL and names COPYING.LESSER
+        repo("pair", 1, "lgpl-3.0", "LGPL-3.0", "COPYING.LESSER", lesser, COPYING=gpl3_http),
+        repo("gpl3", 2, "gpl-3.0", "GPL-3.0", "COPYING",
+             _real("Becksteinlab__hop@973d2932b1/COPYING")),
+        repo("gpl2", 3, "gpl-2.0", "GPL-2.0", "COPYING", _real("WayneD__rsync@c627d61324/COPYING")),
+    ])
+    ddgr = _real("jarun__ddgr@09a473282f/LICENSE")
+    gitlab = GitLabState([
+        GitLabProject(path="gnu/ddgr", id=31, license_key="gpl-3.0",
+                      license_name="GNU General Public License v3.0", license_text=ddgr,
+                      head_sha="e" * 40, head_date="2026-11-01T00:00:00Z"),
+        GitLabProject(path="gnu/wrong", id=32, license_key="mit", license_name="MIT License",
+                      license_text=ddgr, head_sha="f" * 40, head_date="2026-11-01T00:00:00Z"),
+    ])
+    store = Store(db_url)
+    try:
+        with FakeGitHub(github, unauth_limit=5000) as gh, FakeGitLab(gitlab) as gl:
+            outcome = run_audit(parse_config(GNU_CONFIG), store, tmp_path / "reports",
+                                env={**gh.env(), **gl.env()},
+                                sleep=lambda _: None)
+    finally:
+        store.close()
+    validate_report(outcome.report)
+    projects = {p["name"]: p for p in outcome.report["projects"]}
+    assert outcome.report["errors"] == [], outcome.report["errors"]
+    seen = {
+        name: (p["forge_license"], p["license_analysis"]["path"],
+               p["license_analysis"]["spdx_ids"], p["license_analysis"]["verdict"],
+               p["license_analysis"]["differs_from_forge"])
+        for name, p in projects.items()
+    }
+    assert seen == {
+        "LGPL pair": ("LGPL-3.0", "COPYING.LESSER", ["LGPL-3.0-only"], "exact", False),
+        "GPL-3 http": ("GPL-3.0", "COPYING", ["GPL-3.0-only"], "exact", False),
+        "GPL-2 1996": ("GPL-2.0", "COPYING", ["GPL-2.0-only"], "exact", False),
+        "GitLab GPL-3": ("GPL-3.0", "LICENSE", ["GPL-3.0-only"], "exact", False),
+        "GitLab says MIT": ("MIT", "LICENSE", ["GPL-3.0-only"], "exact", True),
+    }
+    assert [projects[n]["license_analysis"]["why"] for n in seen] == [
+        None, None, None, None,
+        "GitLab reads MIT, the file reads GPL-3.0-only: Standard GPL-3.0-only text, word for "
+        "word apart from title, copyright and SPDX lines; GitLab does not recognise it in this "
+        "form.",
+    ]
+    markdown = (tmp_path / "reports").glob("*.md")
+    text = "\n".join(p.read_text(encoding="utf-8") for p in markdown)
+    assert "file has extra text" not in text

@@ -96,16 +96,17 @@ def accept_variants(index: TemplateIndex, m: Alignment, words: Sequence[str],
 
     gnu = _GNU_RE.match(m.tpl.spdx_id) is not None
 
-    def official(lo: int, hi: int) -> bool:
+    def official(lo: int, hi: int, absent: Sequence[str] = ()) -> bool:
         fsf = gnu and tuple(words[lo:hi]) in FSF_REVISION_RUNS
         if not fsf and (hi - lo > MAX_VARIANT_RUN or not _stands_in(words, lo, hi, variants)):
             return False
-        accepted.append(" ".join(words[lo:hi]))
+        said = " ".join(words[lo:hi])
+        accepted.append(said if said else f"without {' '.join(absent[:8])}")
         return True
 
     m.inserted = [(a, b) for a, b in m.inserted if not official(a, b)]
     m.altered = [(a, b, tw) for a, b, tw in m.altered if not official(a, b)]
-    m.missing = [(at, tw) for at, tw in m.missing if not official(at + 1, at + 1)]
+    m.missing = [(at, tw) for at, tw in m.missing if not official(at + 1, at + 1, tw)]
     # words just past the end that a variant goes on with (a later revision's appendix)
     end, pool = m.hi, "".join(variants)
     while end < min(len(words), m.hi + MAX_VARIANT_RUN) and not ignorable[end] and \

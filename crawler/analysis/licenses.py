@@ -265,6 +265,31 @@ def _is_title(line: str, vocab: set[str]) -> bool:
                                              for w in words)
 
 
+_HEADING_WORDS = frozenset(("license", "licence", "notice"))
+
+
+def _is_heading(line: str) -> bool:
+    """A short heading that names a license or notice without a sentence in it ("COPYRIGHT
+    AND PERMISSION NOTICE", "Eclipse Distribution License - v 1.0"): a title, not terms."""
+    words = re.findall(r"[a-z0-9]+", line.lower())
+    return (0 < len(words) <= 8 and bool(_HEADING_WORDS & set(words))
+            and not line.rstrip().endswith((".", ";", ",", ":"))
+            and not any(w in ("is", "are", "may", "must", "shall", "you", "your", "not", "no",
+                              "this", "any", "if", "only", "will") for w in words))
+
+
+def _signature(doc: _Doc, found: list[Alignment]) -> set[int]:
+    """Lines after the last license text that only sign it (names and e-mail addresses, as
+    zlib's authors do): at most three lines, none of them prose, one with an address."""
+    if not found:
+        return set()
+    after = doc.end_line[max(m.hi for m in found) - 1]
+    rest = [ln for ln in range(after + 1, len(doc.lines)) if doc.lines[ln].strip()]
+    if not 0 < len(rest) <= 3 or any(reads_as_prose(doc.lines[ln]) for ln in rest):
+        return set()
+    return set(rest) if any("@" in doc.lines[ln] for ln in rest) else set()
+
+
 def _references(words: list[str], index: TemplateIndex) -> list[tuple[int, str]]:
     """(word index, SPDX id) for licenses named after "under (the terms of) the" in prose,
     e.g. "licensed under the MIT License"."""
@@ -357,13 +382,14 @@ def _leftover(doc: _Doc, found: list[Alignment]) -> list[tuple[int, int]]:
     for i, ln in enumerate(doc.line):
         by_line.setdefault(ln, []).append(i)
     starts = {m.lo for m in found} | {by_line[ln][0] for ln in list(by_line)[:3]}
+    signed = _signature(doc, found)
     extra: list[int] = []
     for ln, idx in by_line.items():
         free = [i for i in idx if (not covered[i] or i in inside) and not doc.ignorable[i]]
-        if not free:
+        if not free or ln in signed:
             continue
         title = any(i in starts for i in idx) or idx[-1] + 1 in starts
-        if title and _is_title(doc.lines[ln], vocab):
+        if title and (_is_title(doc.lines[ln], vocab) or _is_heading(doc.lines[ln])):
             continue
         nxt = next((j for j in range(ln + 1, len(doc.lines)) if doc.lines[j].strip()), None)
         heading = (doc.lines[ln].rstrip().endswith(":") and len(idx) <= 8
@@ -443,7 +469,8 @@ def _expression(doc: _Doc, found: list[Alignment], matches: list[LicenseMatch], 
     exceptions = {f.tpl.spdx_id for f in found if f.tpl.is_exception}
     groups: list[str] = []  # licenses in file order, an exception joined to the one before
     for m in matches:
-        if m.spdx_id in exceptions and groups and " WITH " not in groups[-1]:
+        if m.spdx_id in exceptions and groups and " WITH " not in groups[-1] \
+                and groups[-1] != m.spdx_id:
             groups[-1] += f" WITH {m.spdx_id}"
         elif m.spdx_id not in groups:
             groups.append(m.spdx_id)

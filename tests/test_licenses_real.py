@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from crawler.analysis.license_names import read_declared, same_license
 from crawler.audit import run_audit
 from crawler.config import parse_config
 from crawler.fakes.pypi import FakePyPI, PyPIState
@@ -61,11 +60,15 @@ needs_replay = pytest.mark.skipif(not REPLAY.is_dir(), reason="../shared/replay 
 def test_free_text_license_names_map_to_spdx_or_stay_quoted(
     text: str | None, spdx: str | None, kept: str | None
 ) -> None:
+    from crawler.analysis.license_names import read_declared
+
     declared = read_declared(text)
     assert (declared.spdx, declared.text) == (spdx, kept)
 
 
 def test_an_unrecognised_declaration_is_one_capped_line() -> None:
+    from crawler.analysis.license_names import read_declared
+
     declared = read_declared("All rights reserved by the authors, " * 20)
     assert declared.spdx is None and declared.text is not None
     assert len(declared.text) == 120 and declared.text.endswith("…")
@@ -205,6 +208,8 @@ def test_real_pypi_documents_audited_end_to_end(db_url: str, tmp_path: Path) -> 
 )
 def test_forge_ids_compare_through_spdx_equivalences(forge: str, ours: str, same: bool | None
                                                      ) -> None:
+    from crawler.analysis.license_names import same_license
+
     assert same_license(forge, ours) is same
 
 
@@ -214,6 +219,7 @@ def _real(file: str) -> str:
     return (REPLAY / "licenses" / file).read_text(encoding="utf-8")
 
 
+TOKEN = "ghp_h18_licenses_token_3f9a1c"
 GNU_CONFIG = """
 gitlab: {retry_base_delay: 0, max_retries: 0}
 projects:
@@ -227,6 +233,8 @@ projects:
     gitlab: gnu/ddgr
   - name: GitLab says MIT
     gitlab: gnu/wrong
+  - name: GitLab GPL-2
+    gitlab: gnu/htop
 """
 
 
@@ -261,12 +269,18 @@ def test_unmodified_gnu_texts_agree_with_the_forge_in_a_whole_audit(
                       head_sha="e" * 40, head_date="2026-11-01T00:00:00Z"),
         GitLabProject(path="gnu/wrong", id=32, license_key="mit", license_name="MIT License",
                       license_text=ddgr, head_sha="f" * 40, head_date="2026-11-01T00:00:00Z"),
+        # the current FSF GPL-2.0 text, which read exact before too: only the ids differ
+        GitLabProject(path="gnu/htop", id=33, license_key="gpl-2.0",
+                      license_name="GNU General Public License v2.0", license_path="COPYING",
+                      license_text=_real("htop-dev__htop@1a4504c0c6/COPYING"),
+                      head_sha="1" * 40, head_date="2026-11-01T00:00:00Z"),
     ])
     store = Store(db_url)
     try:
-        with FakeGitHub(github, unauth_limit=5000) as gh, FakeGitLab(gitlab) as gl:
+        # with a token GitHub is read by GraphQL, where the tree scan picks the license file
+        with FakeGitHub(github, token=TOKEN) as gh, FakeGitLab(gitlab) as gl:
             outcome = run_audit(parse_config(GNU_CONFIG), store, tmp_path / "reports",
-                                env={**gh.env(), **gl.env()},
+                                env={**gh.env(TOKEN), **gl.env()},
                                 sleep=lambda _: None)
     finally:
         store.close()
@@ -285,12 +299,14 @@ def test_unmodified_gnu_texts_agree_with_the_forge_in_a_whole_audit(
         "GPL-2 1996": ("GPL-2.0", "COPYING", ["GPL-2.0-only"], "exact", False),
         "GitLab GPL-3": ("GPL-3.0", "LICENSE", ["GPL-3.0-only"], "exact", False),
         "GitLab says MIT": ("MIT", "LICENSE", ["GPL-3.0-only"], "exact", True),
+        "GitLab GPL-2": ("GPL-2.0", "COPYING", ["GPL-2.0-only"], "exact", False),
     }
     assert [projects[n]["license_analysis"]["why"] for n in seen] == [
         None, None, None, None,
         "GitLab reads MIT, the file reads GPL-3.0-only: Standard GPL-3.0-only text, word for "
         "word apart from title, copyright and SPDX lines; GitLab does not recognise it in this "
         "form.",
+        None,
     ]
     markdown = (tmp_path / "reports").glob("*.md")
     text = "\n".join(p.read_text(encoding="utf-8") for p in markdown)

@@ -202,6 +202,8 @@ def test_real_pypi_documents_audited_end_to_end(db_url: str, tmp_path: Path) -> 
         ("GPL-3.0-only", "GPL-3.0-or-later", False),  # current ids say different things
         ("GPL-3.0", "LGPL-3.0-only", False),
         ("MIT", "Apache-2.0", False),
+        ("LicenseRef-Vendor", "MIT", False),  # user-defined ids compare too
+        ("LicenseRef-Vendor OR MIT", "MIT OR LicenseRef-Vendor", True),
         ("NOASSERTION", "MIT", None),
         ("Apache License, Version 2.0", "Apache-2.0", None),
     ],

@@ -84,6 +84,24 @@ def spdx_expression(text: Any) -> str | None:
     return str(info.normalized_expression)
 
 
+_REF_RE = re.compile(r"^(?:DocumentRef-[\w.-]+:)?LicenseRef-[\w.-]+$")
+
+
+def _comparable(text: str | None) -> str | None:
+    """An SPDX expression, user-defined ``LicenseRef-`` ids allowed (valid SPDX, though no
+    list names them), in SPDX's spelling; else None. Never raises."""
+    spdx = spdx_expression(text)
+    if spdx is not None or not isinstance(text, str) or len(text) > MAX_EXPRESSION:
+        return spdx
+    try:
+        info = _licensing().validate(text.strip())
+        if info.invalid_symbols and all(_REF_RE.match(str(s)) for s in info.invalid_symbols):
+            return str(_licensing().parse(text.strip(), validate=False).render())
+    except Exception:  # not an expression at all
+        return None
+    return None
+
+
 def one_line(text: str, limit: int = MAX_DECLARED) -> str:
     """Whitespace folded to single spaces, cut to ``limit`` characters with an ellipsis."""
     line = " ".join(text.split())
@@ -217,7 +235,7 @@ def _expanded(first: str, right: str) -> bool:
         for raw, chosen in zip(firsts, combo, strict=True):
             if raw != chosen:
                 candidate = re.sub(rf"(?<![\w.+-]){re.escape(raw)}(?![\w.+-])", chosen, candidate)
-        left = spdx_expression(candidate)
+        left = _comparable(candidate)
         try:
             if left is not None and _licensing().is_equivalent(left, right):
                 return True
@@ -230,7 +248,7 @@ def same_license(first: str | None, second: str | None) -> bool | None:
     """Whether two SPDX expressions name the same license, through SPDX's equivalences
     (deprecated ids, ``+`` and ``-or-later``, operand order); None when either is not an
     expression (nothing to compare). Never raises."""
-    left, right = spdx_expression(first), spdx_expression(second)
+    left, right = _comparable(first), _comparable(second)
     if first is None or second is None or left is None or right is None:
         return None
     return _expanded(first, right) or _expanded(second, left)

@@ -62,34 +62,43 @@ def _variants_of(spdx_id: str, keys: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(f" {' '.join(normalize_words(t))} " for t in texts if t.strip())
 
 
-def variant_texts(index: TemplateIndex, tpl: Template) -> tuple[str, ...]:
-    """The official variants of ``tpl``'s license: ScanCode's full-text rules of it and the
-    other sources' texts of the same SPDX id (ScanCode's, choosealicense's)."""
+_CACHE: dict[str, tuple[tuple[str, ...], str]] = {}
+
+
+def variant_texts(index: TemplateIndex, tpl: Template) -> tuple[tuple[str, ...], str]:
+    """The official variants of ``tpl``'s license (ScanCode's full-text rules of it and the
+    other sources' texts of the same SPDX id), and all of them joined: computed once per
+    template."""
     if len(tpl.words) < MIN_VARIANT_WORDS or not tpl.is_spdx_listed:
-        return ()
+        return (), ""
+    with _LOCK:
+        known = _CACHE.get(tpl.key)
+    if known is not None:
+        return known
     same = [i for i, e in enumerate(index.entries) if e.spdx_id == tpl.spdx_id]
     keys = tuple(index.entries[i].key for i in same)
-    with _LOCK:
-        rules = _variants_of(tpl.spdx_id, keys)
     others = tuple(
         f" {' '.join(w for w in index.template(i).words if w != chr(0))} "
         for i in same if index.entries[i].key != tpl.key
     )
-    return rules + others
+    with _LOCK:
+        texts = _variants_of(tpl.spdx_id, keys) + others
+        _CACHE[tpl.key] = (texts, "".join(texts))
+        return _CACHE[tpl.key]
 
 
-def _stands_in(words: Sequence[str], lo: int, hi: int, variants: tuple[str, ...]) -> bool:
-    """File words [lo, hi) with ``CONTEXT`` words either side stand together in a variant."""
+def _stands_in(words: Sequence[str], lo: int, hi: int, pool: str) -> bool:
+    """File words [lo, hi) with ``CONTEXT`` words either side stand together in a variant
+    (``pool``: the variants, each framed by spaces, joined: a needle never spans two)."""
     a, b = max(0, lo - CONTEXT), min(len(words), hi + CONTEXT)
-    needle = f" {' '.join(words[a:b])} "
-    return any(needle in v for v in variants)
+    return f" {' '.join(words[a:b])} " in pool
 
 
 def accept_variants(index: TemplateIndex, m: Alignment, words: Sequence[str],
                     ignorable: Sequence[bool]) -> list[str]:
     """Drop from ``m`` the inserted, altered and missing words that an official variant of
     its license has at that place; a note for each kind of wording accepted."""
-    variants = variant_texts(index, m.tpl)
+    variants, pool = variant_texts(index, m.tpl)
     if not variants:
         return []
     accepted: list[str] = []
@@ -98,7 +107,7 @@ def accept_variants(index: TemplateIndex, m: Alignment, words: Sequence[str],
 
     def official(lo: int, hi: int, absent: Sequence[str] = ()) -> bool:
         fsf = gnu and tuple(words[lo:hi]) in FSF_REVISION_RUNS
-        if not fsf and (hi - lo > MAX_VARIANT_RUN or not _stands_in(words, lo, hi, variants)):
+        if not fsf and (hi - lo > MAX_VARIANT_RUN or not _stands_in(words, lo, hi, pool)):
             return False
         said = " ".join(words[lo:hi])
         accepted.append(said if said else f"without {' '.join(absent[:8])}")
@@ -108,7 +117,7 @@ def accept_variants(index: TemplateIndex, m: Alignment, words: Sequence[str],
     m.altered = [(a, b, tw) for a, b, tw in m.altered if not official(a, b)]
     m.missing = [(at, tw) for at, tw in m.missing if not official(at + 1, at + 1, tw)]
     # words just past the end that a variant goes on with (a later revision's appendix)
-    end, pool = m.hi, "".join(variants)
+    end = m.hi
     while end < min(len(words), m.hi + MAX_VARIANT_RUN) and not ignorable[end] and \
             f" {' '.join(words[max(0, m.hi - CONTEXT) : end + 1])} " in pool:
         end += 1

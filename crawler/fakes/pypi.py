@@ -81,6 +81,8 @@ class FakePackage:
 @dataclass
 class PyPIState:
     packages: list[FakePackage] = field(default_factory=list)
+    # recorded answers served verbatim: normalised name -> the bytes of /pypi/<name>/json
+    recorded: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -392,6 +394,9 @@ class FakePyPI(LoopbackService):
             return _not_found()
         name = parts[1]
         with self._lock:
+            if len(parts) == 3 and name in self.state.recorded:
+                body = self.state.recorded[name]
+                return _Resp(200, body, {"ETag": _etag(body), "Cache-Control": "max-age=900"})
             package = next(
                 (p for p in self.state.packages if p.normalized == canonicalize_name(name)), None
             )

@@ -6,7 +6,9 @@ import hashlib
 from dataclasses import dataclass
 from typing import Protocol
 
-USER_AGENT = "crawler/0.1 (+https://github.com/; release and license audit)"
+from crawler import __version__
+
+USER_AGENT = f"crawler/{__version__} (+https://github.com/; release and license audit)"
 
 
 @dataclass(frozen=True)

@@ -233,10 +233,10 @@ class PageFetcher:
             if self._http is None:
                 import httpx
 
-                from crawler.upstream.deadline import DeadlineTransport
+                from crawler.upstream.network import client_transports
 
                 self._http = httpx.Client(
-                    transport=DeadlineTransport(),
+                    **client_transports(proxies=False),  # direct: see the module docstring
                     timeout=self._settings.timeout,
                     headers={"User-Agent": USER_AGENT},
                     follow_redirects=False,

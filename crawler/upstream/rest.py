@@ -200,13 +200,14 @@ class JsonApi:
         self._own_client = client is None
         import httpx
 
-        from crawler.upstream.deadline import DeadlineTransport
+        from crawler.upstream.network import client_transports
 
         self._client = client or httpx.Client(
             timeout=timeout,
             headers={"User-Agent": USER_AGENT},
             follow_redirects=False,
-            transport=DeadlineTransport(),  # the deadline covers headers, not only the body
+            # the deadline covers headers, not only the body; the environment's proxies and CA
+            **client_transports(),
         )
 
     @property

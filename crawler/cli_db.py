@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import click
 
+from crawler.cli_ops import Failure
 from crawler.store import DEFAULT_DB_URL, Store
 from crawler.store.lock import AuditLock, AuditLocked
 
@@ -19,12 +20,16 @@ db_option = click.option(
     "--db",
     "db_url",
     default=None,
-    help=f"SQLAlchemy database URL [default: $CRAWLER_DB_URL or {DEFAULT_DB_URL}].",
+    help=f"SQLAlchemy database URL [default: $CRAWLER_DB_URL, else {DEFAULT_DB_URL} if it "
+    "exists, else ~/.local/share/crawler/crawler.sqlite if it exists or sources.yaml came from "
+    "~/.config/crawler, else the first].",
 )
 
 
 def _url(db_url: str | None) -> str:
-    return db_url or os.environ.get("CRAWLER_DB_URL") or DEFAULT_DB_URL
+    from crawler.locations import db_url as find_db_url
+
+    return find_db_url(db_url, os.environ)
 
 
 def _open_store(db_url: str | None) -> Store:
@@ -96,7 +101,7 @@ def db_check(db_url: str | None) -> None:
         report = check_database(url)
     except Exception as exc:
         reason = scrub_db_secrets(str(exc), url)
-        raise click.UsageError(f"cannot open database {display_url(url)!r}: {reason}") from None
+        raise Failure(f"cannot open database {display_url(url)!r}: {reason}") from None
     click.echo(f"{display_url(url)}: schema {report.revision or '(none)'}, code {report.head}")
     for note in report.notes:
         click.echo(f"note: {note}")

@@ -57,6 +57,10 @@ class _Redacting(logging.Formatter):
         super().__init__(fmt)
         self.secrets = secrets
 
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        """ISO 8601 in UTC, as the JSON lines have it: 2026-12-01T03:00:02.123+00:00."""
+        return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+
     def format(self, record: logging.LogRecord) -> str:
         return redact(super().format(record), self.secrets)
 
@@ -144,7 +148,9 @@ def configure_output(
         if log_format == "json":
             handler.setFormatter(JsonFormatter(secrets))
         else:
-            handler.setFormatter(_Redacting(secrets, "%(levelname)s %(name)s: %(message)s"))
+            handler.setFormatter(
+                _Redacting(secrets, "%(asctime)s %(levelname)s %(name)s: %(message)s")
+            )
     root = logging.getLogger()
     for old in [h for h in root.handlers if getattr(h, _OURS, False)]:
         root.removeHandler(old)  # a second run in one process (tests) replaces ours only

@@ -8,6 +8,7 @@ once per project. The command line owns the display: it picks one with ``make_pr
 from __future__ import annotations
 
 import logging
+from datetime import UTC
 from functools import cache
 from typing import TYPE_CHECKING, Protocol
 
@@ -93,8 +94,14 @@ def stderr_console() -> Console:
 
 def rich_log_handler(secrets: list[str]) -> logging.Handler:
     from rich.logging import RichHandler
+    from rich.text import Text
 
-    handler = RichHandler(console=stderr_console(), show_path=False, markup=False)
+    handler = RichHandler(
+        console=stderr_console(),
+        show_path=False,
+        markup=False,
+        log_time_format=lambda moment: Text(moment.astimezone(UTC).isoformat(timespec="seconds")),
+    )
     handler.setFormatter(_Redacting(secrets, "%(message)s"))
     return handler
 

@@ -149,8 +149,9 @@ def test_every_forge_and_registry_request_goes_through_the_proxy(
         answered = sorted(_path(r.path) for r in fake.requests)
         assert answered, type(fake).__name__
         assert by_host[_netloc(fake.base_url)] == answered, type(fake).__name__
-    # ... and each one says which crawler version sent it
+    # ... and each one says which crawler version sent it, as the report does (issue 22, item 5)
     assert {r.user_agent.split(" ")[0] for r in proxy.requests} == {f"crawler/{__version__}"}
+    assert report["crawler_version"] == __version__ != "0+unknown"
 
 
 def _path(path: str) -> str:

@@ -267,5 +267,3 @@ class PageSpec(Model):
                     f"watch: add it under 'pins' or fix the name"
                 )
         return self
-
-

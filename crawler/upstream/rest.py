@@ -438,7 +438,6 @@ class JsonApi:
             url,
         )
 
-
     def _pause(self, exc: _Transient, url: str) -> None:
         """A rate limit that asks for a longer wait than we allow: the rest of this API's
         requests are deferred until then instead of retried early."""

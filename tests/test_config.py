@@ -61,7 +61,10 @@ def test_a_misspelt_key_is_answered_with_the_closest_one_wherever_it_is() -> Non
     assert _error("github: {max_retry: 3}\nprojects: []\n") == (
         "sources.yaml:1: github: max_retry: unknown key 'max_retry': did you mean 'max_retries'?"
     )
-    page = "projects:\n  - name: x\n    pages:\n      - {name: p, url: 'https://x.example/', tabels: []}\n"
+    page = (
+        "projects:\n  - name: x\n    pages:\n"
+        "      - {name: p, url: 'https://x.example/', tabels: []}\n"
+    )
     assert _error(page) == (
         "sources.yaml:2: project 'x': pages.0.tabels: unknown key 'tabels': did you mean 'tables'?"
     )

@@ -30,9 +30,9 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"messa
 
 
 def secrets_from_env(env: Mapping[str, str]) -> list[str]:
-    """Strings that must never be written: the GitHub token, and the credential-like parts of
-    the CRAWLER_NOTIFY URLs (user, password, a host that is a token rather than a name, path and
-    query segments of 8 characters or more)."""
+    """Strings that must never be written: the GitHub token, a proxy's user and password, and
+    the credential-like parts of the CRAWLER_NOTIFY URLs (user, password, a host that is a token
+    rather than a name, path and query segments of 8 characters or more)."""
     found = [env.get("GITHUB_TOKEN") or "", env.get("GH_TOKEN") or ""]
     for url in re.split(r"[\s,]+", env.get("CRAWLER_NOTIFY", "")):
         if "://" not in url:
@@ -43,6 +43,11 @@ def secrets_from_env(env: Mapping[str, str]) -> list[str]:
         if "." not in host:  # slack://TOKEN_A/TOKEN_B/…: the "host" is a credential
             found.append(unquote(host))
         found += [unquote(s) for s in re.split(r"[/?&=]", parts.path + "?" + parts.query)]
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"):  # a proxy's credentials too
+        for value in (env.get(name), env.get(name.lower())):
+            if value and "@" in value:
+                proxy = urlsplit(value if "://" in value else f"http://{value}")
+                found += [unquote(p) for p in (proxy.username, proxy.password) if p]
     return sorted({s for s in found if len(s) >= 8}, key=len, reverse=True)
 
 

@@ -13,6 +13,8 @@ directly, because a client given its own transport ignores the environment's pro
 
 from __future__ import annotations
 
+import io
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from crawler.fakes.pages import FakePageServer
 from crawler.fakes.proxy import RecordingProxy, self_signed_certificate, serve_tls
 from crawler.fakes.pypi import FakePyPI
 from crawler.fakes.pypi import demo_state as pypi_state
+from crawler.output import configure_output, secrets_from_env
 from crawler.store import Store
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import PageFetcher
@@ -264,3 +267,17 @@ def test_vendor_pages_are_fetched_directly_even_with_a_proxy_set(
     assert (page.status, page.body) == (200, "<h1>Supported</h1>")
     assert [r.path for r in pages.requests] == ["/support.html"]
     assert proxy.requests == []
+
+
+def test_a_proxy_s_credentials_are_never_written() -> None:
+    env = {
+        "HTTPS_PROXY": "http://corp-user:pr0xy-pa55word@proxy.corp.example:3128",
+        "http_proxy": "proxy-admin:0ther-secret@10.0.0.1:8080",
+    }
+    assert set(secrets_from_env(env)) == {
+        "corp-user", "pr0xy-pa55word", "proxy-admin", "0ther-secret",
+    }  # fmt: skip
+    stream = io.StringIO()
+    configure_output(0, False, "text", env, stream=stream)
+    logging.getLogger("crawler.test").warning("via %s", env["HTTPS_PROXY"])
+    assert stream.getvalue().endswith("via http://***:***@proxy.corp.example:3128\n")

@@ -19,7 +19,16 @@ import click
 
 from crawler import __version__
 from crawler.cli_db import audit_lock_or_exit, db, prune
-from crawler.cli_ops import Failure, add_examples, check, config_file, fail_on_exit, notify
+from crawler.cli_ops import (
+    Failure,
+    add_examples,
+    check,
+    config_file,
+    config_option,
+    fail_on_exit,
+    load_or_fail,
+    notify,
+)
 from crawler.cli_ops import fail_on_option as fail_on_option
 from crawler.config import (
     DEFAULT_REQUEST_DEADLINE,
@@ -39,19 +48,10 @@ if TYPE_CHECKING:
 
     from crawler.audit import AuditOutcome
 
-DEFAULT_CONFIG = "sources.yaml"
 DEFAULT_REPORTS = "reports"
 # audit ids are database integers: anything larger is refused by click, not by the database
 AUDIT_ID = click.IntRange(1, 2**63 - 1)
 
-config_option = click.option(
-    "--config",
-    "config_path",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="The sources.yaml listing the tracked projects [default: $CRAWLER_CONFIG, else "
-    "./sources.yaml, else ~/.config/crawler/sources.yaml].",
-)
 reports_option = click.option(
     "--reports",
     "reports_dir",
@@ -75,10 +75,7 @@ def _db_url(db_url: str | None) -> str:
 
 
 def _load(config_path: str | None) -> Config:
-    try:
-        return load_config(config_file(config_path))
-    except ConfigError as exc:
-        raise Failure(str(exc)) from None
+    return load_or_fail(config_path)
 
 
 def _load_if_present(config_path: str | None) -> Config | None:

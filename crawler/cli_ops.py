@@ -27,6 +27,16 @@ class Failure(click.ClickException):
     exit_code = 2
 
 
+config_option = click.option(
+    "--config",
+    "config_path",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="The sources.yaml listing the tracked projects [default: $CRAWLER_CONFIG, else "
+    "./sources.yaml, else ~/.config/crawler/sources.yaml].",
+)
+
+
 def config_file(explicit: str | None) -> Path:
     """``--config``, else ``$CRAWLER_CONFIG``, else ./sources.yaml, else the user's one."""
     return config_path(explicit, os.environ)
@@ -59,18 +69,11 @@ def _summary(config: Config) -> str:
 
 
 @click.command()
-@click.option(
-    "--config",
-    "config_path_",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="The sources.yaml to check [default: $CRAWLER_CONFIG, ./sources.yaml, "
-    "~/.config/crawler/sources.yaml].",
-)
-def check(config_path_: str | None) -> None:
+@config_option
+def check(config_path: str | None) -> None:
     """Validate sources.yaml without fetching anything: keys (with "did you mean"), values,
     patterns, schedule. Exit 0 valid, 2 invalid."""
-    path = config_file(config_path_)
+    path = config_file(config_path)
     config = load_or_fail(str(path))  # the schedule's cron expression included
     click.echo(f"{path}: ok: {_summary(config)}")
 
@@ -79,15 +82,9 @@ def check(config_path_: str | None) -> None:
 
 
 @click.command()
-@click.option(
-    "--config",
-    "config_path_",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="The sources.yaml whose notify: section to use [default: found as for `audit`].",
-)
+@config_option
 @click.option("--test", "test", is_flag=True, help="Send a test message through every channel.")
-def notify(config_path_: str | None, test: bool) -> None:
+def notify(config_path: str | None, test: bool) -> None:
     """Send a test message through every configured notification channel (notify.urls and
     CRAWLER_NOTIFY), without an audit, and say which succeeded. Exit 0 when all did, 1 when
     one failed, 2 when none is configured."""
@@ -98,7 +95,7 @@ def notify(config_path_: str | None, test: bool) -> None:
 
     if not test:
         raise click.UsageError("nothing to do: pass --test")
-    path = config_file(config_path_)
+    path = config_file(config_path)
     settings = load_or_fail(str(path)).notify if path.exists() else NotifySettings()
     urls = notify_urls(settings, os.environ)
     issue = settings.github_issue or os.environ.get("CRAWLER_ISSUE_REPO")

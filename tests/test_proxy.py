@@ -179,20 +179,29 @@ def test_no_proxy_covering_the_hosts_sends_nothing_through_the_proxy(
     assert all(fake.requests for fake in fakes)
 
 
+@pytest.fixture
+def company_ca(
+    fakes: Fakes, proxy: RecordingProxy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Every fake on HTTPS with a certificate of a company CA; HTTPS_PROXY set; the CA file."""
+    cert, key = self_signed_certificate(tmp_path)
+    for fake in fakes:
+        serve_tls(fake, cert, key)
+    monkeypatch.setenv("HTTPS_PROXY", proxy.base_url)
+    return cert
+
+
 @pytest.mark.parametrize("ca_variable", ["SSL_CERT_FILE", "REQUESTS_CA_BUNDLE"])
 def test_https_goes_through_a_connect_tunnel_and_trusts_the_company_ca(
     fakes: Fakes,
     proxy: RecordingProxy,
+    company_ca: Path,
     ca_variable: str,
     db_url: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    cert, key = self_signed_certificate(tmp_path)
-    for fake in fakes:
-        serve_tls(fake, cert, key)
-    monkeypatch.setenv("HTTPS_PROXY", proxy.base_url)
-    monkeypatch.setenv(ca_variable, str(cert))
+    monkeypatch.setenv(ca_variable, str(company_ca))
     report = _audit(fakes, TOKEN, db_url, tmp_path)
 
     assert report["errors"] == []
@@ -203,17 +212,9 @@ def test_https_goes_through_a_connect_tunnel_and_trusts_the_company_ca(
 
 
 def test_without_the_company_ca_https_fails_as_an_error_not_a_finding(
-    fakes: Fakes,
-    proxy: RecordingProxy,
-    db_url: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    fakes: Fakes, company_ca: Path, db_url: str, tmp_path: Path
 ) -> None:
-    cert, key = self_signed_certificate(tmp_path)
-    for fake in fakes:
-        serve_tls(fake, cert, key)
-    monkeypatch.setenv("HTTPS_PROXY", proxy.base_url)
-    report = _audit(fakes, TOKEN, db_url, tmp_path)
+    report = _audit(fakes, TOKEN, db_url, tmp_path)  # the CA is not named
 
     assert {p["status"] for p in report["projects"]} == {"error"}
     # a first audit only starts tracking: nothing reads as a release or license finding

@@ -11,6 +11,10 @@ set of values it allows, and APScheduler is only handed plain number lists:
   ``@hourly``, ``@daily``/``@midnight``, ``@weekly``, ``@monthly``, ``@yearly``/``@annually``.
 - When both day fields are restricted (neither starts with ``*``), cron runs on a day matching
   *either* of them; APScheduler would require both, so that case becomes an ``OrTrigger``.
+
+croniter reads crontab the same way, but it is not an APScheduler trigger: using it would mean a
+trigger class of our own with croniter's DST rules beside APScheduler's. Expanding the fields
+here keeps APScheduler's own CronTrigger, its DST handling and its misfire rules.
 """
 
 from __future__ import annotations

@@ -26,10 +26,10 @@ from crawler.cli_ops import (
     config_file,
     config_option,
     fail_on_exit,
+    fail_on_option,
     load_or_fail,
     notify,
 )
-from crawler.cli_ops import fail_on_option as fail_on_option
 from crawler.config import (
     DEFAULT_REQUEST_DEADLINE,
     Config,

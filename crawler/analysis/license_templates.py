@@ -303,17 +303,12 @@ def _parse(entry: _Entry) -> Template:
         if is_copyright_line(ln):
             held[i] = copyright_clause(ln)
         elif (
-            i - 1 in held
-            and held[i - 1] is None
-            and ln.strip()
-            and len(ln.split()) <= 12
-            and re.search(r"\d|@|<|http", ln)
-            and not reads_as_prose(ln)
+            i - 1 in held and held[i - 1] is None and ln.strip() and len(ln.split()) <= 12
+            and re.search(r"\d|@|<|http", ln) and not reads_as_prose(ln)
         ):
             held[i] = None
     boiler = {
-        k
-        for k, (ln, _, s, _, _) in enumerate(toks)
+        k for k, (ln, _, s, _, _) in enumerate(toks)
         if ln in held and s < (held[ln] or len(lines[ln]))
     }
     optional_from = len(words)
@@ -591,11 +586,8 @@ def _unbind_boiler(
         at = bisect_left(boiler, i)
         while at < len(boiler) and boiler[at] < i + k:
             x, run = boiler[at] - i, 0
-            while (
-                at < len(boiler)
-                and boiler[at] == i + x + run < i + k
-                and not ignorable[offset + j + x + run]
-            ):
+            while (at < len(boiler) and boiler[at] == i + x + run < i + k
+                   and not ignorable[offset + j + x + run]):
                 run, at = run + 1, at + 1
             if 0 < run <= 2:
                 cuts.append((x, x + run))

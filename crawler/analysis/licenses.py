@@ -50,22 +50,10 @@ _SENTENCE_BREAK_RE = re.compile(r"[.;!?:]\s")  # between two words of a line ("1
 ENGINE_VERSION = 2  # 2: variable regions take only names, years and holder lists (issue 13)
 
 __all__ = [
-    "ENGINE_VERSION",
-    "LicenseAnalysis",
-    "LicenseMatch",
-    "SpanEffect",
-    "TextSpan",
-    "analyze_file",
-    "analyze_license",
-    "finding_sentence",
-    "is_license_file",
-    "license_findings",
-    "noassertion_explanation",
-    "normalize_github_spdx",
-    "pick_root_license",
-    "render_text",
-    "span_effect",
-    "word_diff",
+    "ENGINE_VERSION", "LicenseAnalysis", "LicenseMatch", "SpanEffect", "TextSpan", "analyze_file",
+    "analyze_license", "finding_sentence", "is_license_file", "license_findings",
+    "noassertion_explanation", "normalize_github_spdx", "pick_root_license", "render_text",
+    "span_effect", "word_diff",
 ]
 
 
@@ -154,6 +142,7 @@ class _Doc:
         parts = [first[s:e]] if l0 == l1 else [first[s:], *self.lines[l0 + 1 : l1], last[:e]]
         return TextSpan(l0 + 1, l1 + 1, "\n".join(parts))
 
+
     def prose(self, free: list[int]) -> set[int]:
         """Those of ``free`` (sorted word indices) in a sentence or clause rather than a name,
         a year or a list of holders; pieces are cut at sentence punctuation and paragraphs."""
@@ -162,9 +151,8 @@ class _Doc:
         for k in [*free, -1]:
             if piece and (k < 0 or self._breaks(piece[-1], k)):
                 lo, hi = piece[0], piece[-1] + 1
-                if any(self.kind.get(self.line[i]) == "copyright" for i in piece) or reads_as_prose(
-                    self.span(lo, hi).text
-                ):
+                if any(self.kind.get(self.line[i]) == "copyright" for i in piece) or \
+                        reads_as_prose(self.span(lo, hi).text):
                     out.update(piece)  # a copyright line's words here are its clause
                 piece = []
             piece.append(k)
@@ -194,13 +182,9 @@ def _prepare(text: str) -> _Doc:
             clause = copyright_clause(line)
             if clause is not None:
                 doc.clause[i] = clause
-        elif (
-            doc.kind.get(i - 1) in ("copyright", "holder")
-            and i - 1 not in doc.clause
-            and line.strip()
-            and len(line.split()) <= MAX_HOLDER_LINE_WORDS
-            and not reads_as_prose(line)
-        ):
+        elif (doc.kind.get(i - 1) in ("copyright", "holder") and i - 1 not in doc.clause
+              and line.strip() and len(line.split()) <= MAX_HOLDER_LINE_WORDS
+              and not reads_as_prose(line)):
             doc.kind[i] = "holder"  # a holder list or address continuing a copyright line
     for ln, w, s, eln, e in tokenize_lines(doc.lines):
         kind = doc.kind.get(ln)
@@ -238,59 +222,25 @@ def normalize_github_spdx(spdx_id: str | None) -> str | None:
         return spdx_id.strip()
 
 
-_GENERIC_TITLE = frozenset(
-    (
-        "the",
-        "license",
-        "version",
-        "v",
-        "software",
-        "agreement",
-        "terms",
-        "and",
-        "conditions",
-        "of",
-        "text",
-        "new",
-        "revised",
-        "simplified",
-        "or",
-        "clause",
-        "open",
-        "source",
-        "public",
-        "general",
-        "gnu",
-        "for",
-        "a",
-        "full",
-        "notice",
-        "permission",
-    )
-)
+_GENERIC_TITLE = frozenset((
+    "the", "license", "version", "v", "software", "agreement", "terms", "and", "conditions",
+    "of", "text", "new", "revised", "simplified", "or", "clause", "open", "source", "public",
+    "general", "gnu", "for", "a", "full", "notice", "permission",
+))
 _HOLDER_LEAD_RE = re.compile(
     r"^[\s*#/;>|!-]*(?:spdx-filecopyrighttext\s*:\s*)?(?:(?:copyright|\(c\)|©)[\s:,]*)*"
-    r"|\ball rights reserved\.?",
-    re.IGNORECASE,
-)
+    r"|\ball rights reserved\.?", re.IGNORECASE)
 _YEARS_RE = re.compile(r"^\s*(?:(?:\d{4}|present)\s*(?:[-–,]\s*)?)+[\s,.]*", re.IGNORECASE)
 _ABBREV = ("inc.", "ltd.", "co.", "corp.", "l.p.", "s.a.", "jr.", "llc.", "e.v.", "b.v.")
 _DUAL_RE = re.compile(
     r"dual[\s-]*licen[cs]ed|licen[cs]ed under (?:either|both)|either of (?:the )?(?:following )?"
     r"licen[cs]es|under the terms of either|at your (?:option|choice)(?!\)?,?\s*any later)",
-    re.IGNORECASE,
-)
+    re.IGNORECASE)
 _LATER_RE = re.compile(r"or\s*\(?at your option\)?,?\s*any later version", re.IGNORECASE)
-_SIBLING_RE = re.compile(
-    r"^(?:licen[cs]e|copying)[-_.](?P<x>[\w.-]+?)(?:\.(?:txt|md|rst))?$", re.IGNORECASE
-)
-_SIBLING_IDS = {
-    "mit": "MIT",
-    "apache": "Apache-2.0",
-    "apache2": "Apache-2.0",
-    "apache-2.0": "Apache-2.0",
-    "isc": "ISC",
-}
+_SIBLING_RE = re.compile(r"^(?:licen[cs]e|copying)[-_.](?P<x>[\w.-]+?)(?:\.(?:txt|md|rst))?$",
+                         re.IGNORECASE)
+_SIBLING_IDS = {"mit": "MIT", "apache": "Apache-2.0", "apache2": "Apache-2.0",
+                "apache-2.0": "Apache-2.0", "isc": "ISC"}
 _ONLY_RE = re.compile(r"^((?:A|L)?GPL-\d\.\d|GFDL-\d\.\d)-only$")
 
 
@@ -309,7 +259,8 @@ def _is_title(line: str, vocab: set[str]) -> bool:
     if not 0 < len(words) <= 12:
         return False
     known = sum(w in vocab or w in _GENERIC_TITLE or w.isdigit() for w in words)
-    return known >= 0.8 * len(words) and any(w in vocab and w not in _GENERIC_TITLE for w in words)
+    return known >= 0.8 * len(words) and any(w in vocab and w not in _GENERIC_TITLE
+                                             for w in words)
 
 
 def _references(words: list[str], index: TemplateIndex) -> list[tuple[int, str]]:
@@ -342,9 +293,8 @@ def _boundary(doc: _Doc, i: int) -> bool:
     """A line or a sentence ends before word ``i``."""
     if i <= 0 or i >= len(doc.words) or doc.end_line[i - 1] != doc.line[i]:
         return True
-    return (
-        _SENTENCE_BREAK_RE.search(doc.lines[doc.line[i]], doc.end[i - 1], doc.start[i]) is not None
-    )
+    return _SENTENCE_BREAK_RE.search(doc.lines[doc.line[i]], doc.end[i - 1],
+                                     doc.start[i]) is not None
 
 
 def _edge_score(doc: _Doc, a: int, b: int) -> int:
@@ -399,12 +349,8 @@ def _leftover(doc: _Doc, found: list[Alignment]) -> list[tuple[int, int]]:
     for m in found:
         covered[m.lo : m.hi] = b"\x01" * (m.hi - m.lo)
     inside = {i for m in found for a, b in m.inserted for i in range(a, b)}
-    vocab = {
-        w
-        for m in found
-        for label in (m.tpl.name, m.tpl.key, m.tpl.spdx_id)
-        for w in re.findall(r"[a-z0-9]+", label.lower())
-    }
+    vocab = {w for m in found for label in (m.tpl.name, m.tpl.key, m.tpl.spdx_id)
+             for w in re.findall(r"[a-z0-9]+", label.lower())}
     by_line: dict[int, list[int]] = {}
     for i, ln in enumerate(doc.line):
         by_line.setdefault(ln, []).append(i)
@@ -418,11 +364,8 @@ def _leftover(doc: _Doc, found: list[Alignment]) -> list[tuple[int, int]]:
         if title and _is_title(doc.lines[ln], vocab):
             continue
         nxt = next((j for j in range(ln + 1, len(doc.lines)) if doc.lines[j].strip()), None)
-        heading = (
-            doc.lines[ln].rstrip().endswith(":")
-            and len(idx) <= 8
-            and span_effect(doc.lines[ln]) == "other"
-        )
+        heading = (doc.lines[ln].rstrip().endswith(":") and len(idx) <= 8
+                   and span_effect(doc.lines[ln]) == "other")
         if len(free) == len(idx) and heading and doc.kind.get(nxt or -1) == "copyright":
             continue
         extra += free
@@ -433,13 +376,8 @@ def _merge(doc: _Doc, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Join word ranges a few words apart unless a copyright or SPDX line stands between."""
     out: list[tuple[int, int]] = []
     for lo, hi in sorted(ranges):
-        if (
-            out
-            and lo - out[-1][1] <= 3
-            and not any(
-                j in doc.kind for j in range(doc.end_line[out[-1][1] - 1] + 1, doc.line[lo])
-            )
-        ):
+        if out and lo - out[-1][1] <= 3 and not any(
+                j in doc.kind for j in range(doc.end_line[out[-1][1] - 1] + 1, doc.line[lo])):
             out[-1] = (out[-1][0], max(hi, out[-1][1]))
         else:
             out.append((lo, hi))
@@ -459,20 +397,13 @@ def _notes(doc: _Doc, found: list[Alignment]) -> list[str]:
             notes.append(f'{m.tpl.spdx_id}: "{said}" reads "{s.text}" (line {s.start_line})')
         for at, tw in m.missing:
             shown = " ".join(tw[:12]) + (" ..." if len(tw) > 12 else "")
-            notes.append(
-                f'{m.tpl.spdx_id}: template words missing after line {doc.line[at] + 1}: "{shown}"'
-            )
+            notes.append(f"{m.tpl.spdx_id}: template words missing after line "
+                         f'{doc.line[at] + 1}: "{shown}"')
     return notes
 
 
-def _matches(
-    doc: _Doc,
-    found: list[Alignment],
-    extra: list[tuple[int, int]],
-    prose: str,
-    index: TemplateIndex,
-    notes: list[str],
-) -> list[LicenseMatch]:
+def _matches(doc: _Doc, found: list[Alignment], extra: list[tuple[int, int]], prose: str,
+             index: TemplateIndex, notes: list[str]) -> list[LicenseMatch]:
     """Template matches, then licenses only named in extra text or SPDX tags, in file order."""
     later = _LATER_RE.search(prose)
     tagged = [(ln, k) for ln, expr in doc.tags for k in _keys(normalize_github_spdx(expr))]
@@ -483,30 +414,17 @@ def _matches(
         tag = next((ln for ln, k in tagged if only and k == f"{only[1]}-or-later"), None)
         if only and (later or tag is not None) and index.by_id(f"{only[1]}-or-later"):
             spdx_id = f"{only[1]}-or-later"
-            said = (
-                f'"{later[0]}"' if later else f"an SPDX-License-Identifier (line {(tag or 0) + 1})"
-            )
+            said = (f'"{later[0]}"' if later else
+                    f"an SPDX-License-Identifier (line {(tag or 0) + 1})")
             notes.append(f"{spdx_id}: the text is {m.tpl.spdx_id}, the file adds {said}")
         elif only:
-            notes.append(
-                f"{only[1]} text alone does not say -only or -or-later: reported as "
-                f"{spdx_id}; check the notices in the source files"
-            )
-        out.append(
-            LicenseMatch(
-                spdx_id,
-                doc.line[m.lo] + 1,
-                doc.end_line[m.hi - 1] + 1,
-                round(m.coverage, 4),
-                m.verdict,
-            )
-        )
+            notes.append(f"{only[1]} text alone does not say -only or -or-later: reported as "
+                         f"{spdx_id}; check the notices in the source files")
+        out.append(LicenseMatch(spdx_id, doc.line[m.lo] + 1, doc.end_line[m.hi - 1] + 1,
+                                round(m.coverage, 4), m.verdict))
     known = {m.spdx_id for m in out}
-    named = [
-        (doc.line[lo + i] + 1, doc.line[lo + i] + 1, ref)
-        for lo, hi in extra
-        for i, ref in _references(doc.words[lo:hi], index)
-    ]
+    named = [(doc.line[lo + i] + 1, doc.line[lo + i] + 1, ref) for lo, hi in extra
+             for i, ref in _references(doc.words[lo:hi], index)]
     named += [(ln + 1, ln + 1, k) for ln, k in tagged]
     for start, end, ref in named:
         if ref and ref not in known:
@@ -515,16 +433,9 @@ def _matches(
     return sorted(out, key=lambda m: (m.start_line, m.end_line))
 
 
-def _expression(
-    doc: _Doc,
-    found: list[Alignment],
-    matches: list[LicenseMatch],
-    prose: str,
-    index: TemplateIndex,
-    path: str | None,
-    siblings: Sequence[str],
-    notes: list[str],
-) -> str | None:
+def _expression(doc: _Doc, found: list[Alignment], matches: list[LicenseMatch], prose: str,
+                index: TemplateIndex, path: str | None, siblings: Sequence[str],
+                notes: list[str]) -> str | None:
     """A license expression, only on explicit evidence: SPDX tags, dual-license wording,
     LICENSE-<id> files side by side, or an exception text following its license."""
     exceptions = {f.tpl.spdx_id for f in found if f.tpl.is_exception}
@@ -542,9 +453,8 @@ def _expression(
         tagged = {k for e in exprs for k in _keys(normalize_github_spdx(e))}
         texts = [m.spdx_id for m in matches if m.verdict != "reference"]
         if any(t not in tagged for t in texts):
-            notes.append(
-                f"SPDX-License-Identifier says {expression}, the text reads {', '.join(texts)}"
-            )
+            notes.append(f"SPDX-License-Identifier says {expression}, the text reads "
+                         f"{', '.join(texts)}")
     elif _DUAL_RE.search(prose) and len(groups) == 2:
         expression = " OR ".join(groups)
     elif _DUAL_RE.search(prose) and len(groups) > 2:
@@ -560,9 +470,8 @@ def _expression(
     except Exception as exc:  # license-expression raises several error types
         notes.append(f"expression {expression!r} does not parse: {exc}")
         return None
-    unknown = [
-        k for k in _licensing().unknown_license_keys(parsed) if not str(k).startswith("LicenseRef-")
-    ]
+    unknown = [k for k in _licensing().unknown_license_keys(parsed)
+               if not str(k).startswith("LicenseRef-")]
     if unknown:
         notes.append(f"expression {expression!r} names unknown ids: {', '.join(map(str, unknown))}")
     return str(parsed.render()) if parsed is not None else None
@@ -591,13 +500,8 @@ def _holders(doc: _Doc, found: list[Alignment]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _build(
-    doc: _Doc,
-    found: list[Alignment],
-    index: TemplateIndex,
-    path: str | None,
-    siblings: Sequence[str],
-) -> LicenseAnalysis:
+def _build(doc: _Doc, found: list[Alignment], index: TemplateIndex, path: str | None,
+           siblings: Sequence[str]) -> LicenseAnalysis:
     ranges = _merge(doc, _leftover(doc, found))
     extra = [doc.span(a, b) for a, b in ranges]
     altered = [doc.span(a, b) for m in found for a, b, _ in m.altered]
@@ -702,7 +606,6 @@ def is_license_file(path: str) -> bool:
 def pick_root_license(paths: Sequence[str]) -> str | None:
     """The repository's license file among root paths: LICENSE/LICENCE before COPYING and
     UNLICENSE, before LICENSE-MIT and the like, before COPYRIGHT; NOTICE and PATENTS never."""
-
     def rank(path: str) -> tuple[int, int, str] | None:
         name = path.rsplit("/", 1)[-1].lower()
         stem, dot, ext = name.partition(".")
@@ -731,9 +634,8 @@ def pick_root_license(paths: Sequence[str]) -> str | None:
 def noassertion_explanation(analysis: LicenseAnalysis) -> str:
     """Why GitHub's licensee answered NOASSERTION, in one or two sentences, with the ids."""
     texts = [m for m in analysis.matches if m.verdict != "reference"]
-    refs = [
-        f"{m.spdx_id} (line {m.start_line})" for m in analysis.matches if m.verdict == "reference"
-    ]
+    refs = [f"{m.spdx_id} (line {m.start_line})" for m in analysis.matches
+            if m.verdict == "reference"]
     if analysis.verdict == "unknown":
         if refs:
             return f"No known license text found; the file only names {', '.join(refs)}."
@@ -743,17 +645,13 @@ def noassertion_explanation(analysis: LicenseAnalysis) -> str:
     also = f"; it also names {', '.join(refs)}" if refs else ""
     if analysis.verdict == "modified":
         where = ", ".join(f"lines {s.start_line}-{s.end_line}" for s in analysis.altered_text)
-        return (
-            f"Modified {named} text{several}, {analysis.coverage:.0%} of the template: "
-            f"altered {where or 'by omission (see notes)'}{also}."
-        )
+        return (f"Modified {named} text{several}, {analysis.coverage:.0%} of the template: "
+                f"altered {where or 'by omission (see notes)'}{also}.")
     if analysis.verdict == "match_with_extra_text":
         lines = ", ".join(f"lines {s.start_line}-{s.end_line}" for s in analysis.extra_text)
         return f"Known license {named}{several} plus extra text at {lines}{also}."
-    return (
-        f"Standard {named} text{several}, word for word apart from title, copyright and "
-        f"SPDX lines; GitHub's licensee does not recognise it in this form{also}."
-    )
+    return (f"Standard {named} text{several}, word for word apart from title, copyright and "
+            f"SPDX lines; GitHub's licensee does not recognise it in this form{also}.")
 
 
 def word_diff(old: str, new: str, context: int = 5) -> list[tuple[str, str]]:
@@ -785,17 +683,13 @@ def render_text(analysis: LicenseAnalysis, path: str) -> str:
     if analysis.expression:
         out.append(f"  expression: {analysis.expression}")
     for m in analysis.matches:
-        out.append(
-            f"  {m.spdx_id:<24} lines {m.start_line}-{m.end_line}  "
-            f"{m.verdict}" + ("" if m.verdict == "reference" else f" {m.coverage:.1%}")
-        )
+        out.append(f"  {m.spdx_id:<24} lines {m.start_line}-{m.end_line}  "
+                   f"{m.verdict}" + ("" if m.verdict == "reference" else f" {m.coverage:.1%}"))
     if analysis.copyright_holders:
         out.append("  copyright holders:")
         out += [f"    {h}" for h in analysis.copyright_holders]
-    for title, spans in (
-        ("extra text", analysis.extra_text),
-        ("altered text", analysis.altered_text),
-    ):
+    for title, spans in (("extra text", analysis.extra_text),
+                         ("altered text", analysis.altered_text)):
         for s in spans:
             out.append(f"  {title}, lines {s.start_line}-{s.end_line}:")
             out += [f"    | {ln}" for ln in s.text.split("\n")]

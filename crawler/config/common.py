@@ -26,3 +26,5 @@ def check_regex(value: str | None, what: str) -> str | None:
     except ValueError as exc:
         raise ValueError(f"{what} {exc}") from None
     return value
+
+

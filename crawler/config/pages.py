@@ -267,3 +267,5 @@ class PageSpec(Model):
                     f"watch: add it under 'pins' or fix the name"
                 )
         return self
+
+

@@ -69,3 +69,5 @@ class ProjectSpec(Model):
 
     def locations(self) -> tuple[Location, ...]:
         return ((self.forge,) if self.forge else ()) + self.channels
+
+

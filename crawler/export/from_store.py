@@ -80,7 +80,9 @@ def _ref(name: str, snapshot: ProjectSnapshot) -> TrackedRef:
     ref_name = row.version
     if row.version_source == "commit" and snapshot.head is not None:
         ref_name = snapshot.head.sha
-    return TrackedRef(row.version_source, ref_name, _day(row.published_at), row.prerelease, row.url)
+    return TrackedRef(
+        row.version_source, ref_name, _day(row.published_at), row.prerelease, row.url
+    )
 
 
 def _bundled(snapshot: ProjectSnapshot) -> tuple[LicenseFile, ...]:
@@ -169,15 +171,11 @@ def export_input(
     """``labels`` names each forge for prose: {"github": "GitHub", …}."""
     states = {n: s.snapshot for n, s in store.states_as_of(audit.id, include_own=True).items()}
     outcomes, _errors = store.audit_results(audit.id)
-    checked = (
-        set(audit.checked)
-        if audit.checked is not None
-        else {
-            name
-            for name in audit.projects
-            if name not in outcomes or outcomes[name].status == ProjectStatus.OK
-        }
-    )
+    checked = set(audit.checked) if audit.checked is not None else {
+        name
+        for name in audit.projects
+        if name not in outcomes or outcomes[name].status == ProjectStatus.OK
+    }
     last = store.last_checked(audit.id)
     specs = {p.name: p for p in config.projects} if config else {}
     order = [p.name for p in config.projects if p.name in audit.projects] if config else []
@@ -267,7 +265,8 @@ def site_input(
         checked_on=export.audit_date,
         history={p.name: _history(store, p.name, audit.id) for p in export.projects},
         changes=[
-            SiteChange(c.project, c.kind.value, c.summary, c.evidence_url) for c in findings.changes
+            SiteChange(c.project, c.kind.value, c.summary, c.evidence_url)
+            for c in findings.changes
         ],
         stale_after_days=stale_after_days,
     )

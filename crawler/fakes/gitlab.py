@@ -321,6 +321,8 @@ class FakeGitLab(LoopbackService):
         return _Resp(200, items[(page - 1) * per_page : page * per_page], headers)
 
 
+
+
 def _send(handler: BaseHTTPRequestHandler, resp: _Resp, *, truncate: bool) -> None:
     body = resp.body
     if body is not None and not isinstance(body, bytes):

@@ -87,7 +87,9 @@ def test_duplicate_key_in_one_entry() -> None:
 @pytest.mark.parametrize("repo", ["just-a-name", "o/r/extra", "-bad/x", "o/"])
 def test_malformed_repo(repo: str) -> None:
     message = _error(f"projects:\n  - name: a\n    repo: '{repo}'\n")
-    assert message == f"sources.yaml:2: project 'a': repo {repo!r} must look like 'owner/name'"
+    assert (
+        message == f"sources.yaml:2: project 'a': repo {repo!r} must look like 'owner/name'"
+    )
 
 
 def test_bad_regex() -> None:

@@ -1,7 +1,8 @@
 """Command line: parse arguments, call one function, print.
 
 Exit 0 ok, 1 fetch errors or stale projects (or an unhealthy scheduler for ``health``),
-2 usage, 3 another audit holds the database's audit lock."""
+2 usage or configuration, 3 another audit holds the database's audit lock, 4 ``--fail-on``
+found what it names."""
 
 from __future__ import annotations
 
@@ -16,8 +17,20 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from crawler import __version__
 from crawler.cli_db import audit_lock_or_exit, db, prune
 from crawler.cli_db import open_store as _open_store
+from crawler.cli_ops import (
+    Failure,
+    add_examples,
+    check,
+    config_file,
+    config_option,
+    fail_on_exit,
+    fail_on_option,
+    load_or_fail,
+    notify,
+)
 from crawler.config import (
     DEFAULT_REQUEST_DEADLINE,
     Config,
@@ -34,19 +47,10 @@ if TYPE_CHECKING:
 
     from crawler.audit import AuditOutcome
 
-DEFAULT_CONFIG = "sources.yaml"
 DEFAULT_REPORTS = "reports"
 # audit ids are database integers: anything larger is refused by click, not by the database
 AUDIT_ID = click.IntRange(1, 2**63 - 1)
 
-config_option = click.option(
-    "--config",
-    "config_path",
-    default=DEFAULT_CONFIG,
-    show_default=True,
-    type=click.Path(dir_okay=False),
-    help="The sources.yaml listing the tracked projects.",
-)
 reports_option = click.option(
     "--reports",
     "reports_dir",
@@ -59,24 +63,24 @@ db_option = click.option(
     "--db",
     "db_url",
     default=None,
-    help=f"SQLAlchemy database URL [default: $CRAWLER_DB_URL or {DEFAULT_DB_URL}].",
+    help=f"SQLAlchemy database URL [default: $CRAWLER_DB_URL, else {DEFAULT_DB_URL} if it "
+    "exists, else ~/.local/share/crawler/crawler.sqlite if it exists or sources.yaml came from "
+    "~/.config/crawler, else the first].",
 )
 
 
-def _load(config_path: str) -> Config:
-    try:
-        return load_config(config_path)
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
+def _load(config_path: str | None) -> Config:
+    return load_or_fail(config_path)
 
 
-def _load_if_present(config_path: str) -> Config | None:
+def _load_if_present(config_path: str | None) -> Config | None:
     """sources.yaml only names where projects are fetched from: reading stored audits works
     without it (after `crawler demo`, or for projects since removed)."""
-    return _load(config_path) if Path(config_path).exists() else None
+    return _load(config_path) if config_file(config_path).exists() else None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="crawler")
 @click.option("-v", "--verbose", count=True, help="More logging (-v debug, -vv libraries too).")
 @click.option("-q", "--quiet", is_flag=True, help="Only errors and the summary line (for cron).")
 @click.option(
@@ -85,11 +89,15 @@ def _load_if_present(config_path: str) -> Config | None:
     default="text",
     show_default=True,
     envvar="CRAWLER_LOG_FORMAT",
-    help="json: every line written is one JSON object, for log collectors.",
+    help="json: every line written is one JSON object, for log collectors (logs and notes "
+    "on stderr, results on stdout).",
 )
 @click.pass_context
 def cli(ctx: click.Context, verbose: int, quiet: bool, log_format: str) -> None:
-    """Audit upstream releases, tags, licenses and vendor pages; report what changed."""
+    """Audit upstream releases, tags, licenses and vendor pages; report what changed.
+
+    sources.yaml is --config, else $CRAWLER_CONFIG, else ./sources.yaml, else
+    ~/.config/crawler/sources.yaml; see `crawler audit --help` for the database."""
     ctx.obj = configure_output(verbose, quiet, cast(LogFormat, log_format), os.environ)
 
 
@@ -171,12 +179,14 @@ def _audit_and_deliver(
     is_flag=True,
     help="Accept a sources.yaml that drops more than half of the tracked projects at once.",
 )
+@fail_on_option
 def audit(
-    config_path: str,
+    config_path: str | None,
     db_url: str | None,
     reports_dir: str,
     only: tuple[str, ...],
     allow_removals: bool,
+    fail_on: frozenset[str] | None,
 ) -> None:
     """Fetch every project, store the snapshot, diff against the last good audit, report."""
     import threading
@@ -199,10 +209,10 @@ def audit(
                 config, store, Path(reports_dir), only or None, stop, _output(), allow_removals
             )
     except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise Failure(str(exc)) from None
     finally:
         store.close()
-    sys.exit(outcome.exit_code)
+    sys.exit(fail_on_exit(outcome.report, fail_on) or outcome.exit_code)
 
 
 @cli.command()
@@ -229,7 +239,7 @@ def audit(
     help="Write a heartbeat file here every minute, for `crawler health` [env CRAWLER_HEARTBEAT].",
 )
 def schedule(
-    config_path: str,
+    config_path: str | None,
     db_url: str | None,
     reports_dir: str,
     cron: str | None,
@@ -268,9 +278,9 @@ def schedule(
 
     def job(stop: threading.Event) -> None:
         try:
-            config = load_config(config_path)
+            config = load_config(config_file(config_path))
             store = _open_store(db_url)
-        except (ConfigError, click.UsageError) as exc:  # keep running: the next tick retries
+        except (ConfigError, click.ClickException) as exc:  # keep running: the next tick retries
             output.error(f"audit skipped: {exc}")
             return
         try:
@@ -286,7 +296,7 @@ def schedule(
     try:
         serve(plan, job, output.result)
     except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise Failure(str(exc)) from None
 
 
 @cli.command()
@@ -383,7 +393,11 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
 @reports_option
 @click.option("--stdout", is_flag=True, help="Print the Markdown instead of writing files.")
 def report(
-    audit_id: int | None, config_path: str, db_url: str | None, reports_dir: str, stdout: bool
+    audit_id: int | None,
+    config_path: str | None,
+    db_url: str | None,
+    reports_dir: str,
+    stdout: bool,
 ) -> None:
     """Re-render the report of an audit (default: the latest) from the database."""
     from crawler.audit import rebuild_report, write_report
@@ -394,7 +408,7 @@ def report(
     try:
         rendered = rebuild_report(store, config, audit_id)
     except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise Failure(str(exc)) from None
     finally:
         store.close()
     if stdout:
@@ -409,7 +423,9 @@ def report(
 @config_option
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")
-def diff(audit_a: int, audit_b: int, config_path: str, db_url: str | None, as_json: bool) -> None:
+def diff(
+    audit_a: int, audit_b: int, config_path: str | None, db_url: str | None, as_json: bool
+) -> None:
     """What changed between two stored audits."""
     from crawler.audit import findings_between
     from crawler.report.json_report import change_to_dict
@@ -481,7 +497,12 @@ def page(
     """Show what would be extracted from a page (URL or file), to write a selector."""
     from crawler.analysis.tables import ExtractionError
     from crawler.config import Settings
-    from crawler.upstream.pages import PageFetchError, preview_page, preview_page_json
+    from crawler.upstream.pages import (
+        PRIVATE_HINT,
+        PageFetchError,
+        preview_page,
+        preview_page_json,
+    )
 
     settings = Settings(allow_private_addresses=allow_private, request_deadline=deadline)
     options: dict[str, Any] = {
@@ -498,7 +519,8 @@ def page(
         else:
             click.echo(preview_page(source, **options))
     except (ExtractionError, PageFetchError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
+        # this command has its own switch: name it rather than the sources.yaml setting
+        raise click.ClickException(str(exc).replace(PRIVATE_HINT, "pass --allow-private")) from None
 
 
 @cli.command()
@@ -508,6 +530,11 @@ def validate(file: str) -> None:
     URLs and evidence. Exit 0 valid, 1 invalid, 2 not JSON."""
     from crawler.export.validate import validate_file
 
+    if Path(file).suffix.lower() in (".yaml", ".yml"):
+        raise click.UsageError(
+            f"{file} looks like a sources.yaml: `crawler validate` checks a catalog.json; "
+            f"check a sources.yaml with `crawler check --config {file}`"
+        )
     code, lines = validate_file(Path(file))
     for line in lines:
         click.echo(line)
@@ -541,7 +568,7 @@ def validate(file: str) -> None:
     help="Also write the Compatibility Explorer (a static index.html) into this folder.",
 )
 def export_command(
-    config_path: str,
+    config_path: str | None,
     db_url: str | None,
     audit_id: int | None,
     out_dir: str,
@@ -566,7 +593,7 @@ def export_command(
         )  # fmt: skip
     except (ExportError, MergeError, NothingToExport) as exc:
         problems = getattr(exc, "problems", None)
-        raise click.UsageError("\n".join(problems) if problems else str(exc)) from None
+        raise Failure("\n".join(problems) if problems else str(exc)) from None
     except ExportWriteError as exc:  # a full disk, no permission: not a usage error, exit 1
         raise click.ClickException(str(exc)) from None
     finally:
@@ -607,6 +634,9 @@ def demo(output: str) -> None:
 
 cli.add_command(db)
 cli.add_command(prune)
+cli.add_command(check)
+cli.add_command(notify)
+add_examples(cli)  # last: every command is registered
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import click
 
+from crawler.cli_ops import Failure
 from crawler.store import DEFAULT_DB_URL, Store
 from crawler.store.database import display_db_url, scrub_db_secrets
 from crawler.store.lock import AuditLock, AuditLocked
@@ -20,22 +21,26 @@ db_option = click.option(
     "--db",
     "db_url",
     default=None,
-    help=f"SQLAlchemy database URL [default: $CRAWLER_DB_URL or {DEFAULT_DB_URL}].",
+    help=f"SQLAlchemy database URL [default: $CRAWLER_DB_URL, else {DEFAULT_DB_URL} if it "
+    "exists, else ~/.local/share/crawler/crawler.sqlite if it exists or sources.yaml came from "
+    "~/.config/crawler, else the first].",
 )
 
 
 def _url(db_url: str | None) -> str:
-    return db_url or os.environ.get("CRAWLER_DB_URL") or DEFAULT_DB_URL
+    from crawler.locations import db_url as find_db_url
+
+    return find_db_url(db_url, os.environ)
 
 
 def open_store(db_url: str | None) -> Store:
-    """The store, or a usage error that says "cannot open database" (no password, no trace)."""
+    """The store, or an error (exit 2) that says "cannot open database" (no password, no trace)."""
     url = _url(db_url)
     try:
         return Store(url)
     except Exception as exc:  # a bad URL or an unreachable server: say so, with no traceback
         reason = scrub_db_secrets(str(exc), url)  # the password never reaches the terminal
-        raise click.UsageError(f"cannot open database {display_db_url(url)!r}: {reason}") from None
+        raise Failure(f"cannot open database {display_db_url(url)!r}: {reason}") from None
 
 
 
@@ -102,7 +107,7 @@ def db_check(db_url: str | None) -> None:
         report = check_database(url)
     except Exception as exc:
         reason = scrub_db_secrets(str(exc), url)
-        raise click.UsageError(f"cannot open database {display_url(url)!r}: {reason}") from None
+        raise Failure(f"cannot open database {display_url(url)!r}: {reason}") from None
     click.echo(f"{display_url(url)}: schema {report.revision or '(none)'}, code {report.head}")
     for note in report.notes:
         click.echo(f"note: {note}")

@@ -15,13 +15,20 @@ import regex
 MATCH_TIMEOUT = 1.0  # seconds one user pattern may spend on one match
 
 
+def shown(pattern: str) -> str:
+    """A pattern quoted as written (``'v\\d+'``, not repr's ``'v\\\\d+'``); control characters
+    escaped, so that a message stays one line."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in pattern)
+    return f"'{text}'"
+
+
 class PatternTimeout(ValueError):
     """A user pattern ran out of time on one text."""
 
     def __init__(self, pattern: str, subject: str, timeout: float) -> None:
         subject = subject if len(subject) <= 120 else subject[:119] + "…"  # may be upstream text
         super().__init__(
-            f"pattern {pattern!r} took more than {timeout:g}s on {subject}: it backtracks "
+            f"pattern {shown(pattern)} took more than {timeout:g}s on {subject}: it backtracks "
             "too much; simplify it (avoid nested quantifiers such as (a+)+)"
         )
         self.pattern = pattern
@@ -34,7 +41,7 @@ def compile_pattern(pattern: str) -> regex.Pattern[str]:
     try:
         return regex.compile(pattern)
     except (regex.error, OverflowError, RecursionError) as exc:
-        raise ValueError(f"{pattern!r} is not a valid regular expression: {exc}") from None
+        raise ValueError(f"{shown(pattern)} is not a valid regular expression: {exc}") from None
 
 
 def search(

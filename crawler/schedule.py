@@ -49,7 +49,7 @@ def build_scheduler(
     try:
         trigger = crontab_trigger(cron, ZoneInfo(timezone))
     except CronError as exc:
-        raise ValueError(f"--cron {cron!r} is not a 5-field crontab expression: {exc}") from None
+        raise ValueError(f"cron expression {cron!r}: {exc}") from None
     from apscheduler.schedulers.background import BackgroundScheduler
 
     scheduler = BackgroundScheduler(timezone=ZoneInfo(timezone))

@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from crawler import __version__
 from crawler.diff import Findings
 from crawler.diff.licenses import detected_license, forge_spdx, license_reading
 from crawler.diff.names import Names, label_of
@@ -117,6 +118,7 @@ def build_report(
     with_errors = {e.project for e in errors}
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
+        "crawler_version": __version__,
         "audit": {
             "id": audit.id,
             "started_at": _iso(audit.started_at),

@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from crawler import untrusted
+from crawler import __version__, untrusted
 
-USER_AGENT = "crawler/0.1 (+https://github.com/; release and license audit)"
+USER_AGENT = f"crawler/{__version__} (+https://github.com/; release and license audit)"
 
 
 @dataclass(frozen=True)

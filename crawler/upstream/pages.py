@@ -57,6 +57,7 @@ ACCEPT = "text/html, application/xhtml+xml, text/markdown;q=0.9, text/plain;q=0.
 MAX_REDIRECTS = 5
 MAX_WORKERS = 16
 ALLOW_ENV = "CRAWLER_ALLOW_PRIVATE_ADDRESSES"
+PRIVATE_HINT = "set 'allow_private_addresses: true' under 'settings:' in sources.yaml"
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _SECRET_PARAM = re.compile(r"token|key|secret|sig|pass|auth|credential|session", re.IGNORECASE)
 _META_CHARSET = re.compile(rb"<meta[^>]{0,512}?charset\s*=\s*[\"']?\s*([A-Za-z0-9._:-]+)", re.I)
@@ -173,8 +174,7 @@ def check_url(url: str, *, allow_private: bool) -> None:
         if kind is not None:
             raise PageFetchError(
                 f"refusing to fetch {display_url(url)}: host {host!r} resolves to {ip}, a {kind} "
-                "address (server-side request forgery guard); to allow it set "
-                f"'allow_private_addresses: true' under 'settings:' in sources.yaml "
+                f"address (server-side request forgery guard); to allow it {PRIVATE_HINT} "
                 f"or {ALLOW_ENV}=1"
             )
 
@@ -253,10 +253,10 @@ class PageFetcher:
             if self._http is None:
                 import httpx
 
-                from crawler.upstream.deadline import DeadlineTransport
+                from crawler.upstream.network import client_transports
 
                 self._http = httpx.Client(
-                    transport=DeadlineTransport(),
+                    **client_transports(proxies=False),  # direct: see the module docstring
                     timeout=self._settings.timeout,
                     headers={"User-Agent": USER_AGENT},
                     follow_redirects=False,

@@ -203,13 +203,14 @@ class JsonApi:
         self._own_client = client is None
         import httpx
 
-        from crawler.upstream.deadline import DeadlineTransport
+        from crawler.upstream.network import client_transports
 
         self._client = client or httpx.Client(
             timeout=timeout,
             headers={"User-Agent": USER_AGENT},
             follow_redirects=False,
-            transport=DeadlineTransport(),  # the deadline covers headers, not only the body
+            # the deadline covers headers, not only the body; the environment's proxies and CA
+            **client_transports(),
         )
 
     @property
@@ -438,7 +439,6 @@ class JsonApi:
             ),
             url,
         )
-
 
     def _pause(self, exc: _Transient, url: str) -> None:
         """A rate limit that asks for a longer wait than we allow: the rest of this API's

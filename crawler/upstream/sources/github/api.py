@@ -43,6 +43,7 @@ from crawler.upstream.http import (
     redact,
     token_identity,
 )
+from crawler.upstream.network import ca_bundle
 from crawler.upstream.source import SourceDeferred, SourceError
 from crawler.upstream.sources.github import GitHubSettings
 from crawler.upstream.sources.github.transport import DeadlineAdapter, install_deadline
@@ -293,6 +294,7 @@ class GitHubApi:
                 # PyGithub's default 0.25 s per read and 1 s per POST would make it crawl
                 seconds_between_requests=None,
                 seconds_between_writes=None,
+                verify=ca_bundle() or True,  # REQUESTS_CA_BUNDLE or SSL_CERT_FILE
             )
             install_deadline(client, self._deadline)
             self._local.client = client
@@ -307,6 +309,7 @@ class GitHubApi:
         if session is None:
             session = requests.Session()
             session.headers.update({"User-Agent": USER_AGENT, "Accept": ACCEPT})
+            session.verify = ca_bundle() or True  # proxies: requests reads the environment
             if self._token:
                 session.headers["Authorization"] = f"token {self._token}"
             adapter = DeadlineAdapter(self._deadline, max_retries=0)

@@ -152,6 +152,14 @@ class DeadlineAdapter(HTTPAdapter):
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
 
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        """Through ``HTTP(S)_PROXY`` too: the proxy's connections are tracked the same way (a
+        SOCKS proxy's manager has pool classes of its own and keeps them)."""
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if not proxy.lower().startswith("socks"):
+            manager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+        return manager
+
     def send(self, request: PreparedRequest, *args: Any, **kwargs: Any) -> Response:
         sockets: list[socket.socket] = []
         fired = threading.Event()

@@ -20,6 +20,9 @@ FaultKind = Literal[
     "rate_429",
     "delay",
     "graphql_error",  # the fake GitHub's GraphQL only: 200 with an error and no data
+    # the fake GitHub's GraphQL only: the real answer with one field of some repositories null
+    # and an error whose path names it (GitHub's partial answer), or that field replaced
+    "graphql_partial",
 ]
 FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
 
@@ -38,6 +41,11 @@ class FaultRule:
     # carried (a proxy or server that echoes it), and the alias (path) it concerns, if any
     message: str = "Something went wrong while executing your query."
     alias: str | None = None
+    # graphql_partial: the field (dotted, inside each repository alias, or inside ``alias``
+    # only) made null with an error naming its path; or, when ``value`` is given, replaced
+    # by that value with no error (a wrong-typed answer)
+    field: str = "releases"
+    value: object = None
     fired: int = 0
 
 

@@ -646,10 +646,14 @@ class FakeGitHub(LoopbackService):
             if authenticated and (token is None or self.token not in (None, token)):
                 resp = _error(401, "Bad credentials")
                 authenticated = False
-            elif fault is not None and fault.kind not in ("delay", "truncate"):
+            elif fault is not None and fault.kind not in ("delay", "truncate", "graphql_partial"):
                 resp = self._fault_response(fault, path, authenticated, token)
             elif path in ("/graphql", "/api/graphql"):
                 resp, cost = self._graphql(method, body, authenticated)
+                if fault is not None and fault.kind == "graphql_partial":
+                    from crawler.fakes.github_graphql import partial
+
+                    resp.body = partial(resp.body, fault)
             elif path.startswith("/raw/"):
                 resp = self._raw(path)
             elif (answer := self._issues(method, target, body, token is not None)) is not None:

@@ -29,7 +29,14 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal, cast
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
-from crawler.fakes.faults import FAULT_KINDS, FaultKind, FaultPlan, FaultRule
+from crawler.fakes.faults import (
+    FAULT_KINDS,
+    RAW_KINDS,
+    FaultKind,
+    FaultPlan,
+    FaultRule,
+    send_raw_fault,
+)
 from crawler.fakes.github_issues import FakeComment, FakeIssue, IssueTracker
 from crawler.fakes.github_state import (
     FakeRelease,
@@ -639,6 +646,10 @@ class FakeGitHub(LoopbackService):
         if fault is not None and fault.kind == "reset":
             log(0)
             abort(handler)
+            return
+        if fault is not None and fault.kind in RAW_KINDS:
+            log(302 if fault.kind == "redirect" else 200)
+            send_raw_fault(handler, fault)
             return
         path = urlsplit(target).path
         cost = 0

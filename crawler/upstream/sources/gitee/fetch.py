@@ -24,6 +24,7 @@ from crawler.model import (
     ProjectStatus,
     Provenance,
 )
+from crawler.upstream.pages import private_addresses_allowed
 from crawler.upstream.rest import JsonApi
 from crawler.upstream.source import RepoFile, SourceContext, SourceDeferred, SourceError
 from crawler.upstream.sources.gitee import DEFAULT_API_URL, KIND, GiteeSettings, parse
@@ -59,6 +60,7 @@ class GiteeSource:
             deadline=context.common.request_deadline,
             auth_headers={"Authorization": f"Bearer {token}"} if token else None,
             sleep=context.sleep,
+            allow_private=private_addresses_allowed(context.common),
         )  # fmt: skip
         self._clock: Callable[[], str] = context.clock
         self._should_stop = context.should_stop

@@ -26,7 +26,7 @@ from crawler.config import (
 )
 from crawler.output import LogFormat, Output, configure_output
 from crawler.store import DEFAULT_DB_URL, Store
-from crawler.store.database import display_db_url, scrub_db_secrets
+from crawler.store.database import StoreError, display_db_url, scrub_db_secrets
 from crawler.store.lock import AuditLocked
 
 if TYPE_CHECKING:
@@ -213,6 +213,9 @@ def audit(
             )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
+    except StoreError as exc:  # the database's failure, said once (the lock is released)
+        _output().error(str(exc))
+        sys.exit(1)
     finally:
         store.close()
     sys.exit(outcome.exit_code)

@@ -5,12 +5,16 @@ Every test here failed on the main branch the issue was filed against."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
+import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -344,3 +348,203 @@ def test_ordinary_patterns_stay_far_below_the_compile_size_limit() -> None:
     assert expanded_size("(?:a{1000}){1000}") > MAX_EXPANDED_SIZE
     with pytest.raises(ValueError, match="repeats too much"):
         compile_pattern("(?:x{400}){400}")
+
+
+# -- items 3 and 6: a database that stops answering, or fails, in the middle of an audit --------
+
+
+class _PgProxy:
+    """A loopback TCP proxy in front of the real PostgreSQL. ``stall()``: it stops forwarding
+    (connections stay open, nothing passes, new ones hear nothing); ``resume()``: what was held
+    passes again. ``cut()``: every connection is reset; with ``refuse=True`` new ones too,
+    until ``resume()``."""
+
+    def __init__(self, port: int = 5432) -> None:
+        self._upstream = ("127.0.0.1", port)
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._flowing = threading.Event()
+        self._flowing.set()
+        self._refusing = False
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            if self._refusing:
+                _reset(client)
+                continue
+            server = socket.create_connection(self._upstream)
+            with self._lock:
+                self._open += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                self._flowing.wait()
+                sink.sendall(data)
+        except OSError:
+            pass
+        for sock in (source, sink):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def stall(self) -> None:
+        self._flowing.clear()
+
+    def cut(self, *, refuse: bool) -> None:
+        self._refusing = refuse
+        with self._lock:
+            held, self._open = self._open, []
+        for sock in held:
+            _reset(sock)
+
+    def resume(self) -> None:
+        self._refusing = False
+        self._flowing.set()
+
+    def close(self) -> None:
+        self.resume()
+        self._listener.close()
+        self.cut(refuse=False)
+
+
+def _reset(sock: socket.socket) -> None:
+    """Close at once (a thread blocked reading it wakes up: a plain close would not)."""
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.shutdown(socket.SHUT_RDWR)
+    sock.close()
+
+
+@pytest.fixture
+def pg_schema(pg_available: bool) -> Iterator[str]:
+    """A fresh schema on the real PostgreSQL; yields the database URL's query part for it."""
+    from sqlalchemy import create_engine, text
+
+    from tests.conftest import PG_URL
+
+    if not pg_available or "127.0.0.1:5432" not in PG_URL:
+        pytest.skip("PostgreSQL not reachable at 127.0.0.1:5432")
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(PG_URL)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    yield f"options=-csearch_path%3D{schema}"
+    with admin.begin() as conn:
+        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+    admin.dispose()
+
+
+def _pg_url(query: str, port: int = 5432) -> str:
+    return f"postgresql+psycopg://postgres@127.0.0.1:{port}/test?{query}"
+
+
+def _child_audit(
+    tmp_path: Path, db_url: str, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    unset = ("GITHUB_TOKEN", "GH_TOKEN", "CRAWLER_NOTIFY")
+    base = {k: v for k, v in os.environ.items() if k not in unset}
+    return subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "audit", "--db", db_url],
+        cwd=tmp_path,
+        env={**base, **env, "CRAWLER_DB_TIMEOUT": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,  # on the main branch a stalled database hung here for ever
+    )
+
+
+def _when_fired(rule: FaultRule, action: Callable[[], None]) -> threading.Thread:
+    """Run ``action`` once ``rule`` has fired (the audit is then in the middle of its work)."""
+
+    def watch() -> None:
+        while rule.fired == 0:
+            threading.Event().wait(0.01)
+        action()
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("failure", ["stall", "down", "blip"])
+def test_a_database_that_fails_mid_audit_ends_it_failed_with_one_clear_message(
+    tmp_path: Path, pg_schema: str, failure: str
+) -> None:
+    """The database stops answering (stall), goes away (down), or drops its connections once
+    (blip) while GitHub is being read: the audit ends with one message naming the database,
+    exit 1, no traceback, no SQL, no project blamed on GitHub; the lock is released and the
+    next audit finds the first night's state intact (nothing 'new')."""
+    from sqlalchemy import create_engine, text
+
+    from crawler.store.schema import advisory_key
+
+    (tmp_path / "sources.yaml").write_text(THREE)
+    direct = _pg_url(pg_schema)
+    rule = FaultRule("delay", path=r"^/repos/org/beta$", delay=0.3)
+    proxy = _PgProxy()
+    try:
+        with FakeGitHub(_state(), faults=FaultPlan(rules=[rule])) as server:
+            rule.fired = rule.times  # the first night is not disturbed
+            first = _child_audit(tmp_path, direct, server.env())
+            assert first.returncode == 0, first.stderr[-3000:]
+            rule.fired = 0
+            action = {
+                "stall": proxy.stall,
+                "down": lambda: proxy.cut(refuse=True),
+                "blip": lambda: proxy.cut(refuse=False),
+            }[failure]
+            _when_fired(rule, action)
+            second = _child_audit(tmp_path, _pg_url(pg_schema, proxy.port), server.env())
+            proxy.resume()  # the database is back
+            assert rule.fired == 1
+            err = second.stderr
+            assert second.returncode == 1, err[-3000:]
+            assert "Traceback" not in err and "[SQL" not in err and "SELECT" not in err.upper()
+            assert "GitHub project" not in err
+            [message] = [line for line in err.splitlines() if line.startswith("error: ")]
+            assert message.startswith("error: audit #2 failed: the database failed while ")
+            recorded = "It is recorded as failed" in message
+            assert recorded == (failure == "blip"), message
+            assert message.endswith("Nothing was delivered; the next audit reports these "
+                                    "findings again.")  # fmt: skip
+
+            engine = create_engine(direct)
+            try:
+                for _ in range(100):  # the stalled session ends once what it held passes
+                    with engine.connect() as conn:
+                        key = advisory_key(conn, "audit")
+                        held = conn.scalar(
+                            text("select count(*) from pg_locks where locktype = 'advisory'"
+                                 " and classid::bigint = :hi and objid::bigint = :lo"),
+                            {"hi": (key >> 32) & 0xFFFFFFFF, "lo": key & 0xFFFFFFFF},
+                        )  # fmt: skip
+                    if not held:
+                        break
+                    threading.Event().wait(0.1)
+                assert not held, "the audit lock is still held"
+                with engine.connect() as conn:
+                    rows = conn.execute(text("select id, status from audits order by id")).all()
+            finally:
+                engine.dispose()
+            second_status = "failed" if failure == "blip" else "running"
+            assert [tuple(r) for r in rows] == [(1, "complete"), (2, second_status)]
+
+            third = _child_audit(tmp_path, direct, server.env())
+    finally:
+        proxy.close()
+    assert third.returncode == 0, third.stderr[-3000:]
+    report = json.loads((tmp_path / "reports" / "latest" / "report.json").read_text())
+    assert (report["audit"]["baseline_audit_id"], _changes(report), report["errors"]) == (
+        1,
+        [],
+        [],
+    )

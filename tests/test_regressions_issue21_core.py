@@ -551,3 +551,41 @@ def test_a_database_that_fails_mid_audit_ends_it_failed_with_one_clear_message(
         [],
         [],
     )
+
+
+def test_a_sqlite_failure_mid_audit_is_the_stores_error(tmp_path: Path) -> None:
+    """SQLite: the cache table disappears while GitHub is read (another program broke the
+    file): one message naming the database, exit 1, nothing blamed on GitHub, the audit
+    recorded as failed, the lock row cleared."""
+    import sqlite3
+
+    (tmp_path / "sources.yaml").write_text(THREE)
+    path = tmp_path / "crawler.sqlite"
+    rule = FaultRule("delay", path=r"^/repos/org/beta$", delay=0.3)
+
+    def break_cache() -> None:
+        with contextlib.closing(sqlite3.connect(path, timeout=10)) as conn:
+            conn.execute("drop table http_cache")
+            conn.commit()
+
+    with FakeGitHub(_state(), faults=FaultPlan(rules=[rule])) as server:
+        rule.fired = rule.times
+        first = _child_audit(tmp_path, f"sqlite:///{path}", server.env())
+        assert first.returncode == 0, first.stderr[-3000:]
+        rule.fired = 0
+        _when_fired(rule, break_cache)
+        second = _child_audit(tmp_path, f"sqlite:///{path}", server.env())
+    err = second.stderr
+    assert second.returncode == 1, err[-3000:]
+    assert "Traceback" not in err and "[SQL" not in err and "GitHub project" not in err
+    [message] = [line for line in err.splitlines() if line.startswith("error: ")]
+    doing = "reading" if "while reading" in message else "writing"  # whichever came first
+    assert message == (
+        f"error: audit #2 failed: the database failed while {doing} the HTTP cache: no such "
+        "table: http_cache. It is recorded as failed, with what it had fetched. Nothing was "
+        "delivered; the next audit reports these findings again."
+    )
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        audits = conn.execute("select id, status from audits order by id").fetchall()
+        locks = conn.execute("select count(*) from audit_lock").fetchone()
+    assert (audits, locks) == ([(1, "complete"), (2, "failed")], (0,))

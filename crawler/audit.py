@@ -14,13 +14,14 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+from sqlalchemy.exc import SQLAlchemyError
 
 from crawler.config import Config, ConfigError, ProjectSpec
 from crawler.diff import DiffRules, Findings, Tracked, diff_audit
@@ -39,6 +40,7 @@ from crawler.model import (
 from crawler.report.json_report import AuditHeader, build_report
 from crawler.report.markdown import render_markdown
 from crawler.store import AuditInfo, Store
+from crawler.store.database import StoreError, describe_db_error
 from crawler.store.lock import AuditLockLost
 from crawler.upstream.http import redact
 from crawler.upstream.pages import PageFetcher
@@ -264,6 +266,8 @@ def run_audit(
             config, store, reports_dir, env=env, only=only, sleep=sleep,
             should_stop=should_stop, allow_removals=allow_removals, progress=progress,
         )  # fmt: skip
+    except SQLAlchemyError as exc:  # before the audit began, or while it was marked failed
+        raise StoreError(f"the audit failed: {store.failed('starting the audit', exc)}") from None
     finally:
         gc.unfreeze()
 
@@ -296,7 +300,11 @@ def _run_audit(
         return _iso(_now())
 
     web = PageFetcher(config.settings, store)
-    stop = should_stop or (lambda: False)
+    asked_to_stop = should_stop or (lambda: False)
+
+    def stop() -> bool:  # asked to, or the database failed: nothing could be recorded
+        return asked_to_stop() or store.failure is not None
+
     gatherer = Gatherer(
         web,
         clock,
@@ -317,13 +325,15 @@ def _run_audit(
         finally:
             sources.close()
     except Exception as exc:  # a defect outside any one project: never leak a token
-        store.finish_audit(audit_id, [], "failed", _now(), None, {})
+        _record_failed(store, audit_id, [])
         raise RuntimeError(redact(f"audit {audit_id} failed: {exc}", *secrets)) from None
     finally:
         web.close()
+    if store.failure is not None:
+        raise StoreError(_store_failed(store, audit_id, results.values()))
 
     results = {spec.name: results[spec.name] for spec in specs}  # sources.yaml order
-    stopped = stop()
+    stopped = asked_to_stop()
     names = source_names()
     rules = DiffRules(
         now=started, names=names, channel_grace=timedelta(days=config.settings.channel_grace_days)
@@ -379,10 +389,37 @@ def _run_audit(
         report_error = f"could not write the report under {reports_dir}: {exc.strerror or exc}"
         status = "failed"
         log.error("%s", report_error)
-    store.finish_audit(
-        audit_id, results.values(), status, finished, baseline.id if baseline else None, stats
-    )
+    try:
+        store.finish_audit(
+            audit_id, results.values(), status, finished, baseline.id if baseline else None, stats
+        )
+    except SQLAlchemyError as exc:
+        store.failed("recording the audit", exc)
+        raise StoreError(_store_failed(store, audit_id, results.values())) from None
     return AuditOutcome(audit_id, status, report, report_dir, report_error)
+
+
+def _record_failed(store: Store, audit_id: int, results: Iterable[ProjectResult]) -> str:
+    """Mark the audit failed, keeping what it learnt (a failed audit is never a baseline);
+    how that went, in a sentence."""
+    try:
+        store.finish_audit(audit_id, results, "failed", _now(), None, {})
+    except SQLAlchemyError as exc:
+        reason = describe_db_error(exc, store.url)
+        return (
+            f"It could not be marked failed either ({reason}): it stays 'running', which no "
+            "later audit uses as a baseline."
+        )
+    return "It is recorded as failed, with what it had fetched."
+
+
+def _store_failed(store: Store, audit_id: int, results: Iterable[ProjectResult]) -> str:
+    """The one message of an audit the database failed under (the upstream is not blamed)."""
+    recorded = _record_failed(store, audit_id, results)
+    return (
+        f"audit #{audit_id} failed: {store.failure}. {recorded} Nothing was delivered; the "
+        "next audit reports these findings again."
+    )
 
 
 # -- re-rendering stored audits -------------------------------------------------------------------

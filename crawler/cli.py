@@ -40,6 +40,7 @@ from crawler.config import (
 )
 from crawler.output import LogFormat, Output, configure_output
 from crawler.store import DEFAULT_DB_URL, Store
+from crawler.store.database import StoreError
 from crawler.store.lock import AuditLocked
 
 if TYPE_CHECKING:
@@ -210,6 +211,9 @@ def audit(
             )
     except ConfigError as exc:
         raise Failure(str(exc)) from None
+    except StoreError as exc:  # the database's failure, said once (the lock is released)
+        _output().error(str(exc))
+        sys.exit(1)
     finally:
         store.close()
     sys.exit(fail_on_exit(outcome.report, fail_on) or outcome.exit_code)

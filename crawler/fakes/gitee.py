@@ -29,7 +29,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from crawler.fakes.faults import FaultPlan, FaultRule
+from crawler.fakes.faults import RAW_KINDS, FaultPlan, FaultRule, send_raw_fault
 from crawler.fakes.gitee_state import (
     Answer,
     GiteeRelease,
@@ -177,6 +177,11 @@ class FakeGitee(LoopbackService):
             if served is not None:
                 log(served)
                 return
+
+        if fault is not None and fault.kind in RAW_KINDS:
+            log(302 if fault.kind == "redirect" else 200)
+            send_raw_fault(handler, fault)
+            return
         if authenticated and self.token is not None and given != self.token:
             answer = Answer(401, {"message": "401 Unauthorized: Access token does not exist"})
         elif fault is not None and fault.kind not in ("delay", "truncate"):

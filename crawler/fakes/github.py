@@ -29,7 +29,14 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal, cast
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
-from crawler.fakes.faults import FAULT_KINDS, FaultKind, FaultPlan, FaultRule
+from crawler.fakes.faults import (
+    FAULT_KINDS,
+    RAW_KINDS,
+    FaultKind,
+    FaultPlan,
+    FaultRule,
+    send_raw_fault,
+)
 from crawler.fakes.github_issues import FakeComment, FakeIssue, IssueTracker
 from crawler.fakes.github_state import (
     FakeRelease,
@@ -644,6 +651,10 @@ class FakeGitHub(LoopbackService):
             log(0)
             abort(handler)
             return
+        if fault is not None and fault.kind in RAW_KINDS:
+            log(302 if fault.kind == "redirect" else 200)
+            send_raw_fault(handler, fault)
+            return
         path = urlsplit(target).path
         cost = 0
         if self.recorded is not None:
@@ -655,10 +666,14 @@ class FakeGitHub(LoopbackService):
             if authenticated and (token is None or self.token not in (None, token)):
                 resp = _error(401, "Bad credentials")
                 authenticated = False
-            elif fault is not None and fault.kind not in ("delay", "truncate"):
+            elif fault is not None and fault.kind not in ("delay", "truncate", "graphql_partial"):
                 resp = self._fault_response(fault, path, authenticated, token)
             elif path in ("/graphql", "/api/graphql"):
                 resp, cost = self._graphql(method, body, authenticated)
+                if fault is not None and fault.kind == "graphql_partial":
+                    from crawler.fakes.github_graphql import partial
+
+                    resp.body = partial(resp.body, fault)
             elif path.startswith("/raw/"):
                 resp = self._raw(path)
             elif (answer := self._issues(method, target, body, token is not None)) is not None:

@@ -28,7 +28,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
-from crawler.fakes.faults import FaultPlan, FaultRule
+from crawler.fakes.faults import RAW_KINDS, FaultPlan, FaultRule, send_raw_fault
 from crawler.fakes.gitlab_state import (
     DEMO_CONFIG,
     DEMO_NOW,
@@ -184,6 +184,11 @@ class FakeGitLab(LoopbackService):
             if served is not None:
                 log(served)
                 return
+
+        if fault is not None and fault.kind in RAW_KINDS:
+            log(302 if fault.kind == "redirect" else 200)
+            send_raw_fault(handler, fault)
+            return
         remaining, reset = self._charge()
         try:
             if given and given != self.token:

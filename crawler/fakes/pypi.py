@@ -37,7 +37,7 @@ from urllib.parse import unquote, urlsplit
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from crawler.fakes.faults import FaultPlan, FaultRule
+from crawler.fakes.faults import RAW_KINDS, FaultPlan, FaultRule, send_raw_fault
 from crawler.fakes.replay import Recordings
 from crawler.fakes.server import FakeServer, LoopbackService, abort, send_answer
 
@@ -348,6 +348,10 @@ class FakePyPI(LoopbackService):
             if served is not None:
                 log(served)
                 return
+        if fault is not None and fault.kind in RAW_KINDS:
+            log(302 if fault.kind == "redirect" else 200)
+            send_raw_fault(handler, fault)
+            return
         try:
             resp = self._limited() or (
                 self._fault(fault) if fault and fault.kind not in ("delay", "truncate") else None

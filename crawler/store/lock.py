@@ -28,6 +28,7 @@ from sqlalchemy import Connection, Engine, Table, delete, insert, select, text, 
 from sqlalchemy.exc import IntegrityError
 
 from crawler.store.schema import advisory_key
+from crawler.store.stall import describe_error
 from crawler.store.tables import AuditLockRow
 
 log = logging.getLogger(__name__)
@@ -176,7 +177,7 @@ class AuditLock:
             try:
                 self._connection.execute(text("select pg_advisory_unlock(:k)"), {"k": self._key})
             except Exception as exc:
-                log.warning("could not release the advisory lock: %s", exc)
+                log.warning("could not release the advisory lock: %s", describe_error(exc))
             finally:  # closing the physical connection frees any session lock left
                 self._connection.invalidate()
                 self._connection.close()
@@ -187,7 +188,7 @@ class AuditLock:
                     delete(_TABLE).where(_TABLE.c.name == LOCK_NAME, _TABLE.c.token == self.token)
                 )
         except Exception as exc:  # the audit's outcome matters more than the bookkeeping
-            log.warning("could not clear the audit lock row: %s", exc)
+            log.warning("could not clear the audit lock row: %s", describe_error(exc))
 
     # -- the lease ----------------------------------------------------------------------------
 
@@ -236,7 +237,7 @@ class AuditLock:
                 if not self.renew():
                     return
             except Exception as exc:  # a busy or briefly unreachable database: try again
-                log.warning("audit lock heartbeat failed: %s", exc)
+                log.warning("audit lock heartbeat failed: %s", describe_error(exc))
 
     # -- SQLite and others: the row is the lock -------------------------------------------------
 

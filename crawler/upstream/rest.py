@@ -72,6 +72,8 @@ class ApiSettings(BaseModel):
     retry_base_delay: float = Field(default=1.0, ge=0)
     budget_reserve: int = Field(default=0, ge=0)  # requests kept unspent
     concurrency: int = Field(default=2, ge=1, le=8)  # requests in flight to this API
+    # one answer's size once decompressed: a larger one is an error of that project
+    answer_size_limit: int = Field(default=32 * 2**20, ge=2**16)
 
 
 @dataclass
@@ -179,6 +181,7 @@ class JsonApi:
         accept: str = "application/json",
         sleep: Callable[[float], None] = time.sleep,
         client: httpx.Client | None = None,
+        allow_private: bool = False,
     ) -> None:
         self.name = name  # for messages: "Gitee", "GitLab", "PyPI"
         self.base_url = base_url.rstrip("/")
@@ -200,6 +203,7 @@ class JsonApi:
         self.usage = ApiUsage()
         self._unanswered = 0  # requests in a row given up without any HTTP answer
         self._paused: tuple[float, str] | None = None  # (monotonic end, why): a long Retry-After
+        self._allow_private = allow_private  # redirects to private addresses (the page guard)
         self._own_client = client is None
         import httpx
 
@@ -331,13 +335,15 @@ class JsonApi:
                 sent = headers if own else {k: v for k, v in headers.items()
                                             if k not in self._auth_headers}  # fmt: skip
                 params = self._auth_params if own and self._auth_params else None
+                if not own:
+                    self._check_redirect(current, url)
                 with self._client.stream("GET", current, headers=sent, params=params) as response:
                     answered = True
                     location = response.headers.get("location")
                     if response.status_code in (301, 302, 303, 307, 308) and location:
                         current = self._strip_credentials(str(response.url.join(location)))
                         continue
-                    body = response.read()  # bounded by the request's deadline
+                    body = self._read_capped(response, url)  # bounded by the deadline too
                     break
             else:
                 raise SourceError(f"more than {MAX_REDIRECTS} redirects from {self.name}", url)
@@ -377,6 +383,43 @@ class JsonApi:
         if status == 403 and self.budget.remaining == 0:
             raise SourceDeferred(f"{self.name} rate limit reached (HTTP {status})", url, status)
         return status, answer, body
+
+    def _check_redirect(self, target: str, url: str) -> None:
+        """A redirect away from the API's own host goes through the page fetcher's guard: no
+        private, loopback or link-local address (169.254.169.254) unless allowed."""
+        from crawler.upstream.pages import PageFetchError, check_url
+
+        if urlsplit(target).hostname == urlsplit(self.base_url).hostname:
+            return  # the configured host itself (another port or path of it)
+        try:
+            check_url(target, allow_private=self._allow_private)
+        except PageFetchError as exc:
+            raise SourceError(f"{self.name} redirected to a refused address: {exc}", url) from None
+
+    def _read_capped(self, response: httpx.Response, url: str) -> bytes:
+        """The body, decompressed, refused once it passes ``answer_size_limit`` (counted as it
+        streams in: a small gzip bomb is stopped at the limit, not after it expanded)."""
+        limit = self._settings.answer_size_limit
+        hint = f"raise {self.name.split()[0].lower()}.answer_size_limit in sources.yaml"
+        length = response.headers.get("content-length", "").strip()
+        if length.isdigit() and int(length) > limit:
+            raise SourceError(
+                f"{self.name} answer is {int(length)} bytes, over the answer size limit of "
+                f"{limit} bytes ({hint} if it is legitimate)",
+                url,
+            )
+        chunks: list[bytes] = []
+        total = 0
+        for chunk in response.iter_bytes():
+            total += len(chunk)
+            if total > limit:
+                raise SourceError(
+                    f"{self.name} answer is larger than the answer size limit of {limit} bytes "
+                    f"once decompressed (stopped reading; {hint} if it is legitimate)",
+                    url,
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     def _parse(self, body: bytes, expect: type, url: str) -> Any:
         try:

@@ -46,7 +46,11 @@ from crawler.upstream.http import (
 from crawler.upstream.network import ca_bundle
 from crawler.upstream.source import SourceDeferred, SourceError
 from crawler.upstream.sources.github import GitHubSettings
-from crawler.upstream.sources.github.transport import DeadlineAdapter, install_deadline
+from crawler.upstream.sources.github.transport import (
+    AnswerRefused,
+    DeadlineAdapter,
+    install_deadline,
+)
 
 if TYPE_CHECKING:
     from github import Github
@@ -254,8 +258,10 @@ class GitHubApi:
         timeout: float = 30.0,
         deadline: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        allow_private: bool = False,
     ) -> None:
         self.api_url = api_url.rstrip("/")
+        self.allow_private = allow_private  # redirects to private addresses (the page guard)
         self.graphql_url = graphql_url(self.api_url)
         self.authenticated = bool(token)
         self._token = token
@@ -296,11 +302,19 @@ class GitHubApi:
                 seconds_between_writes=None,
                 verify=ca_bundle() or True,  # REQUESTS_CA_BUNDLE or SSL_CERT_FILE
             )
-            install_deadline(client, self._deadline)
+            install_deadline(client, self._deadline, **self._guards())
             self._local.client = client
             with self._clients_lock:
                 self._clients.append(client)
         return client.requester
+
+    def _guards(self) -> dict[str, Any]:
+        """The transport's answer size limit and redirect guard (transport.DeadlineAdapter)."""
+        return {
+            "size_limit": self._settings.answer_size_limit,
+            "home": urlsplit(self.api_url).hostname,
+            "allow_private": self.allow_private,
+        }
 
     def _session(self) -> requests.Session:
         """This thread's plain session, for GraphQL and /rate_limit: PyGithub's headers (token,
@@ -312,7 +326,7 @@ class GitHubApi:
             session.verify = ca_bundle() or True  # proxies: requests reads the environment
             if self._token:
                 session.headers["Authorization"] = f"token {self._token}"
-            adapter = DeadlineAdapter(self._deadline, max_retries=0)
+            adapter = DeadlineAdapter(self._deadline, max_retries=0, **self._guards())
             session.mount("http://", adapter)
             session.mount("https://", adapter)
             self._local.session = session
@@ -519,6 +533,8 @@ class GitHubApi:
                 status, resp_headers, body = self._requester().requestJson(
                     verb, path, headers=headers, input=input
                 )
+        except AnswerRefused as exc:  # too large, or a refused address: not worth a retry
+            raise GitHubError(_cut(self._redact(str(exc))), url) from None
         except Exception as exc:  # connection reset, timeout, deadline, protocol error
             message = _cut(self._redact(_transport_message(exc)))
             raise _Transient(message, unreachable=not _answered(exc)) from None

@@ -23,6 +23,7 @@ from typing import Any
 from crawler.config import Location, ProjectSpec
 from crawler.model import ProjectResult, ProjectSnapshot, ProjectStatus
 from crawler.upstream.guard import deferred, failed
+from crawler.upstream.pages import private_addresses_allowed
 from crawler.upstream.source import RepoFile, SourceContext
 from crawler.upstream.sources.github import (
     DEFAULT_API_URL,
@@ -216,6 +217,7 @@ class GitHubSource:
             timeout=context.common.timeout,
             deadline=context.common.request_deadline,
             sleep=context.sleep,
+            allow_private=private_addresses_allowed(context.common),
         )
         self.api.project_deadline = context.common.project_deadline
         self._fetcher = GitHubFetcher(

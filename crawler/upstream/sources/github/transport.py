@@ -141,12 +141,67 @@ class _HTTPSPool(HTTPSConnectionPool):
     ConnectionCls = _TrackedHTTPSConnection
 
 
-class DeadlineAdapter(HTTPAdapter):
-    """An HTTPAdapter whose every ``send`` ends by ``deadline`` seconds, answer or not."""
+class AnswerRefused(RequestsConnectionError):
+    """An answer not read: larger than the size limit, or from a refused address."""
 
-    def __init__(self, deadline: float, **kwargs: Any) -> None:
+
+class DeadlineAdapter(HTTPAdapter):
+    """An HTTPAdapter whose every ``send`` ends by ``deadline`` seconds, answer or not; with
+    ``size_limit``, a body that passes it once decompressed is refused as it streams in; with
+    ``home``, a request to any other host (a redirect) goes through the page fetcher's guard
+    against private addresses first."""
+
+    def __init__(
+        self,
+        deadline: float,
+        *,
+        size_limit: int | None = None,
+        home: str | None = None,
+        allow_private: bool = False,
+        **kwargs: Any,
+    ) -> None:
         self.deadline = deadline
+        self.size_limit = size_limit
+        self.home = home
+        self.allow_private = allow_private
         super().__init__(**kwargs)
+
+    def _check_host(self, url: str) -> None:
+        from urllib.parse import urlsplit
+
+        from crawler.upstream.pages import PageFetchError, check_url
+
+        if self.home is None or urlsplit(url).hostname == self.home:
+            return
+        try:
+            check_url(url, allow_private=self.allow_private)
+        except PageFetchError as exc:
+            raise AnswerRefused(f"GitHub redirected to a refused address: {exc}") from None
+
+    def _read_capped(self, response: Response) -> None:
+        """Read the body now, decompressed, counting; refuse it past the size limit."""
+        if self.size_limit is None:
+            _ = response.content
+            return
+        limit = self.size_limit
+        hint = "raise github.answer_size_limit in sources.yaml if it is legitimate"
+        length = response.headers.get("content-length", "").strip()
+        chunks: list[bytes] = []
+        total = int(length) if length.isdigit() else 0
+        if total <= limit:
+            total = 0
+            for chunk in response.iter_content(chunk_size=64 * 1024):
+                total += len(chunk)
+                if total > limit:
+                    break
+                chunks.append(chunk)
+        if total > limit:
+            response.close()
+            raise AnswerRefused(
+                f"GitHub's answer is larger than the answer size limit of {limit} bytes once "
+                f"decompressed (stopped reading; {hint})"
+            )
+        response._content = b"".join(chunks)  # what ``response.content`` would have read
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
@@ -173,9 +228,12 @@ class DeadlineAdapter(HTTPAdapter):
         _active.sockets = sockets
         timer = _WATCHDOG.alarm(self.deadline, expire)
         try:
+            self._check_host(str(request.url))
             response = super().send(request, *args, **kwargs)
             if not kwargs.get("stream"):
-                _ = response.content  # the body too, inside the deadline
+                self._read_capped(response)  # the body too, inside the deadline
+        except AnswerRefused:
+            raise
         except Exception as exc:
             if fired.is_set():
                 raise DeadlineExceeded(
@@ -201,8 +259,9 @@ def _drop_garbled_rate_headers(response: Response) -> None:
             del response.headers[name]
 
 
-def install_deadline(github: Any, deadline: float) -> bool:
-    """Mount the deadline on a PyGithub client's HTTP session. PyGithub keeps that session on
+def install_deadline(github: Any, deadline: float, **options: Any) -> bool:
+    """Mount the deadline (and the adapter's other ``options``) on a PyGithub client's HTTP
+    session. PyGithub keeps that session on
     a private connection object; if a future version moves it, the audit still runs, with
     only the read timeout, and says so in the log."""
     requester = getattr(github, "requester", None)
@@ -215,7 +274,7 @@ def install_deadline(github: Any, deadline: float) -> bool:
     if session is None:
         log.warning("PyGithub's session is not reachable: GitHub requests have no deadline")
         return False
-    adapter = DeadlineAdapter(deadline, max_retries=0)
+    adapter = DeadlineAdapter(deadline, max_retries=0, **options)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return True

@@ -546,8 +546,16 @@ def extract_table(
 
 
 def page_text(soup: BeautifulSoup | Tag, limit: int | None = MAX_TEXT_CHARS) -> str:
-    """The normalised text of a page or block (``get_text(" ")``, whitespace collapsed)."""
-    return normalise_text(soup.get_text(" "), limit)
+    """The normalised text of a page or block, whitespace collapsed; an image reads as its
+    alt text, as in a cell (a row of vendor logos names the vendors)."""
+    parts: list[str] = []
+    for node in soup.descendants:
+        if isinstance(node, NavigableString):
+            if not isinstance(node, _NON_TEXT):
+                parts.append(str(node))
+        elif isinstance(node, Tag) and node.name == "img":
+            parts.append(_attr(node, "alt"))
+    return normalise_text(" ".join(parts), limit)
 
 
 def extract_pins(

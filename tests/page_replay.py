@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,7 @@ import pytest
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import run_audit
 from crawler.config import Config
-from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
-from crawler.fakes.pages import FakePageServer
+from crawler.fakes.github import FakeRelease, FakeRepo, GitHubState
 from crawler.store import Store
 
 REPLAY = Path(
@@ -112,21 +110,6 @@ class Nights:
         return outcome.report
 
 
-@pytest.fixture
-def nights(db_url: str, tmp_path: Path) -> Iterator[Nights]:
-    store = Store(db_url)
-    try:
-        yield Nights(store, tmp_path / "reports")
-    finally:
-        store.close()
-
-
-@pytest.fixture
-def site() -> Iterator[FakePageServer]:
-    with FakePageServer() as server:
-        yield server
-
-
 def github_repo(owner: str, name: str, revision: Revision, path: str) -> GitHubState:
     """A repository whose file ``path`` holds tonight's revision (and whose head is its
     commit); everything else stays the same night after night."""
@@ -148,6 +131,3 @@ def github_repo(owner: str, name: str, revision: Revision, path: str) -> GitHubS
             )
         ]
     )
-
-
-ServeNight = Callable[[Revision], None]

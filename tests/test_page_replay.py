@@ -11,6 +11,8 @@ listed must report nothing. A night whose page lacks the watched table is an err
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,19 +21,27 @@ import yaml
 from crawler.config import parse_config
 from crawler.fakes.github import FakeGitHub
 from crawler.fakes.pages import FakePageServer
-from tests.page_replay import (  # noqa: F401  (nights, site: fixtures)
-    Nights,
-    github_repo,
-    needs_replay,
-    nights,
-    observe,
-    other_kinds,
-    revisions,
-    site,
-)
+from crawler.store import Store
+from tests.page_replay import Nights, github_repo, needs_replay, observe, other_kinds, revisions
 from tests.test_config import ROOT
 
 pytestmark = needs_replay
+
+
+@pytest.fixture
+def nights(db_url: str, tmp_path: Path) -> Iterator[Nights]:
+    store = Store(db_url)
+    try:
+        yield Nights(store, tmp_path / "reports")
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def site() -> Iterator[FakePageServer]:
+    with FakePageServer() as server:
+        yield server
+
 
 SITE_CONFIG = """
 settings: {{allow_private_addresses: true}}
@@ -95,7 +105,8 @@ BRANCHES: dict[int, dict[str, Any]] = {
 
 BACKENDS: dict[int, dict[str, Any]] = {
     # before 2026-08 the README had a "Tested Devices" list, no table: an error, not a removal
-    **{n: _layout("backends", "heading 'Platform and Backend Support' not found") for n in (1, 2, 3, 4)},
+    **{n: _layout("backends", "heading 'Platform and Backend Support' not found")
+       for n in (1, 2, 3, 4)},
     6: {"backends": {"cells": _cells("AMD ROCm/HIP / hip | Notes")}},  # ROCm CI note rewritten
 }  # fmt: skip
 
@@ -175,7 +186,8 @@ FEATURES: dict[int, dict[str, Any]] = {
         f"Sleep Mode | {NEXT}",
     )}},
     # re-aligned; three features back to Experimental
-    18: {"features": {"cells": _cells("Beam search | Status", "LoRA | Status", "Pooling | Status")}},
+    18: {"features": {"cells": _cells("Beam search | Status", "LoRA | Status",
+                                      "Pooling | Status")}},
     # two reference-style links now point elsewhere (cell changes); a key re-capitalised
     19: {"features": {
         "cells": _cells(f"Chunked Prefill | {NEXT}", f"Multi Modality | {NEXT}",
@@ -199,10 +211,12 @@ FLASHINFER = {
     2: _layout("gpus", "no table under heading 'GPU Support' before the next heading"),
     # "GPU and CUDA Support": not the "GPU Support" asked for, even though it contains it
     3: _layout("gpus", "heading 'GPU Support' not found"),
-    6: {"gpus": {  # Jetson Thor moved to its own SM 11.0 row
-        "cells": _cells("Blackwell / SM 12.0, 12.1 | Example GPUs"),
-        "rows_added": ["Blackwell / SM 11.0"],
-    }},
+    6: {
+        "gpus": {  # Jetson Thor moved to its own SM 11.0 row
+            "cells": _cells("Blackwell / SM 12.0, 12.1 | Example GPUs"),
+            "rows_added": ["Blackwell / SM 11.0"],
+        }
+    },
     7: {"pin cuda": ("12.6, 12.8, 13.0, 13.1", "12.9, 13.0, and 13.4 (PyTorch nightly)")},
 }
 
@@ -299,13 +313,16 @@ SPECS: dict[str, tuple[str, dict[int, dict[str, Any]]]] = {
         BACKENDS,
     ),
     "vllm-project__vllm-ascend/README.md": (
-        TABLE.format("branches", "heading: Branch", "Branch"), BRANCHES,
+        TABLE.format("branches", "heading: Branch", "Branch"),
+        BRANCHES,
     ),
     "vllm-project__vllm-ascend/docs__source__user_guide__support_matrix__supported_features.md": (
-        TABLE.format("features", "selector: table", "Feature"), FEATURES,
+        TABLE.format("features", "selector: table", "Feature"),
+        FEATURES,
     ),
     "ROCm__aiter/README.md": (
-        TABLE.format("hardware", "heading: Supported Hardware", "GPU"), AITER,
+        TABLE.format("hardware", "heading: Supported Hardware", "GPU"),
+        AITER,
     ),
     "flashinfer-ai__flashinfer/README.md": (
         TABLE.format("gpus", "heading: GPU Support", "Architecture, Compute Capability")
@@ -313,14 +330,17 @@ SPECS: dict[str, tuple[str, dict[int, dict[str, Any]]]] = {
         FLASHINFER,
     ),
     "flagos-ai__FlagGems/README.md": (
-        TABLE.format("platforms", "heading: Supported Platforms", "vendor"), FLAGGEMS,
+        TABLE.format("platforms", "heading: Supported Platforms", "vendor"),
+        FLAGGEMS,
     ),
     # three revisions; only the paragraph above the table and the legend changed
     "flagos-ai__FlagGems/docs__content__en__overview__platforms.md": (
-        TABLE.format("platforms", "heading: Platforms Supported", "Vendor"), {},
+        TABLE.format("platforms", "heading: Platforms Supported", "Vendor"),
+        {},
     ),
     "Deep-Spark__DeepSparkInference/README.md": (
-        TABLE.format("llm", "heading: 大语言模型（LLM）", "Model, Engine"), DEEPSPARK,
+        TABLE.format("llm", "heading: 大语言模型（LLM）", "Model, Engine"),
+        DEEPSPARK,
     ),
     "mlc-ai__mlc-llm/README.md": (
         TABLE.format(
@@ -331,7 +351,8 @@ SPECS: dict[str, tuple[str, dict[int, dict[str, Any]]]] = {
     # the "Supported Hardware" section is a grid of vendor logos (names only in alt text):
     # watched as text, the first table after the <h2> (inside a <div> in early revisions)
     "kvcache-ai__Mooncake/README.md": (
-        "text: 'h2#supported-hardware ~ table, h2#supported-hardware ~ div table'", MOONCAKE,
+        "text: 'h2#supported-hardware ~ table, h2#supported-hardware ~ div table'",
+        MOONCAKE,
     ),
 }
 

@@ -83,7 +83,7 @@ _MARKS: dict[str, tuple[str, ...]] = {
     "in progress": (":construction:", ":warning:", ":soon:", ":hourglass_flowing_sand:",
                     "🚧", "⚠", "🔜", "⏳"),
 }
-# √ and × are also maths ("4×200 Gbps"): a mark only when no letter or digit touches it
+# √ and × are also maths ("4×200 Gbps", "8 × H100"): a mark only away from numbers and words
 _BARE_MARKS = {"√": "yes", "×": "no"}
 # Marks whose meaning each page gives in its own legend ("🟢 Functional", "🟡 Planned"): beside
 # a word they only colour it and are dropped; alone in a cell they read as their name.
@@ -95,7 +95,7 @@ _LEGEND_MARKS = {
 _MARK_RE = re.compile(
     "|".join(re.escape(m) for ms in _MARKS.values() for m in ms)
     + "|"
-    + "|".join(rf"(?<![\w.]){re.escape(m)}(?![\w.])" for m in _BARE_MARKS)
+    + "|".join(rf"(?<![\w.])(?<![\d.] ){re.escape(m)}(?![\w.])(?! \d)" for m in _BARE_MARKS)
 )
 _MARK_WORD = {m: word for word, ms in _MARKS.items() for m in ms} | _BARE_MARKS
 _LEGEND_RE = re.compile("|".join(map(re.escape, _LEGEND_MARKS)))
@@ -245,9 +245,7 @@ def is_markdown(location: str | None, content_type: str | None) -> bool:
     return path.endswith((".md", ".markdown"))
 
 
-def _html_inline(
-    renderer: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any
-) -> str:
+def _html_inline(renderer: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
     """Raw inline HTML as written, except a tag no HTML element is named like
     (``rfc/<feature-name>``): that is text the author meant to show, and shows."""
     content = tokens[idx].content
@@ -285,9 +283,11 @@ def _unfold_blocks(text: str) -> str:
             depth = level
         marker = _FENCE_RE.match(body)
         if fence is not None:
-            if marker is not None and marker.group(1)[0] == fence[0] and len(
-                marker.group(1)
-            ) >= len(fence):
+            if (
+                marker is not None
+                and marker.group(1)[0] == fence[0]
+                and len(marker.group(1)) >= len(fence)
+            ):
                 fence = None
             out.append(body)
             continue

@@ -2,15 +2,27 @@
 
 HTML is parsed with BeautifulSoup (lxml). Markdown is rendered to HTML first (markdown-it-py,
 CommonMark + pipe tables + raw HTML), so GitHub pipe tables and HTML tables embedded in a README
-take the same path.
+take the same path. MkDocs tabs and admonitions (``=== "pip"``, ``!!! note``) are unfolded first
+(their indented content is the page's content, not a code block), and an inline "tag" no HTML
+element is named like (``rfc/<feature-name>``) stays text.
+
+A ``heading:`` names a heading exactly, as a reader would (case, spacing, anchor marks and a
+decorating emoji aside); one that is missing is "page layout changed", listing the headings the
+page has. A row's identity is the visible text of its key cells (a link target there is ignored).
 
 Cell normalisation (``normalise_cell``), applied to every header and data cell:
 
 * a link renders as ``text <href>``; when its text is empty or equals the href, as ``<href>``;
   the href is kept as written (not resolved), so moving the page does not change every cell;
-* an image renders as its ``alt`` text (GitHub renders emoji as ``<img alt=":x:">``);
-* check marks and emoji: ✅ ✔ ✓ ☑ :white_check_mark: → ``yes``; ❌ ✗ ✘ ✖ ❎ :x: → ``no``;
-  🚧 ⚠ 🔜 ⏳ :construction: :warning: → ``in progress`` (variation selectors dropped first);
+* an image renders as its ``alt`` text (GitHub renders emoji as ``<img alt=":x:">``), in cells
+  and in the page text pins and text blocks read;
+* one vocabulary of marks: ✅ ✔ ✓ √ ☑ :white_check_mark: → ``yes``; ❌ ✗ ✘ ✖ × ❎ :x: → ``no``;
+  🚧 ⚠ 🔜 ⏳ :construction: :warning: → ``in progress`` (variation selectors dropped first;
+  √ and × only away from numbers and words, so ``4×200 Gbps`` stays maths); legend marks,
+  whose meaning each page gives (🟢 🔵 🟡 🟠 🔴 ❔ ...), are dropped beside a word
+  (``🟢 Functional`` → ``Functional``) and read as their name alone (``green``, ``unknown``);
+* a template placeholder (``{{main_vllm_commit}}``) is kept and marked
+  ``(template placeholder)``: the page source has no value there;
 * footnote markers are removed: ``<sup>`` holding a short marker, ``[1]``, ``[^note]``,
   superscript digits, and trailing ``*``/``†``/``‡``;
 * control and format characters (zero-width, bidi overrides, soft hyphen) are stripped,

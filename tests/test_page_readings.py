@@ -129,6 +129,17 @@ def test_legend_marks_read_as_the_words_beside_them() -> None:
     assert (supported["LoRA"], supported["LogProbs"]) == ("no", "yes")  # ✗ and ✅
 
 
+def test_a_partial_mark_is_not_read_as_full_support() -> None:
+    """FlagGems' platform page: ✅ supported, ☑️ partially supported (its legend). Main read
+    both as "yes"."""
+    page = revisions("flagos-ai__FlagGems/docs__content__en__overview__platforms.md")[-1].text()
+    table = _table(page, heading="Platforms Supported", key=("Vendor",))
+    state = {row[0]: row[table.columns.index("State")] for row in table.rows}
+    assert (state["AIPU"], state["ARM(CPU)"], state["NVIDIA"], state["AMD"]) == (
+        "checked box", "checked box", "yes", "in progress",
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("cell", "reads"),
     [

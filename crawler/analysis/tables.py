@@ -16,11 +16,12 @@ Cell normalisation (``normalise_cell``), applied to every header and data cell:
   the href is kept as written (not resolved), so moving the page does not change every cell;
 * an image renders as its ``alt`` text (GitHub renders emoji as ``<img alt=":x:">``), in cells
   and in the page text pins and text blocks read;
-* one vocabulary of marks: ✅ ✔ ✓ √ ☑ :white_check_mark: → ``yes``; ❌ ✗ ✘ ✖ × ❎ :x: → ``no``;
+* one vocabulary of marks: ✅ ✔ ✓ √ :white_check_mark: → ``yes``; ❌ ✗ ✘ ✖ × ❎ :x: → ``no``;
   🚧 ⚠ 🔜 ⏳ :construction: :warning: → ``in progress`` (variation selectors dropped first;
   √ and × only away from numbers and words, so ``4×200 Gbps`` stays maths); legend marks,
-  whose meaning each page gives (🟢 🔵 🟡 🟠 🔴 ❔ ...), are dropped beside a word
-  (``🟢 Functional`` → ``Functional``) and read as their name alone (``green``, ``unknown``);
+  whose meaning each page gives (🟢 🔵 🟡 🟠 🔴 ❔ ☑ ...), are dropped beside a word
+  (``🟢 Functional`` → ``Functional``) and read as their name alone (``green``, ``unknown``,
+  ``checked box``);
 * a template placeholder (``{{main_vllm_commit}}``) is kept and marked
   ``(template placeholder)``: the page source has no value there;
 * footnote markers are removed: ``<sup>`` holding a short marker, ``[1]``, ``[^note]``,
@@ -88,8 +89,7 @@ _BLOCK = frozenset({
 _SKIP = frozenset({"script", "style", "template", "head", "noscript"})
 _NON_TEXT = (PreformattedString, Script, Stylesheet, TemplateString)
 _MARKS: dict[str, tuple[str, ...]] = {
-    "yes": (":white_check_mark:", ":heavy_check_mark:", ":ballot_box_with_check:",
-            "✅", "✔", "✓", "☑", "🗸"),
+    "yes": (":white_check_mark:", ":heavy_check_mark:", "✅", "✔", "✓", "🗸"),
     "no": (":negative_squared_cross_mark:", ":heavy_multiplication_x:", ":x:",
            "❌", "❎", "✗", "✘", "✖"),
     "in progress": (":construction:", ":warning:", ":soon:", ":hourglass_flowing_sand:",
@@ -102,6 +102,8 @@ _BARE_MARKS = {"√": "yes", "×": "no"}
 _LEGEND_MARKS = {
     "🟢": "green", "🔵": "blue", "🟡": "yellow", "🟠": "orange", "🔴": "red", "🟣": "purple",
     "🟤": "brown", "⚫": "black", "⚪": "white", "❔": "unknown", "❓": "unknown",
+    # beside ✅ a page uses ☑ for less than full support (FlagGems: "partially supported")
+    "☑": "checked box", ":ballot_box_with_check:": "checked box",
 }
 # fmt: on
 _MARK_RE = re.compile(

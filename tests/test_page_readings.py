@@ -246,6 +246,27 @@ def test_a_placeholder_cell_is_no_version_in_the_catalog() -> None:
     assert versions == {"vllm": None, "vllm-ascend": "0.9.1"}
 
 
+def test_a_placeholder_pin_is_no_version_of_a_page_record() -> None:
+    spec = PageSpec.model_validate(
+        {
+            "name": "readme",
+            "url": "https://docs.example/install.md",
+            "pins": {"vllm": r"vllm==(\S+)"},
+            "integration": {
+                "project": "Plugin", "platform": "Huawei Ascend", "status": "official plugin",
+                "layer": "serving", "version": "vllm",
+            },
+        }
+    )  # fmt: skip
+    snapshot = extract_page(spec, "pip install vllm=={{main_vllm_commit}}\n", None, "x.md")
+    assert snapshot.pins == (("vllm", "{{main_vllm_commit}} (template placeholder)"),)
+    page = WatchedPage("readme", spec.url or "", AUDIT, (), (Pin("vllm", snapshot.pins[0][1]),),
+                       spec.integration)  # fmt: skip
+    project = ProjectInput("Plugin", 0, None, "GitHub", None, None, AUDIT, True, pages=(page,))
+    (record,) = build_catalog(ExportInput(1, AUDIT, (project,)))["integrations"]
+    assert record["version_range"] is None
+
+
 # --- 9 and 10: the shipped mappings against every real revision ---------------------------
 
 

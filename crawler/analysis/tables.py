@@ -598,7 +598,7 @@ def extract_pins(
                 "if the page is legitimate"
             )
         value = match.group(1) if match and match.re.groups else None
-        values.append((pin, None if value is None else normalise_text(value)))
+        values.append((pin, None if value is None else normalise_text(mark_placeholder(value))))
     return tuple(values)
 
 

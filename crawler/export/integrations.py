@@ -141,6 +141,8 @@ class IntegrationBuilder:
         if target is None or platform is None:
             return
         version = pins.get(spec.version) if spec.version else None
+        if version is not None and is_placeholder(version):
+            version = None  # a template placeholder is no version
         self._add(
             {
                 "id": f"{owner}/{slug(page.name)}",

@@ -100,7 +100,7 @@ def other_kinds(report: dict[str, Any], project: str) -> list[str]:
 
 @dataclass
 class Nights:
-    """Runs one audit per night against one store; ``serve`` puts tonight's page in place."""
+    """One audit per night, against one store (the page is put in place before each)."""
 
     store: Store
     reports: Path

@@ -129,6 +129,7 @@ def build_catalog(export: ExportInput) -> dict[str, Any]:
     builder = IntegrationBuilder(audit_id=export.audit_id, project_ids=ids)
     for project in ordered_projects(export):
         builder.add_project(project)
+    builder.check_contradictions()
     if builder.problems:
         raise ExportError(builder.problems)
     catalog: dict[str, Any] = _visible(

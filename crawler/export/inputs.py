@@ -85,12 +85,15 @@ class TableMapping:
     integrations: TableIntegrations
     status_map: Mapping[str, str] = field(default_factory=dict)
     platform_map: Mapping[str, str] = field(default_factory=dict)
+    combine: str = "refuse"  # TableSpec.combine
 
     @staticmethod
     def from_spec(spec: TableSpec) -> TableMapping | None:
         if spec.integrations is None:
             return None
-        return TableMapping(spec.integrations, dict(spec.status_map), dict(spec.platform_map))
+        return TableMapping(
+            spec.integrations, dict(spec.status_map), dict(spec.platform_map), spec.combine
+        )
 
 
 @dataclass(frozen=True)

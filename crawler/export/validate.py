@@ -2,7 +2,8 @@
 
 The schema (checked with ``jsonschema``) holds the shape, the types, the controlled
 vocabularies (enums), the http(s) URL pattern, date formats and "at least one evidence record".
-By hand: unique ids, references between records, dates not in the future. Every problem has
+By hand: unique ids, references between records, no two statuses for one project, platform and
+version range, dates not in the future. Every problem has
 the JSON path of the offending value and what to do about it.
 """
 
@@ -154,6 +155,43 @@ def _reference_problems(data: Any, ids: dict[str, set[str]]) -> list[Problem]:
     return problems
 
 
+def _row_named(record: dict[str, Any]) -> str:
+    evidence = record.get("evidence")
+    first = evidence[0] if isinstance(evidence, list) and evidence else None
+    if not isinstance(first, dict) or not isinstance(first.get("row"), dict):
+        return ""
+    row = " / ".join(str(v) for v in first["row"].values())
+    return f", from table {first.get('table')!r} row {row!r}"
+
+
+def _contradiction_problems(data: Any) -> list[Problem]:
+    """Two records for one project, platform and version range with different statuses:
+    the catalog would make two claims about one integration."""
+    problems = []
+    first: dict[tuple[Any, Any, Any], tuple[int, dict[str, Any]]] = {}
+    for index, record in _records(data, "integrations"):
+        claim = (record.get("project"), record.get("platform"), record.get("version_range"))
+        if not all(isinstance(v, str) for v in claim[:2]):
+            continue
+        if claim not in first:
+            first[claim] = (index, record)
+            continue
+        other_index, other = first[claim]
+        if record.get("status") != other.get("status"):
+            version = f", version {claim[2]!r}" if claim[2] else ""
+            problems.append(
+                Problem(
+                    f"$.integrations[{index}].status",
+                    f"{_show(record.get('status'))}{_row_named(record)} contradicts "
+                    f"{_show(other.get('status'))} at $.integrations[{other_index}]"
+                    f"{_row_named(other)} for project {claim[0]!r} on platform "
+                    f"{claim[1]!r}{version}: keep one record, or tell the two apart "
+                    "(platform or version range)",
+                )
+            )
+    return problems
+
+
 def _walk_dates(value: Any, path: str) -> Iterator[tuple[str, str]]:
     if isinstance(value, dict):
         for key, item in value.items():
@@ -193,6 +231,7 @@ def validate_catalog(data: Any, today: date | None = None) -> list[Problem]:
         schema_problems(data)
         + id_problems
         + _reference_problems(data, ids)
+        + _contradiction_problems(data)
         + _date_problems(data, today)
     )
 

@@ -66,7 +66,7 @@ def graphql_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many repositories each GraphQL request to the fake GitHub asked for, in order."""
     import json
 
-    from crawler.fakes import github_graphql
+    from crawler_fakes import github_graphql
 
     sizes: list[int] = []
     real = github_graphql.handle

@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from crawler.fakes.github import FakeRepo, GitHubState, mit_repo, release_on
+from crawler_fakes.github import FakeRepo, GitHubState, mit_repo, release_on
 
 TOKEN = "ghp_opsrun_secret_token_0123456789"
 PROJECTS = """\

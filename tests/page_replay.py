@@ -17,8 +17,8 @@ import pytest
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import run_audit
 from crawler.config import Config
-from crawler.fakes.github import FakeRelease, FakeRepo, GitHubState
 from crawler.store import Store
+from crawler_fakes.github import FakeRelease, FakeRepo, GitHubState
 
 REPLAY = Path(
     os.environ.get(

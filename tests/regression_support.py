@@ -9,8 +9,8 @@ from pathlib import Path
 from sqlalchemy import inspect
 
 from crawler.analysis.license_texts import reference_text
-from crawler.fakes.github import FakeRelease, FakeRepo
 from crawler.store import Store
+from crawler_fakes.github import FakeRelease, FakeRepo
 
 MIT = reference_text("MIT")
 APACHE = reference_text("Apache-2.0")

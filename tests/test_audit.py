@@ -15,7 +15,9 @@ import pytest
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import AuditOutcome, rebuild_report, run_audit
 from crawler.config import Config, parse_config
-from crawler.fakes.github import (
+from crawler.report.json_report import validate_report
+from crawler.store import Store
+from crawler_fakes.github import (
     FakeGitHub,
     FakeRelease,
     FakeRepo,
@@ -24,8 +26,6 @@ from crawler.fakes.github import (
     FaultRule,
     GitHubState,
 )
-from crawler.report.json_report import validate_report
-from crawler.store import Store
 
 TOKEN = "ghp_test_token_value_1234567890"
 CONFIG = """

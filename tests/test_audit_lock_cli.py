@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from crawler.fakes.github import FakeGitHub, GitHubState, mit_repo, release_on
 from crawler.store import Store
+from crawler_fakes.github import FakeGitHub, GitHubState, mit_repo, release_on
 
 HOST = socket.gethostname()
 ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"

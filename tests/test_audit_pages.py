@@ -11,10 +11,10 @@ import pytest
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import run_audit
 from crawler.config import parse_config
-from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
-from crawler.fakes.pages import FakePageServer
 from crawler.report.json_report import validate_report
 from crawler.store import Store
+from crawler_fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
+from crawler_fakes.pages import FakePageServer
 
 CONFIG = """
 settings: {{allow_private_addresses: true}}

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from crawler.analysis.license_texts import reference_text
 from crawler.cli import cli
-from crawler.fakes.github import (
+from crawler_fakes.github import (
     FakeGitHub,
     FaultPlan,
     FaultRule,

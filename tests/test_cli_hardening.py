@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 
 from crawler.analysis.license_texts import reference_text
 from crawler.cli import cli
-from crawler.fakes.pages import FakePageServer
+from crawler_fakes.pages import FakePageServer
 
 CONFIG = "projects:\n  - name: Alpha\n    repo: org/alpha\n"
 HUGE = "99999999999999999999"

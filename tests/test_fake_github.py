@@ -24,7 +24,7 @@ from graphql import (
     validate,
 )
 
-from crawler.fakes.github import (
+from crawler_fakes.github import (
     FakeGitHub,
     FakeRelease,
     FakeRepo,
@@ -36,7 +36,7 @@ from crawler.fakes.github import (
     git_blob_sha,
     synthetic_state,
 )
-from crawler.fakes.github_graphql import SCHEMA
+from crawler_fakes.github_graphql import SCHEMA
 
 REAL_SCHEMA = Path(__file__).resolve().parents[2] / "shared/github/schema.graphql"
 MIT = "MIT License\n\nCopyright (c) 2024 Acme\n\nPermission is hereby granted...\n" * 3

@@ -17,8 +17,10 @@ import pytest
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import AuditOutcome, run_audit
 from crawler.config import Config, parse_config
-from crawler.fakes import github_graphql
-from crawler.fakes.github import (
+from crawler.report.json_report import validate_report
+from crawler.store import Store
+from crawler_fakes import github_graphql
+from crawler_fakes.github import (
     FakeGitHub,
     FakeRelease,
     FakeRepo,
@@ -27,8 +29,6 @@ from crawler.fakes.github import (
     FaultRule,
     GitHubState,
 )
-from crawler.report.json_report import validate_report
-from crawler.store import Store
 
 TOKEN = "ghp_faults_token_4f1d9c2b7e6a5d3c1b0a9f8e"
 MIT = reference_text("MIT")

@@ -1,5 +1,5 @@
 """The Gitea/Forgejo source (crawler/upstream/sources/gitea), added as one package with its fake
-(crawler/fakes/gitea.py) and no change elsewhere: found by the registry, read from sources.yaml,
+(crawler_fakes/gitea.py) and no change elsewhere: found by the registry, read from sources.yaml,
 run in the audit's per-project guard, and audited beside GitHub and PyPI."""
 
 from __future__ import annotations
@@ -13,10 +13,6 @@ import pytest
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import run_audit
 from crawler.config import ConfigError, Location, ProjectSpec, Settings, parse_config
-from crawler.fakes.gitea import FakeGitea, GiteaRelease, GiteaRepo, GiteaState, GiteaTag
-from crawler.fakes.github import FakeGitHub
-from crawler.fakes.pypi import FakePyPI
-from crawler.fakes.pypi import demo_state as pypi_state
 from crawler.model import ProjectResult, ProjectStatus
 from crawler.store import Store
 from crawler.upstream.guard import PerProject, open_source
@@ -25,6 +21,10 @@ from crawler.upstream.pages import PageFetcher
 from crawler.upstream.source import RepoFile, Source, SourceContext, SourceError, source_kinds
 from crawler.upstream.sources.gitea import GiteaSettings
 from crawler.upstream.sources.gitea.fetch import GiteaSource
+from crawler_fakes.gitea import FakeGitea, GiteaRelease, GiteaRepo, GiteaState, GiteaTag
+from crawler_fakes.github import FakeGitHub
+from crawler_fakes.pypi import FakePyPI
+from crawler_fakes.pypi import demo_state as pypi_state
 from tests.ops_support import TOKEN as GITHUB_TOKEN
 from tests.ops_support import upstream
 

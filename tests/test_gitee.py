@@ -13,15 +13,6 @@ import pytest
 
 from crawler.analysis.license_texts import reference_text
 from crawler.config import ConfigError, Location, ProjectSpec, Settings, parse_config
-from crawler.fakes.gitee import (
-    FakeGitee,
-    GiteeRelease,
-    GiteeRepo,
-    GiteeState,
-    GiteeTag,
-    cst,
-)
-from crawler.fakes.github_state import git_blob_sha
 from crawler.model import (
     Commit,
     ForgeLicense,
@@ -39,6 +30,15 @@ from crawler.upstream.pages import PageFetcher
 from crawler.upstream.source import Source, SourceContext, SourceError, source_kinds
 from crawler.upstream.sources.gitee import GiteeSettings, parse
 from crawler.upstream.sources.gitee.fetch import GiteeSource
+from crawler_fakes.gitee import (
+    FakeGitee,
+    GiteeRelease,
+    GiteeRepo,
+    GiteeState,
+    GiteeTag,
+    cst,
+)
+from crawler_fakes.github_state import git_blob_sha
 
 WEB = "https://code.vendor.example"  # the fake's web host: every link must point there
 TOKEN = "gitee-test-token-5f3a9c0e1d"

@@ -15,12 +15,12 @@ import pytest
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import AuditOutcome, run_audit
 from crawler.config import Config, parse_config
-from crawler.fakes.faults import FaultPlan, FaultRule
-from crawler.fakes.gitee import FakeGitee, GiteeRelease, GiteeRepo, GiteeState, GiteeTag
-from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
-from crawler.fakes.github_state import git_blob_sha
 from crawler.report.json_report import validate_report
 from crawler.store import Store
+from crawler_fakes.faults import FaultPlan, FaultRule
+from crawler_fakes.gitee import FakeGitee, GiteeRelease, GiteeRepo, GiteeState, GiteeTag
+from crawler_fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
+from crawler_fakes.github_state import git_blob_sha
 
 WEB = "https://gitee.vendor.example"
 TOKEN = "gitee-audit-token-77c1e0b9a4"

@@ -15,7 +15,9 @@ import pytest
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import AuditOutcome, run_audit
 from crawler.config import Config, parse_config
-from crawler.fakes.github import (
+from crawler.report.json_report import validate_report
+from crawler.store import Store
+from crawler_fakes.github import (
     FakeGitHub,
     FakeRelease,
     FakeRepo,
@@ -23,8 +25,6 @@ from crawler.fakes.github import (
     FaultRule,
     GitHubState,
 )
-from crawler.report.json_report import validate_report
-from crawler.store import Store
 
 TOKEN = "ghp_concurrency_token_0123456789abcdef"
 MIT = reference_text("MIT")

@@ -10,10 +10,10 @@ import pytest
 from graphql import GraphQLSchema, build_schema, parse, validate
 
 from crawler.config import ProjectSpec
-from crawler.fakes.github_graphql import SCHEMA as FAKE_SCHEMA
 from crawler.upstream.sources.github import GitHubSettings
 from crawler.upstream.sources.github.fetch import graphql_batch_query
 from crawler.upstream.sources.github.queries import files_query
+from crawler_fakes.github_graphql import SCHEMA as FAKE_SCHEMA
 from tests.conftest import SHARED
 
 
@@ -115,9 +115,9 @@ def test_every_query_an_audit_sends_validates_against_githubs_schema(
 
     from crawler.audit import run_audit
     from crawler.config import parse_config
-    from crawler.fakes import github_graphql
-    from crawler.fakes.github import FakeGitHub, FakeTag
     from crawler.store import Store
+    from crawler_fakes import github_graphql
+    from crawler_fakes.github import FakeGitHub, FakeTag
     from tests.ops_support import upstream
 
     schema = _github_schema()

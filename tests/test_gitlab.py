@@ -15,9 +15,6 @@ import pytest
 
 from crawler.analysis.license_texts import reference_text
 from crawler.config import ConfigError, Location, ProjectSpec, parse_config
-from crawler.fakes.faults import FaultPlan, FaultRule
-from crawler.fakes.github_state import git_blob_sha
-from crawler.fakes.gitlab import FakeGitLab, GitLabProject, GitLabRelease, GitLabState, GitLabTag
 from crawler.model import (
     Commit,
     ForgeLicense,
@@ -35,6 +32,9 @@ from crawler.upstream.rest import ApiResponse
 from crawler.upstream.source import RepoFile, SourceContext, SourceError
 from crawler.upstream.sources.gitlab import parse
 from crawler.upstream.sources.gitlab.fetch import GitLabSource
+from crawler_fakes.faults import FaultPlan, FaultRule
+from crawler_fakes.github_state import git_blob_sha
+from crawler_fakes.gitlab import FakeGitLab, GitLabProject, GitLabRelease, GitLabState, GitLabTag
 
 TOKEN = "glpat-unit-token-8d2f6c1a9e"
 NOW = "2026-11-15T00:00:00Z"

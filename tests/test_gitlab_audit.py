@@ -14,11 +14,11 @@ import pytest
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import AuditOutcome, run_audit
 from crawler.config import Config, parse_config
-from crawler.fakes.faults import FaultPlan, FaultRule
-from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
-from crawler.fakes.gitlab import FakeGitLab, GitLabProject, GitLabRelease, GitLabState, GitLabTag
 from crawler.report.json_report import validate_report
 from crawler.store import Store
+from crawler_fakes.faults import FaultPlan, FaultRule
+from crawler_fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
+from crawler_fakes.gitlab import FakeGitLab, GitLabProject, GitLabRelease, GitLabState, GitLabTag
 
 TOKEN = "glpat-audit-token-5e0b7d2c91"
 NOW = "2026-11-15T00:00:00Z"
@@ -283,7 +283,7 @@ def test_a_readme_watched_through_gitlab_reports_its_pin_change(harness: Harness
 
 
 def test_the_demo_states_show_each_gitlab_change_kind(db_url: str, tmp_path: Path) -> None:
-    from crawler.fakes.gitlab import DEMO_CONFIG, DEMO_NOW, demo_state
+    from crawler_fakes.gitlab import DEMO_CONFIG, DEMO_NOW, demo_state
 
     store = Store(db_url)
     config = parse_config("projects:\n" + DEMO_CONFIG)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from crawler.audit import run_audit
 from crawler.config import parse_config
-from crawler.fakes.github import FakeGitHub, FaultPlan, GitHubState, mit_repo, release_on
 from crawler.store import Store
+from crawler_fakes.github import FakeGitHub, FaultPlan, GitHubState, mit_repo, release_on
 
 NAMES = ["p0", "p1", "p2", "p3", "p4", "p5"]
 CONFIG = "projects:\n" + "".join(f"  - name: {n}\n    repo: org/{n}\n" for n in NAMES)

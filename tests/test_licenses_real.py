@@ -16,11 +16,11 @@ import pytest
 
 from crawler.audit import run_audit
 from crawler.config import parse_config
-from crawler.fakes.pypi import FakePyPI, PyPIState
 from crawler.report.json_report import validate_report
 from crawler.store import Store
 from crawler.upstream.sources.gitee.parse import forge_license as gitee_license
 from crawler.upstream.sources.pypi.licenses import declared_license
+from crawler_fakes.pypi import FakePyPI, PyPIState
 
 REPLAY = Path(
     os.environ.get("CRAWLER_REPLAY_DIR", Path(__file__).resolve().parents[2] / "shared" / "replay")
@@ -244,8 +244,8 @@ projects:
 def test_unmodified_gnu_texts_agree_with_the_forge_in_a_whole_audit(
     db_url: str, tmp_path: Path
 ) -> None:
-    from crawler.fakes.github import FakeGitHub, FakeRepo, GitHubState
-    from crawler.fakes.gitlab import FakeGitLab, GitLabProject, GitLabState
+    from crawler_fakes.github import FakeGitHub, FakeRepo, GitHubState
+    from crawler_fakes.gitlab import FakeGitLab, GitLabProject, GitLabState
 
     gpl3_http = _real("Becksteinlab__hop@13316bfe1c/COPYING")  # the FSF's text, http:// URLs
     lesser = _real("Becksteinlab__hop@13316bfe1c/COPYING.LESSER")

@@ -18,9 +18,9 @@ from markdown_it import MarkdownIt
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import run_audit
 from crawler.config import parse_config
-from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
-from crawler.fakes.pages import FakePageServer
 from crawler.store import Store
+from crawler_fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
+from crawler_fakes.pages import FakePageServer
 
 HOSTILE = (
     "see https://evil%2Eexample/login or http://3627734734/x or mail security@evil.example, "

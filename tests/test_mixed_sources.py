@@ -18,15 +18,15 @@ import pytest
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import run_audit
 from crawler.config import parse_config
-from crawler.fakes.faults import FaultPlan, FaultRule
-from crawler.fakes.gitee import FakeGitee, demo_states
-from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, FakeTag, GitHubState
-from crawler.fakes.gitlab import DEMO_NOW, FakeGitLab
-from crawler.fakes.gitlab import demo_state as gitlab_state
-from crawler.fakes.pypi import FakePyPI
-from crawler.fakes.pypi import demo_state as pypi_state
 from crawler.report.json_report import validate_report
 from crawler.store import Store
+from crawler_fakes.faults import FaultPlan, FaultRule
+from crawler_fakes.gitee import FakeGitee, demo_states
+from crawler_fakes.github import FakeGitHub, FakeRelease, FakeRepo, FakeTag, GitHubState
+from crawler_fakes.gitlab import DEMO_NOW, FakeGitLab
+from crawler_fakes.gitlab import demo_state as gitlab_state
+from crawler_fakes.pypi import FakePyPI
+from crawler_fakes.pypi import demo_state as pypi_state
 
 TOKEN = "ghe_token_for_the_mixed_audit_0123456789"
 GHE = "https://ghe.example"

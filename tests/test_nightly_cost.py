@@ -18,7 +18,10 @@ import pytest
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import AuditOutcome, run_audit
 from crawler.config import Config, parse_config
-from crawler.fakes.github import (
+from crawler.report.json_report import validate_report
+from crawler.store import Store
+from crawler.store.schema import HEAD_REVISION, code_head
+from crawler_fakes.github import (
     FakeGitHub,
     FakeRelease,
     FakeRepo,
@@ -27,9 +30,6 @@ from crawler.fakes.github import (
     FaultRule,
     GitHubState,
 )
-from crawler.report.json_report import validate_report
-from crawler.store import Store
-from crawler.store.schema import HEAD_REVISION, code_head
 
 TOKEN = "ghp_nightly_cost_token_8d2e4f6a1b3c5d7e9f0a"
 ROOT = Path(__file__).resolve().parents[1]

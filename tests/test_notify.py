@@ -13,10 +13,10 @@ from click.testing import CliRunner, Result
 
 from crawler.cli import cli
 from crawler.config import GitHubIssueSettings
-from crawler.fakes.github import FakeGitHub
 from crawler.notify.github_issue import publish_issue
 from crawler.notify.message import ISSUE_BODY_LIMIT, ISSUE_MARKER, issue_body
 from crawler.report.markdown import escape
+from crawler_fakes.github import FakeGitHub
 from tests.ops_support import PROJECTS, TOKEN, WebhookReceiver, closed_port, upstream
 
 HOOK_SECRET = "hooksecret_5f1e2d3c4b5a"
@@ -257,7 +257,7 @@ def test_when_changes_sends_a_new_flag_once_not_every_night(
 ) -> None:
     """A flag raised night after night (GitHub's NOASSERTION on a repository that did not
     change) is not news: `when: changes` sends it the night it appears, then stays quiet."""
-    from crawler.fakes.github import GitHubState, mit_repo, release_on
+    from crawler_fakes.github import GitHubState, mit_repo, release_on
 
     state = GitHubState(
         [

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from crawler.cli import cli
-from crawler.fakes.github import FakeGitHub
 from crawler.output import Output, configure_output
 from crawler.progress import LogProgress, RichProgress, make_progress
+from crawler_fakes.github import FakeGitHub
 from tests.ops_support import PROJECTS, TOKEN, closed_port, upstream
 
 HOOK_SECRET = "hooksecret_0a9b8c7d6e5f"

@@ -10,11 +10,11 @@ import pytest
 from crawler.analysis.tables import extract_page
 from crawler.audit import run_audit
 from crawler.config import PageSpec, Settings, TableSpec, parse_config
-from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
-from crawler.fakes.pages import FakePageServer
 from crawler.store import Store
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import PageFetcher, PageFetchError, decode_body
+from crawler_fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
+from crawler_fakes.pages import FakePageServer
 
 LOOPBACK = Settings(allow_private_addresses=True)
 TABLE = "<table><tr><th>Chip</th><th>Status</th></tr><tr><td>MLU</td><td>supported</td></tr>"

@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from crawler.config import parse_config
-from crawler.fakes.github import FakeGitHub
-from crawler.fakes.pages import FakePageServer
 from crawler.store import Store
+from crawler_fakes.github import FakeGitHub
+from crawler_fakes.pages import FakePageServer
 from tests.page_replay import Nights, github_repo, needs_replay, observe, other_kinds, revisions
 from tests.test_config import ROOT
 

@@ -20,7 +20,6 @@ from crawler.analysis.tables import (
 )
 from crawler.config import PageSpec, Settings, TableSpec
 from crawler.diff.pages import diff_page
-from crawler.fakes.pages import FakePageServer
 from crawler.model import ChangeKind, ExtractedTable, PageSnapshot
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import (
@@ -31,6 +30,7 @@ from crawler.upstream.pages import (
     preview_page,
     preview_page_json,
 )
+from crawler_fakes.pages import FakePageServer
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 LOOPBACK = Settings(allow_private_addresses=True)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from crawler.fakes.github import FakeGitHub
+from crawler_fakes.github import FakeGitHub
 from tests.ops_support import PROJECTS, TOKEN, upstream
 
 # the command line in a child process where graphql-core cannot be imported

@@ -13,13 +13,13 @@ import pytest
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import run_audit
 from crawler.config import Location, ProjectSpec, parse_config
-from crawler.fakes import gitee_state
-from crawler.fakes.gitee import FakeGitee, GiteeRelease, GiteeRepo, GiteeState
 from crawler.model import ProjectResult, ProjectSnapshot, ProjectStatus
 from crawler.store import Store
 from crawler.upstream.answers import ShapeError
 from crawler.upstream.guard import MAX_MESSAGE, PerProject, guarded
 from crawler.upstream.source import RepoFile, SourceDeferred, SourceError, SourceKind
+from crawler_fakes import gitee_state
+from crawler_fakes.gitee import FakeGitee, GiteeRelease, GiteeRepo, GiteeState
 
 SECRET = "demo-secret-token-6b1f0c2a9e"
 TOKEN = "gitee-guard-token-3e9d1a7c55"

@@ -26,19 +26,19 @@ from crawler import __version__
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import run_audit
 from crawler.config import Settings, parse_config
-from crawler.fakes.faults import FaultPlan, FaultRule
-from crawler.fakes.gitee import FakeGitee, demo_states
-from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
-from crawler.fakes.gitlab import DEMO_NOW, FakeGitLab
-from crawler.fakes.gitlab import demo_state as gitlab_state
-from crawler.fakes.pages import FakePageServer
-from crawler.fakes.proxy import RecordingProxy, self_signed_certificate, serve_tls
-from crawler.fakes.pypi import FakePyPI
-from crawler.fakes.pypi import demo_state as pypi_state
 from crawler.output import configure_output, secrets_from_env
 from crawler.store import Store
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import PageFetcher
+from crawler_fakes.faults import FaultPlan, FaultRule
+from crawler_fakes.gitee import FakeGitee, demo_states
+from crawler_fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
+from crawler_fakes.gitlab import DEMO_NOW, FakeGitLab
+from crawler_fakes.gitlab import demo_state as gitlab_state
+from crawler_fakes.pages import FakePageServer
+from crawler_fakes.proxy import RecordingProxy, self_signed_certificate, serve_tls
+from crawler_fakes.pypi import FakePyPI
+from crawler_fakes.pypi import demo_state as pypi_state
 
 TOKEN = "ghp_proxy_test_token_0123456789abcdefghij"
 PROXY_VARIABLES = (

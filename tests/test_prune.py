@@ -14,12 +14,12 @@ from sqlalchemy import select, update
 from crawler.audit import run_audit
 from crawler.cli import cli
 from crawler.config import parse_config
-from crawler.fakes.github import FakeGitHub, FakeRepo, GitHubState, mit_repo, release_on
 from crawler.model import FetchError, ProjectResult, ProjectSnapshot, Release
 from crawler.store import Store
 from crawler.store.maintenance import prune, row_counts
 from crawler.store.tables import AuditRow, HttpCacheRow, SnapshotRow
 from crawler.upstream.http import CachedResponse
+from crawler_fakes.github import FakeGitHub, FakeRepo, GitHubState, mit_repo, release_on
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

@@ -12,8 +12,6 @@ import pytest
 from license_expression import get_spdx_licensing
 
 from crawler.config import ConfigError, Location, Settings, parse_config
-from crawler.fakes.faults import FaultPlan, FaultRule
-from crawler.fakes.pypi import FakePackage, FakePyPI, FakeVersion, PyPIState
 from crawler.model import PackageInfo, PackageVersion, ProjectResult, ProjectStatus, Provenance
 from crawler.upstream.guard import open_source as open_kind
 from crawler.upstream.http import MemoryCache
@@ -27,6 +25,8 @@ from crawler.upstream.sources.pypi.licenses import (
     declared_license,
 )
 from crawler.upstream.sources.pypi.parse import ShapeError, package_from_json
+from crawler_fakes.faults import FaultPlan, FaultRule
+from crawler_fakes.pypi import FakePackage, FakePyPI, FakeVersion, PyPIState
 
 NOW = "2026-12-01T00:00:00Z"
 WEB = "https://pypi.example.test"  # the package pages' host, unlike the API's loopback one
@@ -441,7 +441,7 @@ def test_the_shipped_catalog_watches_the_seed_projects_wheels() -> None:
 
 
 def test_the_demo_state_runs_ahead_of_the_demo_forge(pypi: Harness) -> None:
-    from crawler.fakes.pypi import DEMO_CHANNELS, demo_state
+    from crawler_fakes.pypi import DEMO_CHANNELS, demo_state
 
     assert DEMO_CHANNELS == {"Kernel DSL": "kernel-dsl", "Serving Engine": "serving-engine"}
     pypi.fake.set_state(demo_state(after=False))

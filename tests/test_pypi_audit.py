@@ -16,11 +16,11 @@ import pytest
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import AuditOutcome, run_audit
 from crawler.config import Config, parse_config
-from crawler.fakes.faults import FaultPlan, FaultRule
-from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
-from crawler.fakes.pypi import FakePackage, FakePyPI, FakeVersion, PyPIState
 from crawler.report.json_report import validate_report
 from crawler.store import Store
+from crawler_fakes.faults import FaultPlan, FaultRule
+from crawler_fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
+from crawler_fakes.pypi import FakePackage, FakePyPI, FakeVersion, PyPIState
 
 TOKEN = "ghp_pypi_audit_token_8c1e4b2a9d7f"
 WEB = "https://pypi.example.test"

@@ -23,10 +23,10 @@ from sqlalchemy import update
 from crawler.audit import AuditOutcome, run_audit
 from crawler.cli import cli
 from crawler.config import parse_config
-from crawler.fakes.github import FakeGitHub, GitHubState
 from crawler.report.json_report import validate_report
 from crawler.store import Store
 from crawler.store.tables import AuditRow
+from crawler_fakes.github import FakeGitHub, GitHubState
 from tests.regression_support import repo
 
 NAMES = [f"P{i:02d}" for i in range(12)]

@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from crawler.cli import cli
-from crawler.fakes.github import FakeGitHub, FaultPlan, FaultRule, GitHubState
+from crawler_fakes.github import FakeGitHub, FaultPlan, FaultRule, GitHubState
 from tests.regression_support import APACHE, repo
 
 TOKEN = "ghp_issue21core0000000000000000000000000"
@@ -170,11 +170,11 @@ _MESSAGES = {
 def _fakes(source: str, plan: FaultPlan) -> Iterator[dict[str, str]]:
     """One project, Alpha, on ``source`` (``github-graphql``: GitHub with a token), every fake
     running and ``plan`` on that source's; yields the environment that points at them."""
-    from crawler.fakes.gitee import FakeGitee
-    from crawler.fakes.gitee_state import GiteeRepo, GiteeState
-    from crawler.fakes.gitlab import FakeGitLab
-    from crawler.fakes.gitlab_state import GitLabProject, GitLabState
-    from crawler.fakes.pypi import FakePackage, FakePyPI, FakeVersion, PyPIState
+    from crawler_fakes.gitee import FakeGitee
+    from crawler_fakes.gitee_state import GiteeRepo, GiteeState
+    from crawler_fakes.gitlab import FakeGitLab
+    from crawler_fakes.gitlab_state import GitLabProject, GitLabState
+    from crawler_fakes.pypi import FakePackage, FakePyPI, FakeVersion, PyPIState
 
     head = "ab" * 20
     github = FakeGitHub(

@@ -33,7 +33,6 @@ from crawler.export.merge import MergeError, merge_file
 from crawler.export.site.text import text as explorer_text
 from crawler.export.snapshot_md import render_snapshot
 from crawler.export.validate import MAX_CATALOG_BYTES, validate_file
-from crawler.fakes.github import FakeGitHub
 from crawler.output import Output, configure_output, secrets_from_env
 from crawler.output import redact as output_redact
 from crawler.progress import LogProgress, RichProgress, make_progress
@@ -48,6 +47,7 @@ from crawler.upstream.pages import PageFetchError, check_url
 from crawler.upstream.rest import ApiSettings, JsonApi
 from crawler.upstream.sources.github import GitHubSettings
 from crawler.upstream.sources.github.api import GitHubApi
+from crawler_fakes.github import FakeGitHub
 from tests.export_fixtures import seed_export
 from tests.ops_support import upstream
 

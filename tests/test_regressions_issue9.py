@@ -22,9 +22,9 @@ from click.testing import CliRunner, Result
 from crawler.audit import run_audit
 from crawler.cli import cli
 from crawler.config import parse_config
-from crawler.fakes.github import FakeGitHub, GitHubState
-from crawler.fakes.pages import FakePageServer
 from crawler.store import Store
+from crawler_fakes.github import FakeGitHub, GitHubState
+from crawler_fakes.pages import FakePageServer
 from tests.regression_support import repo
 
 TWO = "projects:\n  - name: Alpha\n    repo: org/alpha\n  - name: Beta\n    repo: org/beta\n"

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from crawler.cli import cli
-from crawler.fakes.github import FakeGitHub, FaultPlan, FaultRule, GitHubState
 from crawler.store import Store
+from crawler_fakes.github import FakeGitHub, FaultPlan, FaultRule, GitHubState
 from tests.regression_support import repo, sqlite_bytes, stored_text
 
 TOKEN = "ghp_Qz7RkVw2NpXc9LmTb4HsYd8JfGa6Ue3Wq5Zo"

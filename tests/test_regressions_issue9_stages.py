@@ -21,14 +21,14 @@ import crawler.gather
 from crawler.audit import AuditOutcome, rebuild_report, run_audit
 from crawler.config import Config, PageSpec, parse_config
 from crawler.diff import DiffRules, Tracked
-from crawler.fakes.github import FakeGitHub, GitHubState, git_blob_sha
-from crawler.fakes.pages import FakePageServer
 from crawler.model import Change, ProjectSnapshot
 from crawler.report.json_report import validate_report
 from crawler.store import Store
 from crawler.upstream.source import Source
 from crawler.upstream.sources.github.by_rest import RestProject
 from crawler.upstream.sources.github.fetch import GitHubSource
+from crawler_fakes.github import FakeGitHub, GitHubState, git_blob_sha
+from crawler_fakes.pages import FakePageServer
 from tests.regression_support import APACHE, MIT, repo
 
 CONFIG = """

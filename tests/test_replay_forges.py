@@ -14,10 +14,10 @@ import pytest
 
 from crawler.audit import AuditOutcome, run_audit
 from crawler.config import parse_config
-from crawler.fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
-from crawler.fakes.replay import Recordings
 from crawler.report.json_report import validate_report
 from crawler.store import Store
+from crawler_fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
+from crawler_fakes.replay import Recordings
 from tests.conftest import SHARED
 
 REPLAY = Path(os.environ.get("CRAWLER_REPLAY_DIR", SHARED / "replay"))
@@ -346,7 +346,7 @@ def _pypi_nights(
     db_url: str, tmp: Path, nights: list[dict[str, str]]
 ) -> tuple[list[AuditOutcome], Store]:
     """Audit once per night, each night's packages answered by the named real documents."""
-    from crawler.fakes.pypi import FakePyPI, PyPIState
+    from crawler_fakes.pypi import FakePyPI, PyPIState
 
     stamp = "2020-01-01T00:00:00Z"
     repos = [
@@ -462,7 +462,7 @@ def _gitlab_recordings() -> Recordings:
 
 
 def _gitlab_audit(db_url: str, tmp: Path, config: str) -> tuple[AuditOutcome, list[str]]:
-    from crawler.fakes.gitlab import FakeGitLab, GitLabState
+    from crawler_fakes.gitlab import FakeGitLab, GitLabState
 
     with FakeGitLab(GitLabState()) as gitlab:
         gitlab.recorded = _gitlab_recordings()
@@ -513,8 +513,8 @@ def test_real_gitee_repository_objects_read_their_web_page_without_git_suffix(
 ) -> None:
     """x-cmd's stored Gitee list answer: each item served as its repository's own answer (the
     same object shape); one has a default branch, one is empty (``default_branch: null``)."""
-    from crawler.fakes.gitee import FakeGitee
-    from crawler.fakes.gitee_state import GiteeRepo, GiteeState
+    from crawler_fakes.gitee import FakeGitee
+    from crawler_fakes.gitee_state import GiteeRepo, GiteeState
 
     items = json.loads((REPLAY / "gitee" / "x-cmd__x-bash-org-repos.json").read_bytes())
     by_name = {item["full_name"]: item for item in items}
@@ -573,7 +573,7 @@ def test_the_fake_answers_carry_every_field_the_real_ones_have() -> None:
     """Where the fake and a recorded GitHub answer disagree on shape, the fake is wrong."""
     import urllib.request
 
-    from crawler.fakes.github import FakeTag, mit_repo
+    from crawler_fakes.github import FakeTag, mit_repo
 
     real_release = recorded_body(LAZY_RELEASES, "/releases")[0]
     real_repo = recorded_body("Repository.setUp.json", "/repos/PyGithub/PyGithub")

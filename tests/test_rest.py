@@ -355,7 +355,7 @@ def test_answered_failures_do_not_count_as_unreachable(server: Script) -> None:
 def test_a_server_dripping_header_lines_is_cut_off_at_the_request_deadline() -> None:
     """The read timeout restarts with every header line; one deadline for the whole request
     (headers included) does not. Regression: JsonApi only bounded the body."""
-    from crawler.fakes.pages import FakePageServer
+    from crawler_fakes.pages import FakePageServer
 
     with FakePageServer() as site:
         site.set_page("/api/slow", b"{}", "application/json", drip_headers=(40, 0.1))

@@ -196,7 +196,7 @@ def _read_until(proc: subprocess.Popen[str], marker: str, limit: float = 120.0) 
 def _scheduler(config: Path, db_url: str, *args: str) -> Iterator[subprocess.Popen[str]]:
     """`crawler schedule` in a child process (reports beside the config), against a fake
     GitHub serving ``upstream("v1.0")``; killed on the way out if it is still running."""
-    from crawler.fakes.github import FakeGitHub
+    from crawler_fakes.github import FakeGitHub
 
     with FakeGitHub(upstream("v1.0"), unauth_limit=5000) as server:
         env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
@@ -305,7 +305,7 @@ def test_stop_requested_ends_the_audit_partial_with_projects_deferred(
 ) -> None:
     from crawler.audit import run_audit
     from crawler.config import parse_config
-    from crawler.fakes.github import FakeGitHub
+    from crawler_fakes.github import FakeGitHub
 
     # one worker, so that Beta starts only once Alpha is done; stop is asked for after Alpha
     config = parse_config("github: {concurrency: 1}\n" + PROJECTS)

@@ -18,14 +18,14 @@ from crawler.demo.scenario import (
     support_page,
 )
 from crawler.export.from_store import ExportOutcome, export_audit
-from crawler.fakes.gitee import FakeGitee, demo_states
-from crawler.fakes.github import FakeGitHub
-from crawler.fakes.gitlab import DEMO_NOW, FakeGitLab
-from crawler.fakes.gitlab import demo_state as gitlab_state
-from crawler.fakes.pages import FakePageServer
-from crawler.fakes.pypi import FakePyPI
-from crawler.fakes.pypi import demo_state as pypi_state
 from crawler.store import Store
+from crawler_fakes.gitee import FakeGitee, demo_states
+from crawler_fakes.github import FakeGitHub
+from crawler_fakes.gitlab import DEMO_NOW, FakeGitLab
+from crawler_fakes.gitlab import demo_state as gitlab_state
+from crawler_fakes.pages import FakePageServer
+from crawler_fakes.pypi import FakePyPI
+from crawler_fakes.pypi import demo_state as pypi_state
 
 DEMO_TOKEN = "demo-token-not-a-secret"
 

@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
-from crawler.fakes.server import FakeServer, LoopbackService, send_answer
+from crawler_fakes.server import FakeServer, LoopbackService, send_answer
 
 API_PREFIX = "/api/v1"
 MAX_LIMIT = 50  # Gitea's default [api] MAX_RESPONSE_ITEMS

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
-from crawler.fakes.server import compact_json, send_answer
+from crawler_fakes.server import compact_json, send_answer
 
 # Framing the fake's own server writes; a recorded value would contradict the bytes it sends.
 _FRAMING = {"content-length", "transfer-encoding", "content-encoding", "connection", "status"}

@@ -16,7 +16,7 @@ answers the way Warehouse does (``warehouse/legacy/api/json.py`` and its documen
 
 Test knobs PyPI does not document: ``rate_limit`` adds ``RateLimit-Limit/Remaining/Reset``
 headers and answers ``429`` once they are spent; ``faults`` injects 5xx, resets, truncated
-bodies, HTML pages, 429s with ``Retry-After`` and delays (``crawler.fakes.faults``). Links
+bodies, HTML pages, 429s with ``Retry-After`` and delays (``crawler_fakes.faults``). Links
 (``package_url``, ``release_url``, file URLs) point at ``web_url``, the server's own address
 unless another is given.
 """
@@ -37,9 +37,9 @@ from urllib.parse import unquote, urlsplit
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from crawler.fakes.faults import RAW_KINDS, FaultPlan, FaultRule, send_raw_fault
-from crawler.fakes.replay import Recordings
-from crawler.fakes.server import FakeServer, LoopbackService, abort, send_answer
+from crawler_fakes.faults import RAW_KINDS, FaultPlan, FaultRule, send_raw_fault
+from crawler_fakes.replay import Recordings
+from crawler_fakes.server import FakeServer, LoopbackService, abort, send_answer
 
 __all__ = [
     "FakePackage",

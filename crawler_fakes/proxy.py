@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from crawler.fakes.server import FakeServer, LoopbackService
+from crawler_fakes.server import FakeServer, LoopbackService
 
 _HOP_BY_HOP = {"connection", "proxy-connection", "keep-alive", "proxy-authorization", "te"}
 

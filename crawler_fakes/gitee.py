@@ -29,8 +29,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from crawler.fakes.faults import RAW_KINDS, FaultPlan, FaultRule, send_raw_fault
-from crawler.fakes.gitee_state import (
+from crawler_fakes.faults import RAW_KINDS, FaultPlan, FaultRule, send_raw_fault
+from crawler_fakes.gitee_state import (
     Answer,
     GiteeRelease,
     GiteeRepo,
@@ -41,8 +41,8 @@ from crawler.fakes.gitee_state import (
     cst,
     not_found,
 )
-from crawler.fakes.replay import Recordings
-from crawler.fakes.server import FakeServer, LoopbackService
+from crawler_fakes.replay import Recordings
+from crawler_fakes.server import FakeServer, LoopbackService
 
 __all__ = [
     "FakeGitee",

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from crawler.fakes.github_state import _b64_lines, git_blob_sha
+from crawler_fakes.github_state import _b64_lines, git_blob_sha
 
 # ------------------------------------------------------------------------------------- state
 

@@ -1,8 +1,8 @@
 """A GitHub-shaped HTTP server for tests, the offline demo and benchmarks.
 
 ``FakeGitHub`` serves the REST v3 endpoints the crawler reads, the issues endpoints it writes
-(``crawler.fakes.github_issues``) and ``POST /graphql`` (see
-``crawler.fakes.github_graphql``) from a plain in-memory ``GitHubState`` that can be swapped
+(``crawler_fakes.github_issues``) and ``POST /graphql`` (see
+``crawler_fakes.github_graphql``) from a plain in-memory ``GitHubState`` that can be swapped
 between audits with ``set_state``. It mimics what clients depend on: rate-limit headers and
 budgets (anonymous and authenticated apart, free authenticated 304s), caller-specific ETags,
 ``Link`` pagination, 301s for renamed repositories, 404/409 bodies, git blob SHAs, an unsorted
@@ -29,7 +29,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal, cast
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
-from crawler.fakes.faults import (
+from crawler_fakes.faults import (
     FAULT_KINDS,
     RAW_KINDS,
     FaultKind,
@@ -37,8 +37,8 @@ from crawler.fakes.faults import (
     FaultRule,
     send_raw_fault,
 )
-from crawler.fakes.github_issues import FakeComment, FakeIssue, IssueTracker
-from crawler.fakes.github_state import (
+from crawler_fakes.github_issues import FakeComment, FakeIssue, IssueTracker
+from crawler_fakes.github_state import (
     FakeRelease,
     FakeRepo,
     FakeTag,
@@ -53,9 +53,9 @@ from crawler.fakes.github_state import (
     node_id,
     release_on,
 )
-from crawler.fakes.replay import Recordings
-from crawler.fakes.server import FakeServer, LoopbackService, abort, compact_json, send_answer
-from crawler.fakes.synthetic import synthetic_state
+from crawler_fakes.replay import Recordings
+from crawler_fakes.server import FakeServer, LoopbackService, abort, compact_json, send_answer
+from crawler_fakes.synthetic import synthetic_state
 
 __all__ = [
     "FAULT_KINDS",
@@ -671,7 +671,7 @@ class FakeGitHub(LoopbackService):
             elif path in ("/graphql", "/api/graphql"):
                 resp, cost = self._graphql(method, body, authenticated)
                 if fault is not None and fault.kind == "graphql_partial":
-                    from crawler.fakes.github_graphql import partial
+                    from crawler_fakes.github_graphql import partial
 
                     resp.body = partial(resp.body, fault)
             elif path.startswith("/raw/"):
@@ -699,7 +699,7 @@ class FakeGitHub(LoopbackService):
             return _Resp(500, {"message": "Server Error"})
         if fault.kind == "status_502":
             if path in ("/graphql", "/api/graphql"):
-                from crawler.fakes.github_graphql import TIMEOUT_BODY
+                from crawler_fakes.github_graphql import TIMEOUT_BODY
 
                 return _Resp(502, TIMEOUT_BODY)
             return _Resp(502, {"message": "Server Error"})
@@ -715,7 +715,7 @@ class FakeGitHub(LoopbackService):
         return resp
 
     def _issues(self, method: str, target: str, body: bytes, authenticated: bool) -> _Resp | None:
-        """The issues endpoints (crawler.fakes.github_issues); None for any other path."""
+        """The issues endpoints (crawler_fakes.github_issues); None for any other path."""
         split = urlsplit(target)
         if split.path == "/search/issues" and method == "GET":
             with self._lock:
@@ -742,7 +742,7 @@ class FakeGitHub(LoopbackService):
         return _Resp(200, view.files[parts[5]][1] or b"", content_type="text/plain; charset=utf-8")
 
     def _graphql(self, method: str, body: bytes, authenticated: bool) -> tuple[_Resp, int]:
-        from crawler.fakes import github_graphql
+        from crawler_fakes import github_graphql
 
         if method != "POST":
             return _not_found(), 0

@@ -41,12 +41,12 @@ from graphql import (
     validate,
 )
 
-from crawler.fakes.faults import FaultRule
-from crawler.fakes.github_state import FakeRelease, FakeRepo, RepoView, latest_release, node_id
+from crawler_fakes.faults import FaultRule
+from crawler_fakes.github_state import FakeRelease, FakeRepo, RepoView, latest_release, node_id
 
 
 class FakeGitHub(Protocol):
-    """What the GraphQL endpoint needs of the fake server (crawler.fakes.github, which calls it)."""
+    """What the GraphQL endpoint needs of the fake server (crawler_fakes.github, which calls it)."""
 
     max_graphql_aliases: int | None
 

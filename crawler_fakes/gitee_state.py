@@ -1,6 +1,6 @@
 """The fake Gitee's world (repositories, releases, tags, files) and how Gitee's Open API v5
 answers a repository's paths: the JSON shapes, pagination headers and list orders that
-crawler.fakes.gitee serves. See that module for the sources of the shapes."""
+crawler_fakes.gitee serves. See that module for the sources of the shapes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import quote, unquote
 
-from crawler.fakes.github_state import git_blob_sha
+from crawler_fakes.github_state import git_blob_sha
 
 CST = timezone(timedelta(hours=8))  # Gitee answers in China Standard Time
 

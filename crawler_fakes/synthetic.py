@@ -7,7 +7,7 @@ import random
 from datetime import UTC, datetime, timedelta
 
 from crawler.analysis.license_texts import reference_text
-from crawler.fakes.github_state import FakeRelease, FakeRepo, FakeTag, GitHubState
+from crawler_fakes.github_state import FakeRelease, FakeRepo, FakeTag, GitHubState
 
 # ------------------------------------------------------------------------------ synthetic data
 

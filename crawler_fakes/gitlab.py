@@ -4,7 +4,7 @@
 GitLab's API documentation: ``/projects/:id`` (numeric id or URL-encoded path; ``license=true``
 adds ``license`` and ``license_url``), ``/projects/:id/releases``, ``/repository/tags``,
 ``/repository/branches/:branch`` and ``/repository/files/:path?ref=`` (the JSON itself is
-built in ``crawler.fakes.gitlab_state``).
+built in ``crawler_fakes.gitlab_state``).
 It mimics what clients depend on: offset pagination (``page``/``per_page``, ``Link`` and
 ``x-page``/``x-next-page``/``x-total`` headers), ``PRIVATE-TOKEN`` authentication (401 for a
 wrong token, 404 for a private project without one), weak ETags answered 304 (keeping the
@@ -28,8 +28,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
-from crawler.fakes.faults import RAW_KINDS, FaultPlan, FaultRule, send_raw_fault
-from crawler.fakes.gitlab_state import (
+from crawler_fakes.faults import RAW_KINDS, FaultPlan, FaultRule, send_raw_fault
+from crawler_fakes.gitlab_state import (
     DEMO_CONFIG,
     DEMO_NOW,
     GitLabProject,
@@ -40,8 +40,8 @@ from crawler.fakes.gitlab_state import (
     demo_state,
     epoch,
 )
-from crawler.fakes.replay import Recordings
-from crawler.fakes.server import FakeServer, LoopbackService, abort, compact_json, send_answer
+from crawler_fakes.replay import Recordings
+from crawler_fakes.server import FakeServer, LoopbackService, abort, compact_json, send_answer
 
 __all__ = [
     "DEMO_CONFIG",

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 
-from crawler.fakes.server import FakeServer
+from crawler_fakes.server import FakeServer
 
 
 @dataclass(frozen=True)

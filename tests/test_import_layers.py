@@ -20,7 +20,7 @@ LINT = (
 
 @pytest.fixture(scope="module")
 def graph() -> grimp.ImportGraph:
-    return grimp.build_graph("crawler", cache_dir=None)
+    return grimp.build_graph("crawler", "crawler_fakes", cache_dir=None)
 
 
 def _lazy(graph: grimp.ImportGraph, importer: str, imported: str) -> bool:
@@ -112,4 +112,22 @@ def test_layers_contract_is_kept() -> None:
         timeout=300,
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "Contracts: 2 kept, 0 broken." in run.stdout
+    assert "Contracts: 3 kept, 0 broken." in run.stdout
+
+
+def test_only_the_demo_imports_the_fakes_and_only_inside_a_function(
+    graph: grimp.ImportGraph,
+) -> None:
+    """The fakes are beside the product, not in it: of ``crawler`` only ``crawler.demo`` imports
+    ``crawler_fakes``, and nothing loads ``crawler.demo`` (or, from its package opening, a fake)
+    before ``crawler demo`` runs."""
+    fakes = {"crawler_fakes"} | graph.find_descendants("crawler_fakes")
+    demo = {"crawler.demo"} | graph.find_descendants("crawler.demo")
+    product = ({"crawler"} | graph.find_descendants("crawler")) - demo
+    importers = {m for m in product | demo if graph.find_modules_directly_imported_by(m) & fakes}
+    assert importers == {"crawler.demo.scenario", "crawler.demo"}
+    assert all(_lazy(graph, "crawler.demo", fake) for fake in sorted(fakes))
+    assert _lazy(graph, "crawler.demo", "crawler.demo.scenario")
+    openers = sorted(m for m in product if graph.find_modules_directly_imported_by(m) & demo)
+    assert openers == ["crawler.cli"]
+    assert all(_lazy(graph, "crawler.cli", module) for module in sorted(demo))

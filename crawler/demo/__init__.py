@@ -10,22 +10,8 @@ from pathlib import Path
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import run_audit, source_names
 from crawler.config import parse_config
-from crawler.demo.scenario import (
-    DEMO_PROJECTS_AFTER,
-    DEMO_PROJECTS_BEFORE,
-    state_after,
-    state_before,
-    support_page,
-)
 from crawler.export.from_store import ExportOutcome, export_audit
 from crawler.store import Store
-from crawler_fakes.gitee import FakeGitee, demo_states
-from crawler_fakes.github import FakeGitHub
-from crawler_fakes.gitlab import DEMO_NOW, FakeGitLab
-from crawler_fakes.gitlab import demo_state as gitlab_state
-from crawler_fakes.pages import FakePageServer
-from crawler_fakes.pypi import FakePyPI
-from crawler_fakes.pypi import demo_state as pypi_state
 
 DEMO_TOKEN = "demo-token-not-a-secret"
 
@@ -56,6 +42,22 @@ def run_demo(output: Path) -> DemoResult:
     """Audit night one, then night two, over GitHub-, Gitee-, GitLab- and PyPI-shaped servers and
     a vendor site on loopback; then export the second night for the catalog."""
     check_demo_extra()
+    # The fakes are not part of the product: imported here, once the demo extra is known present.
+    from crawler.demo.scenario import (
+        DEMO_PROJECTS_AFTER,
+        DEMO_PROJECTS_BEFORE,
+        state_after,
+        state_before,
+        support_page,
+    )
+    from crawler_fakes.gitee import FakeGitee, demo_states
+    from crawler_fakes.github import FakeGitHub
+    from crawler_fakes.gitlab import DEMO_NOW, FakeGitLab
+    from crawler_fakes.gitlab import demo_state as gitlab_state
+    from crawler_fakes.pages import FakePageServer
+    from crawler_fakes.pypi import FakePyPI
+    from crawler_fakes.pypi import demo_state as pypi_state
+
     shutil.rmtree(output, ignore_errors=True)
     output.mkdir(parents=True)
     store = Store(f"sqlite:///{output / 'demo.sqlite'}")

@@ -47,3 +47,19 @@ def test_demo_without_its_extra_says_how_to_install_it(tmp_path: Path) -> None:
     assert "pip install 'crawler[demo]'" in run.stderr
     assert "Traceback" not in run.stderr
     assert not (tmp_path / "out").exists()  # nothing started, nothing written
+
+
+def test_demo_without_the_fakes_says_how_to_install_it(tmp_path: Path) -> None:
+    """An image built from ``crawler/`` alone (the Dockerfile) has no ``crawler_fakes``."""
+    code = "import sys; sys.modules['crawler_fakes'] = None; from crawler.cli import main; main()"
+    run = subprocess.run(
+        [sys.executable, "-c", code, "demo", "--output", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 1
+    assert "pip install 'crawler[demo]'" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert not (tmp_path / "out").exists()

@@ -28,9 +28,12 @@ class DemoUnavailable(Exception):
 
 def check_demo_extra() -> None:
     """The fake GitHub answers GraphQL with graphql-core, which only the demo and the tests need:
-    a plain install audits without it."""
+    a plain install audits without it. The fakes themselves (``crawler_fakes``) ship in the same
+    distribution, but an image built from ``crawler/`` alone (the Dockerfile) leaves them out."""
     try:
         import graphql  # noqa: F401
+
+        import crawler_fakes  # noqa: F401
     except ImportError:
         raise DemoUnavailable(
             "the demo's fake GitHub needs graphql-core, which a plain install leaves out: "

@@ -27,7 +27,7 @@ from crawler.report.json_report import validate_report
 from crawler.store import Store
 from crawler.store.tables import AuditRow
 from crawler_fakes.github import FakeGitHub, GitHubState
-from tests.regression_support import repo
+from tests.support.regression import repo
 
 NAMES = [f"P{i:02d}" for i in range(12)]
 NIGHTLY = (

@@ -15,7 +15,7 @@ from crawler_fakes.github import (
     FaultPlan,
     FaultRule,
 )
-from tests.ops_support import PROJECTS, upstream
+from tests.support.ops import PROJECTS, upstream
 
 
 @pytest.fixture

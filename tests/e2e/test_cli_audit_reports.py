@@ -25,7 +25,7 @@ from crawler.config import parse_config
 from crawler.store import Store
 from crawler_fakes.github import FakeGitHub, GitHubState
 from crawler_fakes.pages import FakePageServer
-from tests.regression_support import repo
+from tests.support.regression import repo
 
 TWO = "projects:\n  - name: Alpha\n    repo: org/alpha\n  - name: Beta\n    repo: org/beta\n"
 

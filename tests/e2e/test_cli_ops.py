@@ -23,9 +23,7 @@ from crawler.cli_ops import EXAMPLES, FAIL_ON_KINDS
 from crawler.locations import db_url as find_db_url
 from crawler.output import configure_output
 from crawler_fakes.github import FakeGitHub
-from tests.ops_support import PROJECTS, WebhookReceiver, closed_port, upstream
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.ops import PROJECTS, WebhookReceiver, closed_port, upstream
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from crawler.cli import cli
+from tests.support import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SECRET_VARS = {"GITHUB_TOKEN", "GH_TOKEN", "CRAWLER_DB_URL", "CRAWLER_NOTIFY"}
 LITERAL_TOKEN = re.compile(r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}")
 

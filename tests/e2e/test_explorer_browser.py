@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from crawler.export.site import SiteInput, write_site
-from tests.browser_support import READ_MATRIX, Watched, chromium, open_watched
-from tests.explorer_fixtures import (
+from tests.support import ROOT
+from tests.support.browser import READ_MATRIX, Watched, chromium, open_watched
+from tests.support.explorer import (
     HOSTILE_PLATFORM,
     HOSTILE_PROJECT,
     HOSTILE_RELEASE,
@@ -27,10 +28,9 @@ from tests.explorer_fixtures import (
     hostile_site,
     many_projects_site,
 )
-from tests.export_fixtures import AUDIT_DATE
-from tests.test_explorer import EXPECTED_MATRIX, PLATFORMS
+from tests.support.export import AUDIT_DATE
+from tests.unit.test_explorer import EXPECTED_MATRIX, PLATFORMS
 
-ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 
 

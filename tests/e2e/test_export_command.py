@@ -14,8 +14,9 @@ from click.testing import CliRunner
 
 from crawler.cli import cli
 from crawler.demo.scenario import DEMO_PROJECTS_AFTER
+from tests.support import GOLDEN as GOLDEN_DIR
 
-GOLDEN = Path(__file__).parent / "golden" / "demo-export"
+GOLDEN = GOLDEN_DIR / "demo-export"
 
 
 @pytest.fixture(scope="module")

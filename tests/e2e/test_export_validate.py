@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from crawler.cli import cli
 from crawler.export import build_catalog, validate_catalog
-from tests.export_fixtures import seed_export
+from tests.support.export import seed_export
 
 TODAY = date(2026, 12, 1)
 

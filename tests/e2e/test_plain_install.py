@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from crawler_fakes.github import FakeGitHub
-from tests.ops_support import PROJECTS, TOKEN, upstream
+from tests.support.ops import PROJECTS, TOKEN, upstream
 
 # the command line in a child process where graphql-core cannot be imported
 WITHOUT_GRAPHQL = "import sys; sys.modules['graphql'] = None; from crawler.cli import main; main()"

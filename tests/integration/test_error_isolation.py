@@ -29,7 +29,7 @@ from crawler.upstream.sources.github.by_rest import RestProject
 from crawler.upstream.sources.github.fetch import GitHubSource
 from crawler_fakes.github import FakeGitHub, GitHubState, git_blob_sha
 from crawler_fakes.pages import FakePageServer
-from tests.regression_support import APACHE, MIT, repo
+from tests.support.regression import APACHE, MIT, repo
 
 CONFIG = """
 settings: {{allow_private_addresses: true}}

@@ -6,7 +6,6 @@ import base64
 import hashlib
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -37,8 +36,9 @@ from crawler_fakes.github import (
     synthetic_state,
 )
 from crawler_fakes.github_graphql import SCHEMA
+from tests.support import SHARED
 
-REAL_SCHEMA = Path(__file__).resolve().parents[2] / "shared/github/schema.graphql"
+REAL_SCHEMA = SHARED / "github" / "schema.graphql"
 MIT = "MIT License\n\nCopyright (c) 2024 Acme\n\nPermission is hereby granted...\n" * 3
 TOKEN = "ghp_test"
 

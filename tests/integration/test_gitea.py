@@ -25,8 +25,8 @@ from crawler_fakes.gitea import FakeGitea, GiteaRelease, GiteaRepo, GiteaState, 
 from crawler_fakes.github import FakeGitHub
 from crawler_fakes.pypi import FakePyPI
 from crawler_fakes.pypi import demo_state as pypi_state
-from tests.ops_support import TOKEN as GITHUB_TOKEN
-from tests.ops_support import upstream
+from tests.support.ops import TOKEN as GITHUB_TOKEN
+from tests.support.ops import upstream
 
 WEB = "https://codeberg.example"
 TOKEN = "gitea-test-token-0c4b7e19d2"

@@ -1,6 +1,7 @@
 """The Gitee source against the Gitee-shaped fake, over real HTTP on loopback: each facet
 parsed, pagination, conditional requests, the fake's answers in Gitee's documented shapes,
-and the configuration of ``gitee:`` projects. Audit-level tests: tests/test_gitee_audit.py."""
+and the configuration of ``gitee:`` projects. Audit-level tests:
+tests/integration/test_gitee_audit.py."""
 
 from __future__ import annotations
 

@@ -118,7 +118,7 @@ def test_every_query_an_audit_sends_validates_against_githubs_schema(
     from crawler.store import Store
     from crawler_fakes import github_graphql
     from crawler_fakes.github import FakeGitHub, FakeTag
-    from tests.ops_support import upstream
+    from tests.support.ops import upstream
 
     schema = _github_schema()
     sent: list[str] = []

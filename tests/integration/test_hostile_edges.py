@@ -48,8 +48,8 @@ from crawler.upstream.rest import ApiSettings, JsonApi
 from crawler.upstream.sources.github import GitHubSettings
 from crawler.upstream.sources.github.api import GitHubApi
 from crawler_fakes.github import FakeGitHub
-from tests.export_fixtures import seed_export
-from tests.ops_support import upstream
+from tests.support.export import seed_export
+from tests.support.ops import upstream
 
 # --- item 8: one rule for invisible characters, in every output ----------------------------
 

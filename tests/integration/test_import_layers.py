@@ -11,7 +11,8 @@ from pathlib import Path
 import grimp
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support import ROOT
+
 LINT = (
     "import sys; from importlinter.cli import lint_imports; "
     "sys.exit(lint_imports(config_filename=sys.argv[1], no_cache=True, no_logo=True))"

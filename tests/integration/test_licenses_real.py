@@ -21,9 +21,10 @@ from crawler.store import Store
 from crawler.upstream.sources.gitee.parse import forge_license as gitee_license
 from crawler.upstream.sources.pypi.licenses import declared_license
 from crawler_fakes.pypi import FakePyPI, PyPIState
+from tests.support import SHARED
 
 REPLAY = Path(
-    os.environ.get("CRAWLER_REPLAY_DIR", Path(__file__).resolve().parents[2] / "shared" / "replay")
+    os.environ.get("CRAWLER_REPLAY_DIR", SHARED / "replay")
 )
 needs_replay = pytest.mark.skipif(not REPLAY.is_dir(), reason="../shared/replay not present")
 
@@ -324,7 +325,7 @@ def _overlaps(spans: Any, lines: tuple[int, int]) -> bool:
 @needs_replay
 def test_every_real_license_file_reads_as_a_person_judged_it() -> None:
     from crawler.analysis.licenses import analyze_file
-    from tests.license_judgements import JUDGEMENTS
+    from tests.support.license_judgements import JUDGEMENTS
 
     index = json.loads((REPLAY / "licenses" / "index.json").read_text(encoding="utf-8"))
     assert sorted(f["file"] for f in index["files"]) == sorted(JUDGEMENTS)
@@ -353,7 +354,7 @@ def test_the_spdx_texts_of_the_real_files_licenses_read_exact() -> None:
     real files were judged to carry read exact, with their id."""
     from crawler.analysis.license_templates import reference_text
     from crawler.analysis.licenses import analyze_license
-    from tests.license_judgements import JUDGEMENTS
+    from tests.support.license_judgements import JUDGEMENTS
 
     ids = sorted({i for j in JUDGEMENTS.values() for i in j.ids
                   if not i.startswith("LicenseRef-")})

@@ -30,9 +30,9 @@ from crawler_fakes.github import (
     FaultRule,
     GitHubState,
 )
+from tests.support import ROOT
 
 TOKEN = "ghp_nightly_cost_token_8d2e4f6a1b3c5d7e9f0a"
-ROOT = Path(__file__).resolve().parents[1]
 # Loaded only for what needs them (pages, notifications, the scheduler, migrations, a terminal
 # display, schema checks, GitHub REST requests through PyGithub, which brings JWT, cryptography
 # and NaCl with it): an unchanged GitHub night with a token needs none of them.

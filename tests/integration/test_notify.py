@@ -17,7 +17,7 @@ from crawler.notify.github_issue import publish_issue
 from crawler.notify.message import ISSUE_BODY_LIMIT, ISSUE_MARKER, issue_body
 from crawler.report.markdown import escape
 from crawler_fakes.github import FakeGitHub
-from tests.ops_support import PROJECTS, TOKEN, WebhookReceiver, closed_port, upstream
+from tests.support.ops import PROJECTS, TOKEN, WebhookReceiver, closed_port, upstream
 
 HOOK_SECRET = "hooksecret_5f1e2d3c4b5a"
 

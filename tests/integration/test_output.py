@@ -17,7 +17,7 @@ from crawler.cli import cli
 from crawler.output import Output, configure_output
 from crawler.progress import LogProgress, RichProgress, make_progress
 from crawler_fakes.github import FakeGitHub
-from tests.ops_support import PROJECTS, TOKEN, closed_port, upstream
+from tests.support.ops import PROJECTS, TOKEN, closed_port, upstream
 
 HOOK_SECRET = "hooksecret_0a9b8c7d6e5f"
 

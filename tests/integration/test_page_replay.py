@@ -22,8 +22,15 @@ from crawler.config import parse_config
 from crawler.store import Store
 from crawler_fakes.github import FakeGitHub
 from crawler_fakes.pages import FakePageServer
-from tests.page_replay import Nights, github_repo, needs_replay, observe, other_kinds, revisions
-from tests.test_config import ROOT
+from tests.support import ROOT
+from tests.support.page_replay import (
+    Nights,
+    github_repo,
+    needs_replay,
+    observe,
+    other_kinds,
+    revisions,
+)
 
 pytestmark = needs_replay
 

@@ -31,8 +31,9 @@ from crawler.upstream.pages import (
     preview_page_json,
 )
 from crawler_fakes.pages import FakePageServer
+from tests.support import SHARED
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS = SHARED / "corpus"
 LOOPBACK = Settings(allow_private_addresses=True)
 
 

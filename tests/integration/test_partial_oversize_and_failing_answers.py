@@ -25,7 +25,7 @@ from click.testing import CliRunner, Result
 
 from crawler.cli import cli
 from crawler_fakes.github import FakeGitHub, FaultPlan, FaultRule, GitHubState
-from tests.regression_support import APACHE, repo
+from tests.support.regression import APACHE, repo
 
 TOKEN = "ghp_issue21core0000000000000000000000000"
 THREE = (

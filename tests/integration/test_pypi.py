@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +26,7 @@ from crawler.upstream.sources.pypi.licenses import (
 from crawler.upstream.sources.pypi.parse import ShapeError, package_from_json
 from crawler_fakes.faults import FaultPlan, FaultRule
 from crawler_fakes.pypi import FakePackage, FakePyPI, FakeVersion, PyPIState
+from tests.support import ROOT
 
 NOW = "2026-12-01T00:00:00Z"
 WEB = "https://pypi.example.test"  # the package pages' host, unlike the API's loopback one
@@ -422,7 +422,7 @@ def test_an_unreachable_api_is_given_up_on_and_a_flaky_one_is_not(pypi: Harness)
 def test_the_shipped_catalog_watches_the_seed_projects_wheels() -> None:
     from crawler.config import load_config
 
-    config = load_config(Path(__file__).resolve().parents[1] / "sources.yaml")
+    config = load_config(ROOT / "sources.yaml")
     channels = {p.name: [c.path for c in p.channels] for p in config.projects if p.channels}
     assert channels == {
         "Triton": ["triton"],

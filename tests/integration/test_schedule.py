@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from crawler.cli import cli
 from crawler.schedule import JOB_ID, build_scheduler
 from crawler.store import Store
-from tests.ops_support import PROJECTS, upstream
+from tests.support.ops import PROJECTS, upstream
 
 SUNDAY_NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)  # a Sunday
 

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from crawler.cli import cli
 from crawler.store import Store
 from crawler_fakes.github import FakeGitHub, FaultPlan, FaultRule, GitHubState
-from tests.regression_support import repo, sqlite_bytes, stored_text
+from tests.support.regression import repo, sqlite_bytes, stored_text
 
 TOKEN = "ghp_Qz7RkVw2NpXc9LmTb4HsYd8JfGa6Ue3Wq5Zo"
 CONFIG = "projects:\n  - name: Alpha\n    repo: org/alpha\n  - name: Beta\n    repo: org/beta\n"

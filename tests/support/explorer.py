@@ -20,7 +20,7 @@ from crawler.export.inputs import (
     WatchedTable,
 )
 from crawler.export.site import HistoryPoint, SiteChange, SiteInput
-from tests.export_fixtures import AUDIT_DATE, GH, seed_export
+from tests.support.export import AUDIT_DATE, GH, seed_export
 
 SGLANG_README = f"{GH}/sgl-project/sglang/blob/main/README.md"
 HOSTILE_RELEASE = "<img src=x onerror=alert(1)>"

@@ -1,7 +1,8 @@
 """What each real license file in ``../shared/replay/licenses`` is, judged by a person reading
 it (issue 18), not derived from the reader: the expected SPDX ids in file order, the kind, the
-lines of a real addition, and a few words why. Read by ``tests/test_licenses_real.py`` and by
-``python bench/license_eval.py --section real``; the files themselves stay outside the repository.
+lines of a real addition, and a few words why. Read by
+``tests/integration/test_licenses_real.py`` and by ``python bench/license_eval.py --section
+real``; the files themselves stay outside the repository.
 
 Kinds:
 - ``exact``: an unmodified official text (title, copyright lines, the FSF's own revisions and

@@ -19,10 +19,11 @@ from crawler.audit import run_audit
 from crawler.config import Config
 from crawler.store import Store
 from crawler_fakes.github import FakeRelease, FakeRepo, GitHubState
+from tests.support import SHARED
 
 REPLAY = Path(
     os.environ.get(
-        "CRAWLER_REPLAY_DIR", Path(__file__).resolve().parents[1] / ".." / "shared" / "replay"
+        "CRAWLER_REPLAY_DIR", SHARED / "replay"
     )
 )
 PAGES = REPLAY / "pages"

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from crawler.config import ConfigError, Location, load_config, parse_config
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support import ROOT
 
 
 def _error(text: str) -> str:

@@ -1,5 +1,5 @@
 """The Compatibility Explorer's HTML, without a browser: the matrix, escaping, links, the CSP,
-stable bytes, the timeline. (tests/test_explorer_browser.py drives it in Chromium.)"""
+stable bytes, the timeline. (tests/e2e/test_explorer_browser.py drives it in Chromium.)"""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from crawler.export.site.cautions import cautions
 from crawler.export.site.text import Part, text, url
 from crawler.export.site.timeline import MAX_POINTS, build_timeline
 from crawler.export.writer import dump_json
-from tests.explorer_fixtures import (
+from tests.support.explorer import (
     HOSTILE_PLATFORM,
     HOSTILE_PROJECT,
     HOSTILE_RELEASE,
@@ -26,7 +26,7 @@ from tests.explorer_fixtures import (
     demo_site,
     hostile_site,
 )
-from tests.export_fixtures import AUDIT_DATE
+from tests.support.export import AUDIT_DATE
 
 NEXT_DAY = AUDIT_DATE + timedelta(days=1)
 

@@ -25,7 +25,7 @@ from crawler.export import (
     render_snapshot,
 )
 from crawler.export.labels import license_cell, plain
-from tests.test_config import ROOT
+from tests.support import ROOT
 
 AUDIT = date(2026, 11, 30)
 FOLDERS = {  # sources.yaml repo → corpus folder (torch-gcu: the corpus holds a substitute copy)

@@ -9,7 +9,8 @@ import pytest
 
 from crawler.config import ConfigError, parse_config
 from crawler.export import ExportError, ExportInput, TableMapping, build_catalog
-from tests.export_fixtures import KERNEL_TABLE, seed_export
+from tests.support import ROOT
+from tests.support.export import KERNEL_TABLE, seed_export
 
 
 def _with_kernel_table(table: object) -> ExportInput:
@@ -164,7 +165,6 @@ def _config_error(mapping: str) -> str:
 
 def test_shipped_sources_yaml_maps_every_watched_table() -> None:
     from crawler.config import load_config
-    from tests.test_config import ROOT
 
     config = load_config(ROOT / "sources.yaml")
     tables = [(p.name, t) for p in config.projects for page in p.pages for t in page.tables]

@@ -21,7 +21,7 @@ from crawler.export import (
 )
 from crawler.export.merge import CRAWLER_OWNED
 from crawler.export.validate import catalog_schema
-from tests.export_fixtures import KERNEL_TABLE, seed_export
+from tests.support.export import KERNEL_TABLE, seed_export
 
 WEBGPU = "tilelang/backend-support/backends/webgpu-webgpu"
 CUDA = "tilelang/backend-support/backends/nvidia-cuda-cuda"

@@ -21,9 +21,10 @@ from crawler.export import (
 )
 from crawler.export.labels import license_cell, plain, ref_cell
 from crawler.report.markdown import escape, link
-from tests.export_fixtures import AUDIT_DATE, SHA, seed_export
+from tests.support import GOLDEN as GOLDEN_DIR
+from tests.support.export import AUDIT_DATE, SHA, seed_export
 
-GOLDEN = Path(__file__).parent / "golden" / "export"
+GOLDEN = GOLDEN_DIR / "export"
 
 
 def _golden(name: str, text: str) -> None:

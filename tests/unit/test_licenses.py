@@ -24,8 +24,9 @@ from crawler.analysis.licenses import (
     render_text,
     word_diff,
 )
+from tests.support import SHARED
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS = SHARED / "corpus"
 NOTE = "The Example Foundation asks commercial users to write to it before shipping this code."
 
 

@@ -35,8 +35,8 @@ from crawler.export import (
 )
 from crawler.export.validate import validate_catalog
 from crawler.model import ExtractedTable
-from tests.page_replay import needs_replay, revisions
-from tests.test_config import ROOT
+from tests.support import ROOT
+from tests.support.page_replay import needs_replay, revisions
 
 pytestmark = needs_replay
 AUDIT = date(2026, 12, 1)

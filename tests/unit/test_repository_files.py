@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
 
 from crawler.analysis.licenses import analyze_file
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support import ROOT
 
 
 def test_license_file_is_the_declared_license_verbatim() -> None:

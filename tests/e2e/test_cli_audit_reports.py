@@ -25,6 +25,7 @@ from crawler.config import parse_config
 from crawler.store import Store
 from crawler_fakes.github import FakeGitHub, GitHubState
 from crawler_fakes.pages import FakePageServer
+from tests.support.audits import changes
 from tests.support.regression import repo
 
 TWO = "projects:\n  - name: Alpha\n    repo: org/alpha\n  - name: Beta\n    repo: org/beta\n"
@@ -87,10 +88,6 @@ def run(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterato
         yield Cli(tmp_path, db_url, server)
 
 
-def _changes(report: dict[str, Any]) -> list[tuple[str, str, Any, Any]]:
-    return [(c["project"], c["kind"], c["before"], c["after"]) for c in report["changes"]]
-
-
 # -- item 3: findings are not lost when the report cannot be written --------------------------
 
 
@@ -114,7 +111,7 @@ def test_a_report_that_cannot_be_written_fails_the_audit_and_the_next_reports_ag
     assert again.exit_code == 0
     report = run.report()
     assert report["audit"]["id"] == 3 and report["audit"]["baseline_audit_id"] == 1
-    assert _changes(report) == [("Alpha", "new_release", "v1.0", "v1.1")]
+    assert changes(report) == [("Alpha", "new_release", "v1.0", "v1.1")]
 
 
 CHILD = """
@@ -160,7 +157,7 @@ def test_a_kill_after_writing_the_report_loses_no_finding(run: Cli) -> None:
         child.wait(timeout=30)
     written = json.loads((Path(marker.read_text()) / "report.json").read_text())
     assert written["audit"]["id"] == 2
-    assert _changes(written) == [("Alpha", "new_release", "v1.0", "v1.1")]
+    assert changes(written) == [("Alpha", "new_release", "v1.0", "v1.1")]
     assert run.audits() == [(1, "complete"), (2, "running")]  # never recorded as finished
 
     store = Store(run.db_url)
@@ -170,7 +167,7 @@ def test_a_kill_after_writing_the_report_loses_no_finding(run: Cli) -> None:
     finally:
         store.close()
     assert third.report["audit"]["baseline_audit_id"] == 1
-    assert _changes(third.report) == [("Alpha", "new_release", "v1.0", "v1.1")]
+    assert changes(third.report) == [("Alpha", "new_release", "v1.0", "v1.1")]
 
 
 # -- item 4: a failed page is an error in the exit status and the summary ---------------------
@@ -228,7 +225,7 @@ def test_only_one_of_twenty_reports_that_one_and_the_next_full_audit_adds_nothin
     assert [(p["name"], p["status"], p["version"]) for p in report["projects"]] == [
         ("P19", "ok", "v1.0")
     ]
-    assert _changes(report) == [("P19", "project_added", None, "org/p19")]
+    assert changes(report) == [("P19", "project_added", None, "org/p19")]
     markdown = run.markdown()
     assert "1 projects, 1 checked" in markdown
     assert "| — |" not in markdown and "P00" not in markdown
@@ -242,9 +239,9 @@ def test_only_one_of_twenty_reports_that_one_and_the_next_full_audit_adds_nothin
 
     run.server.set_state(_many(names, ("v1.0", "v1.1")))
     assert run("audit", "--only", "P19").exit_code == 0
-    assert _changes(run.report()) == [("P19", "new_release", "v1.0", "v1.1")]
+    assert changes(run.report()) == [("P19", "new_release", "v1.0", "v1.1")]
     assert run("audit").exit_code == 0  # the others' releases were not swallowed
-    assert _changes(run.report()) == [(n, "new_release", "v1.0", "v1.1") for n in names[:19]]
+    assert changes(run.report()) == [(n, "new_release", "v1.0", "v1.1") for n in names[:19]]
 
 
 # -- item 8, last bullet: an emptied or truncated sources.yaml is refused ----------------------
@@ -280,7 +277,7 @@ def test_a_file_dropping_most_projects_is_refused_unless_allowed(run: Cli) -> No
 
     allowed = run("audit", "--allow-removals")
     assert allowed.exit_code == 0
-    assert _changes(run.report()) == [
+    assert changes(run.report()) == [
         (n, "project_removed", n, None) for n in ("P02", "P03", "P04")
     ]
 

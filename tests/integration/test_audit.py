@@ -8,14 +8,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import AuditOutcome, rebuild_report, run_audit
-from crawler.config import Config, parse_config
-from crawler.report.json_report import validate_report
+from crawler.config import parse_config
 from crawler.store import Store
 from crawler_fakes.github import (
     FakeGitHub,
@@ -26,6 +24,7 @@ from crawler_fakes.github import (
     FaultRule,
     GitHubState,
 )
+from tests.support.audits import Audits, kinds
 
 TOKEN = "ghp_test_token_value_1234567890"
 CONFIG = """
@@ -98,32 +97,16 @@ def mode(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-class Harness:
-    def __init__(self, server: FakeGitHub, db_url: str, tmp: Path, token: str | None) -> None:
-        self.server = server
-        self.store = Store(db_url)
-        self.reports = tmp / "reports"
-        self.env = server.env(token)
-
-    def audit(self, config: Config) -> AuditOutcome:
-        outcome = run_audit(
-            config, self.store, self.reports, env=self.env, sleep=lambda _s: None
-        )
-        validate_report(outcome.report)
-        return outcome
+Harness = Audits[FakeGitHub]
 
 
 @pytest.fixture
 def harness(db_url: str, tmp_path: Path, mode: str) -> Iterator[Harness]:
     token = TOKEN if mode == "graphql" else None
     with FakeGitHub(_state(), token=TOKEN, unauth_limit=5000) as server:
-        h = Harness(server, db_url, tmp_path, token)
+        h = Harness(server, db_url, tmp_path, server.env(token))
         yield h
-        h.store.close()
-
-
-def _kinds(report: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(c["project"], c["kind"]) for c in report["changes"]]
+        h.close()
 
 
 def test_first_audit_reports_projects_versions_flags_and_writes_files(harness: Harness) -> None:
@@ -131,7 +114,7 @@ def test_first_audit_reports_projects_versions_flags_and_writes_files(harness: H
     outcome = harness.audit(config)
     report = outcome.report
     assert outcome.status == "complete" and outcome.exit_code == 0
-    assert _kinds(report) == [(n, "project_added") for n in ("Alpha", "Beta", "Gamma", "Offsite")]
+    assert kinds(report) == [(n, "project_added") for n in ("Alpha", "Beta", "Gamma", "Offsite")]
     rows = {p["name"]: p for p in report["projects"]}
     assert (rows["Alpha"]["version"], rows["Alpha"]["version_source"]) == ("v1.1.0", "release")
     assert rows["Alpha"]["published_at"] == "2026-10-20T10:00:00Z"
@@ -193,7 +176,7 @@ def test_upstream_changes_are_reported_with_evidence(harness: Harness) -> None:
     alpha.license_text = (alpha.license_text or "").replace("MIT License", "MIT License (Expat)")
     harness.server.set_state(state)
     report = harness.audit(config).report
-    assert _kinds(report) == [
+    assert kinds(report) == [
         ("Alpha", "new_release"),
         ("Alpha", "license_text_changed"),
         ("Beta", "new_release"),
@@ -226,7 +209,7 @@ def test_a_failed_fetch_is_an_error_never_a_finding(harness: Harness, mode: str)
     assert (rows["Alpha"]["status"], rows["Alpha"]["version"]) == ("error", "v1.1.0")  # carried
     harness.server.faults = None
     recovered = harness.audit(config).report
-    assert _kinds(recovered) == [("Alpha", "new_release")]
+    assert kinds(recovered) == [("Alpha", "new_release")]
     assert recovered["audit"]["baseline_audit_id"] == (2 if mode == "rest" else 1)
 
 
@@ -273,7 +256,7 @@ def test_moved_missing_and_empty_repositories(harness: Harness, mode: str) -> No
     moved.repos.append(FakeRepo(owner="org", name="empty", id=9))
     harness.server.set_state(moved)
     report = harness.audit(config).report
-    assert _kinds(report) == [("Alpha", "repo_moved")]
+    assert kinds(report) == [("Alpha", "repo_moved")]
     change = report["changes"][0]
     assert (change["before"], change["after"]) == ("org/alpha", "neworg/alpha-renamed")
     assert change["details"] == {"before_id": 1, "after_id": 1}

@@ -29,6 +29,7 @@ from crawler.upstream.sources.github.by_rest import RestProject
 from crawler.upstream.sources.github.fetch import GitHubSource
 from crawler_fakes.github import FakeGitHub, GitHubState, git_blob_sha
 from crawler_fakes.pages import FakePageServer
+from tests.support.audits import changes
 from tests.support.regression import APACHE, MIT, repo
 
 CONFIG = """
@@ -103,10 +104,6 @@ def world(db_url: str, tmp_path: Path) -> Iterator[World]:
         world.upstream(after=True)
         yield world
         store.close()
-
-
-def _changes(report: dict[str, Any]) -> list[tuple[str, str, Any, Any]]:
-    return [(c["project"], c["kind"], c["before"], c["after"]) for c in report["changes"]]
 
 
 def _errors(report: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -187,7 +184,7 @@ def test_one_project_failing_in_a_stage_is_its_error_and_the_others_are_reported
         _inject(stage, patch)
         broken = world.audit()
     report = broken.report
-    assert _changes(report) == OTHERS
+    assert changes(report) == OTHERS
     source, prefix = {
         "fetch": ("github", ""),
         "license": ("crawler", "internal error: "),
@@ -215,7 +212,7 @@ def test_one_project_failing_in_a_stage_is_its_error_and_the_others_are_reported
 
     recovered = world.audit().report  # the fault is gone: what Broken missed comes now
     assert recovered["audit"]["baseline_audit_id"] == broken.audit_id
-    assert _changes(recovered) == BROKEN_ALL
+    assert changes(recovered) == BROKEN_ALL
     assert recovered["errors"] == []
 
 
@@ -226,7 +223,7 @@ def test_one_page_failing_in_extraction_is_that_pages_error(
         _inject("page", patch)
         broken = world.audit()
     report = broken.report
-    assert _changes(report) == [
+    assert changes(report) == [
         ("Alpha", "new_release", "v1.0", "v1.1"),
         ("Broken", "new_release", "v1.0", "v1.1"),
         BROKEN_ALL[1],
@@ -241,7 +238,7 @@ def test_one_page_failing_in_extraction_is_that_pages_error(
     assert "- **Broken** checked in part" in markdown
 
     recovered = world.audit().report  # the page's last good pin was kept: 1.0 → 2.0 now
-    assert _changes(recovered) == [("Broken", "pin_changed", "1.0", "2.0")]
+    assert changes(recovered) == [("Broken", "pin_changed", "1.0", "2.0")]
 
 
 def test_a_whole_source_failing_leaves_the_other_sources_projects_reported(
@@ -254,7 +251,7 @@ def test_a_whole_source_failing_leaves_the_other_sources_projects_reported(
         patch.setattr(GitHubSource, "fetch", fail)
         broken = world.audit()
     report = broken.report
-    assert _changes(report) == [("Vendor", "pin_changed", "1.0", "2.0")]
+    assert changes(report) == [("Vendor", "pin_changed", "1.0", "2.0")]
     why = f"GitHub source failed unexpectedly: {BOOM}"
     assert _errors(report) == [(n, "github", why) for n in ("Alpha", "Broken", "Gamma")]
     assert _rows(report) == {
@@ -266,7 +263,7 @@ def test_a_whole_source_failing_leaves_the_other_sources_projects_reported(
     assert (broken.status, broken.exit_code) == ("partial", 1)
 
     recovered = world.audit().report
-    assert _changes(recovered) == [
+    assert changes(recovered) == [
         ("Alpha", "new_release", "v1.0", "v1.1"),
         *BROKEN_ALL,
         ("Gamma", "new_release", "v1.0", "v1.1"),

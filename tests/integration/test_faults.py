@@ -16,7 +16,7 @@ import pytest
 
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import AuditOutcome, run_audit
-from crawler.config import Config, parse_config
+from crawler.config import Config
 from crawler.report.json_report import validate_report
 from crawler.store import Store
 from crawler_fakes import github_graphql
@@ -29,6 +29,7 @@ from crawler_fakes.github import (
     FaultRule,
     GitHubState,
 )
+from tests.support.audits import github_config, kinds, project_statuses
 
 TOKEN = "ghp_faults_token_4f1d9c2b7e6a5d3c1b0a9f8e"
 MIT = reference_text("MIT")
@@ -68,22 +69,6 @@ def _repo(
     for n, (tag, day) in enumerate(tags):
         repo.tags.append(FakeTag(tag, f"{index:x}{n:x}" * 20, _stamp(day)))
     return repo
-
-
-def _names(count: int) -> str:
-    return "".join(f"  - name: p{i}\n    repo: org/p{i}\n" for i in range(count))
-
-
-def _config(settings: str, count: int, extra: str = "") -> Config:
-    return parse_config(f"github: {{{settings}}}\nprojects:\n{_names(count)}{extra}")
-
-
-def _kinds(report: dict[str, Any]) -> list[Change]:
-    return [(c["project"], c["kind"]) for c in report["changes"]]
-
-
-def _statuses(report: dict[str, Any]) -> dict[str, str]:
-    return {p["name"]: p["status"] for p in report["projects"]}
 
 
 class Auditor:
@@ -180,10 +165,10 @@ def test_faults_never_become_findings_and_the_next_good_audit_catches_up(
     make: Callable[..., Auditor], mode: str
 ) -> None:
     auditor = make(_before(), mode, unauth_limit=5000)
-    config = _config(FAULT_SETTINGS, 8)
+    config = github_config(8, FAULT_SETTINGS)
     first = auditor.audit(config)
     assert first.exit_code == 0
-    assert _kinds(first.report) == [(f"p{i}", "project_added") for i in range(8)]
+    assert kinds(first.report) == [(f"p{i}", "project_added") for i in range(8)]
 
     auditor.server.set_state(_after())
     # one project fails for good: by REST its license request; with a token (GraphQL batches,
@@ -210,13 +195,13 @@ def test_faults_never_become_findings_and_the_next_good_audit_catches_up(
     assert _backoff_or(3.0, auditor.sleeps, base=0.5, retries=4)
 
     report = faulty.report
-    statuses = _statuses(report)
+    statuses = project_statuses(report)
     errored = {name for name, status in statuses.items() if status == "error"}
     assert errored == {broken}, report["errors"]
     assert faulty.exit_code == 1 and faulty.status == "partial"
     [error] = report["errors"]
     assert error["error"].startswith("HTTP 500 from GitHub (gave up after 5 attempt(s), ")
-    reported = set(_kinds(report))
+    reported = set(kinds(report))
     assert reported <= TRUE_CHANGES  # no false change
     assert not {project for project, _ in reported} & errored  # an error is never a finding
     assert reported == {c for c in TRUE_CHANGES if c[0] not in errored}
@@ -228,8 +213,8 @@ def test_faults_never_become_findings_and_the_next_good_audit_catches_up(
     clean = auditor.audit(config)
     assert clean.exit_code == 0
     assert clean.report["audit"]["baseline_audit_id"] == faulty.audit_id
-    assert set(_kinds(clean.report)) == {c for c in TRUE_CHANGES if c[0] in errored}
-    assert set(_kinds(clean.report)) | reported == TRUE_CHANGES
+    assert set(kinds(clean.report)) == {c for c in TRUE_CHANGES if c[0] in errored}
+    assert set(kinds(clean.report)) | reported == TRUE_CHANGES
 
     quiet = auditor.audit(config)
     assert quiet.report["changes"] == []
@@ -261,13 +246,15 @@ def test_secondary_rate_limit_waits_retry_after_bounded_by_max_retry_wait(
     auditor.server.faults = FaultPlan(
         rules=[FaultRule("secondary_limit", path=path, times=times, retry_after=7)]
     )
-    config = _config(f"retry_base_delay: 1, max_retries: 3, max_retry_wait: {max_retry_wait}", 3)
+    config = github_config(
+        3, f"retry_base_delay: 1, max_retries: 3, max_retry_wait: {max_retry_wait}"
+    )
     result = auditor.audit(config)
     assert auditor.sleeps == sleeps
     limited = [r for r in auditor.server.requests if r.fault == "secondary_limit"]
     assert [r.status for r in limited] == [403] * times
     affected = {"p0", "p1", "p2"} if mode == "graphql" else {"p1"}
-    statuses = _statuses(result.report)
+    statuses = project_statuses(result.report)
     assert {statuses[p] for p in affected} == {outcome}
     assert {statuses[p] for p in {"p0", "p1", "p2"} - affected} <= {"ok"}
     if outcome == "error":
@@ -290,7 +277,9 @@ def test_server_errors_back_off_exponentially_then_fail_only_that_project(
     # with a token, the repository facts and license texts come by GraphQL; the tree is REST
     path = r"^/repos/org/p1/git/trees/" if mode == "graphql" else r"^/repos/org/p1$"
     auditor.server.faults = FaultPlan(rules=[FaultRule("status_500", path=path, times=99)])
-    config = _config(f"retry_base_delay: 1, max_retries: 3, max_retry_wait: {max_retry_wait}", 3)
+    config = github_config(
+        3, f"retry_base_delay: 1, max_retries: 3, max_retry_wait: {max_retry_wait}"
+    )
     result = auditor.audit(config)
 
     hits = [r for r in auditor.server.requests if r.fault == "status_500"]
@@ -299,7 +288,7 @@ def test_server_errors_back_off_exponentially_then_fail_only_that_project(
     assert len(sleeps) == attempts - 1
     for k, slept in enumerate(sleeps):  # base * 2**k plus jitter in [0, base)
         assert 2**k <= slept < 2**k + 1
-    assert _statuses(result.report) == {"p0": "ok", "p1": "error", "p2": "ok"}
+    assert project_statuses(result.report) == {"p0": "ok", "p1": "error", "p2": "ok"}
     [error] = result.report["errors"]
     assert error["project"] == "p1"
     assert error["error"] == (
@@ -310,7 +299,7 @@ def test_server_errors_back_off_exponentially_then_fail_only_that_project(
         f"/repos/org/p1/git/trees/{'1' * 40}?recursive=1" if mode == "graphql" else "/repos/org/p1"
     )
     assert result.exit_code == 1 and result.status == "partial"
-    assert _kinds(result.report) == [(f"p{i}", "project_added") for i in range(3)]
+    assert kinds(result.report) == [(f"p{i}", "project_added") for i in range(3)]
 
 
 # ---------------------------------------------------------------------------- truncated, HTML
@@ -325,13 +314,13 @@ def test_truncated_json_and_html_pages_are_retried_then_reported(
 ) -> None:
     auditor = make(_three(), "rest")
     # one worker: the order of faulted requests and of the waits is part of what is checked
-    config = _config("retry_base_delay: 0.5, max_retries: 2, concurrency: 1", 3)
+    config = github_config(3, "retry_base_delay: 0.5, max_retries: 2, concurrency: 1")
     auditor.server.faults = FaultPlan(rules=[
         FaultRule(kind, path=r"^/repos/org/p1/releases"),  # once: the retry gets through
         FaultRule(kind, path=r"^/repos/org/p2/releases", times=99),  # every time
     ])
     result = auditor.audit(config)
-    assert _statuses(result.report) == {"p0": "ok", "p1": "ok", "p2": "error"}
+    assert project_statuses(result.report) == {"p0": "ok", "p1": "ok", "p2": "error"}
     faulted = [r.path.split("?")[0] for r in auditor.server.requests if r.fault]
     assert faulted == ["/repos/org/p1/releases"] + ["/repos/org/p2/releases"] * 3
     p1_wait, *p2_waits = auditor.sleeps
@@ -350,13 +339,13 @@ def test_truncated_graphql_answer_is_retried_then_reported(
     make: Callable[..., Auditor],
 ) -> None:
     auditor = make(_three(), "graphql")
-    config = _config("retry_base_delay: 0.5, max_retries: 2", 3)
+    config = github_config(3, "retry_base_delay: 0.5, max_retries: 2")
     auditor.server.faults = FaultPlan(rules=[FaultRule("truncate", path=r"^/graphql$")])
     once = auditor.audit(config)
-    assert _statuses(once.report) == {"p0": "ok", "p1": "ok", "p2": "ok"}
+    assert project_statuses(once.report) == {"p0": "ok", "p1": "ok", "p2": "ok"}
     auditor.server.faults = FaultPlan(rules=[FaultRule("truncate", path=r"^/graphql$", times=9)])
     always = auditor.audit(config)
-    assert _statuses(always.report) == {"p0": "error", "p1": "error", "p2": "error"}
+    assert project_statuses(always.report) == {"p0": "error", "p1": "error", "p2": "error"}
     assert {e["error"].split(" (gave up")[0] for e in always.report["errors"]} == {
         "GitHub's answer was cut off (ChunkedEncodingError)"
     }
@@ -366,8 +355,8 @@ def test_html_graphql_answer_is_reported_as_html(make: Callable[..., Auditor]) -
     """Regression: post_graphql said only 'GraphQL answer was not valid JSON'."""
     auditor = make(_three(), "graphql")
     auditor.server.faults = FaultPlan(rules=[FaultRule("html_200", path=r"^/graphql$", times=9)])
-    result = auditor.audit(_config("retry_base_delay: 0, max_retries: 2", 3))
-    assert _statuses(result.report) == {"p0": "error", "p1": "error", "p2": "error"}
+    result = auditor.audit(github_config(3, "retry_base_delay: 0, max_retries: 2"))
+    assert project_statuses(result.report) == {"p0": "error", "p1": "error", "p2": "error"}
     assert {e["error"] for e in result.report["errors"]} == {
         "GitHub answered an HTML page instead of JSON (gave up after 3 attempt(s), "
         "0.0s of waiting)"
@@ -402,7 +391,7 @@ def test_a_spent_anonymous_budget_defers_the_rest_and_the_next_audit_checks_them
     make: Callable[..., Auditor],
 ) -> None:
     auditor = make(_five(), "rest", unauth_limit=60)
-    config = _config("retry_base_delay: 0, concurrency: 1", 5)  # the exact order is checked
+    config = github_config(5, "retry_base_delay: 0, concurrency: 1")  # the exact order is checked
     auditor.audit(config)
 
     auditor.server.set_state(_with_new_releases(_five(), 20))
@@ -411,13 +400,13 @@ def test_a_spent_anonymous_budget_defers_the_rest_and_the_next_audit_checks_them
     spent = auditor.server.points_used.core_anonymous
     short = auditor.audit(config)
     report = short.report
-    assert _statuses(report) == {"p0": "ok", "p1": "ok", "p2": "deferred", "p3": "deferred",
+    assert project_statuses(report) == {"p0": "ok", "p1": "ok", "p2": "deferred", "p3": "deferred",
                                  "p4": "deferred"}
     assert report["summary"]["deferred"] == 3 and report["summary"]["errors"] == 0
     assert report["summary"]["checked"] == 2
     assert short.status != "failed" and short.exit_code == 0
     assert report["errors"] == []
-    assert _kinds(report) == [("p0", "new_release"), ("p1", "new_release")]
+    assert kinds(report) == [("p0", "new_release"), ("p1", "new_release")]
     notes = {p["name"]: p["note"] for p in report["projects"]}
     assert notes["p2"].startswith("not checked this audit: rate budget nearly spent (0 left of 60")
     rows = {p["name"]: p["version"] for p in report["projects"]}
@@ -432,9 +421,9 @@ def test_a_spent_anonymous_budget_defers_the_rest_and_the_next_audit_checks_them
 
     auditor.server.set_rate_limit(60, authenticated=False)
     later = auditor.audit(config)
-    assert set(_statuses(later.report).values()) == {"ok"}
+    assert set(project_statuses(later.report).values()) == {"ok"}
     assert later.report["summary"]["deferred"] == 0
-    assert _kinds(later.report) == [("p2", "new_release"), ("p3", "new_release"),
+    assert kinds(later.report) == [("p2", "new_release"), ("p3", "new_release"),
                                     ("p4", "new_release")]
     assert later.exit_code == 0
 
@@ -443,19 +432,19 @@ def test_a_spent_graphql_budget_defers_the_remaining_batches(
     make: Callable[..., Auditor],
 ) -> None:
     auditor = make(_five(), "graphql")
-    config = _config("graphql_batch: 2, retry_base_delay: 0, concurrency: 1", 5)
+    config = github_config(5, "graphql_batch: 2, retry_base_delay: 0, concurrency: 1")
     auditor.audit(config)
     auditor.server.set_state(_with_new_releases(_five(), 20))
     auditor.server.set_rate_limit(1, resource="graphql")  # one batch of two
     short = auditor.audit(config)
-    assert _statuses(short.report) == {"p0": "ok", "p1": "ok", "p2": "deferred",
+    assert project_statuses(short.report) == {"p0": "ok", "p1": "ok", "p2": "deferred",
                                        "p3": "deferred", "p4": "deferred"}
     assert short.exit_code == 0 and short.report["summary"]["deferred"] == 3
-    assert _kinds(short.report) == [("p0", "new_release"), ("p1", "new_release")]
+    assert kinds(short.report) == [("p0", "new_release"), ("p1", "new_release")]
     assert [r.path for r in auditor.server.requests] == ["/rate_limit", "/graphql"]
     auditor.server.set_rate_limit(5000, resource="graphql")
     later = auditor.audit(config)
-    assert _kinds(later.report) == [("p2", "new_release"), ("p3", "new_release"),
+    assert kinds(later.report) == [("p2", "new_release"), ("p3", "new_release"),
                                     ("p4", "new_release")]
 
 
@@ -468,8 +457,8 @@ def test_graphql_batches_shrink_when_github_times_out(
     """Regression: every 5xx was retried at the same size, so a 502 never shrank the batch."""
     sizes = graphql_sizes
     auditor = make(_five(own_license_texts=True), "graphql", max_graphql_aliases=2)
-    result = auditor.audit(_config("graphql_batch: 8, retry_base_delay: 0", 5))
-    assert _statuses(result.report) == {f"p{i}": "ok" for i in range(5)}
+    result = auditor.audit(github_config(5, "graphql_batch: 8, retry_base_delay: 0"))
+    assert project_statuses(result.report) == {f"p{i}": "ok" for i in range(5)}
     graphql = [r.status for r in auditor.server.requests if r.path == "/graphql"]
     # the batch of repository facts, then the batch of license texts: each shrinks the same way
     assert (graphql, sizes) == ([502, 200, 200, 200] * 2, [5, 2, 2, 1] * 2)
@@ -493,8 +482,8 @@ def test_graphql_batches_shrink_on_a_timeout_answered_with_200(
 
     monkeypatch.setattr(github_graphql, "handle", handle)
     auditor = make(_five(own_license_texts=True), "graphql")
-    result = auditor.audit(_config("graphql_batch: 8, retry_base_delay: 0", 5))
-    assert _statuses(result.report) == {f"p{i}": "ok" for i in range(5)}
+    result = auditor.audit(github_config(5, "graphql_batch: 8, retry_base_delay: 0"))
+    assert project_statuses(result.report) == {f"p{i}": "ok" for i in range(5)}
     assert sizes == [5, 2, 2, 1] * 2  # facts, then license texts
     assert [r.status for r in auditor.server.requests if r.path == "/graphql"] == [200] * 8
     assert auditor.sleeps == []  # shrinking is immediate, not a backoff
@@ -507,8 +496,10 @@ def test_a_transient_502_halves_the_batch_and_loses_nothing(
     auditor = make(_five(), "graphql")
     auditor.server.faults = FaultPlan(rules=[FaultRule("status_502", path=r"^/graphql$")])
     # one worker, so that the batch of 4 (not the batch of 1) is the first to meet the fault
-    result = auditor.audit(_config("graphql_batch: 4, retry_base_delay: 0, concurrency: 1", 5))
-    assert _statuses(result.report) == {f"p{i}": "ok" for i in range(5)}
+    result = auditor.audit(
+        github_config(5, "graphql_batch: 4, retry_base_delay: 0, concurrency: 1")
+    )
+    assert project_statuses(result.report) == {f"p{i}": "ok" for i in range(5)}
     graphql = [r.status for r in auditor.server.requests if r.path == "/graphql"]
     assert graphql == [502, 200, 200, 200, 200]
     # the batch of 4 met the fault before the GraphQL handler; then the one license text the
@@ -521,8 +512,8 @@ def test_a_transient_502_on_a_single_repository_batch_is_retried(
 ) -> None:
     auditor = make(_three(), "graphql")
     auditor.server.faults = FaultPlan(rules=[FaultRule("status_502", path=r"^/graphql$")])
-    result = auditor.audit(_config("graphql_batch: 1, retry_base_delay: 0.5", 3))
-    assert _statuses(result.report) == {"p0": "ok", "p1": "ok", "p2": "ok"}
+    result = auditor.audit(github_config(3, "graphql_batch: 1, retry_base_delay: 0.5"))
+    assert project_statuses(result.report) == {"p0": "ok", "p1": "ok", "p2": "ok"}
     graphql = [r.status for r in auditor.server.requests if r.path == "/graphql"]
     assert graphql == [502, 200, 200, 200, 200]  # 3 batches of one (one retried), 1 of texts
     assert len(auditor.sleeps) == 1 and 0.5 <= auditor.sleeps[0] < 1.0
@@ -532,9 +523,9 @@ def test_graphql_not_found_for_one_repository_keeps_the_rest_of_the_batch(
     make: Callable[..., Auditor],
 ) -> None:
     auditor = make(_three(), "graphql")
-    config = _config("retry_base_delay: 0", 3, "  - name: Ghost\n    repo: org/ghost\n")
+    config = github_config(3, "retry_base_delay: 0", "  - name: Ghost\n    repo: org/ghost\n")
     result = auditor.audit(config)
-    assert _statuses(result.report) == {"p0": "ok", "p1": "ok", "p2": "ok", "Ghost": "error"}
+    assert project_statuses(result.report) == {"p0": "ok", "p1": "ok", "p2": "ok", "Ghost": "error"}
     assert result.report["errors"] == [{
         "project": "Ghost", "source": "github-graphql", "url": auditor.server.graphql_url,
         "error": "Could not resolve to a Repository with the name 'org/ghost'.",
@@ -562,7 +553,7 @@ def test_the_token_never_reaches_logs_or_error_messages(
                FaultRule("status_500", path="/repos/org/p2/git/trees/", times=99)],
         seed=3,
     )
-    config = _config("retry_base_delay: 0, max_retries: 3", 3)
+    config = github_config(3, "retry_base_delay: 0, max_retries: 3")
     outcome = auditor.audit(config)
     assert outcome.report["errors"], "the faults must produce at least one error"
     assert any("github" in r.name for r in caplog.records), "PyGithub's debug log is captured"
@@ -591,7 +582,7 @@ def test_an_unchanged_graphql_audit_writes_no_new_snapshot(
 ) -> None:
     """Regression: reused license facts lost their sources, so every snapshot hashed anew."""
     auditor = make(_three(), "graphql")
-    config = _config("retry_base_delay: 0", 3)
+    config = github_config(3, "retry_base_delay: 0")
 
     def rows(table: str) -> int:
         with auditor.store.engine.connect() as conn:
@@ -611,7 +602,7 @@ def test_an_unchanged_anonymous_audit_is_answered_only_by_304s(
     state = _three()
     state.repos.append(_repo(3, releases=(("v0.1.0", 1),), license_text=None))
     auditor = make(state, "rest", unauth_limit=5000)
-    config = _config("retry_base_delay: 0", 4)
+    config = github_config(4, "retry_base_delay: 0")
     first = auditor.audit(config)
     assert first.report["projects"][3]["license"] == "none found"
     assert "/repos/org/p3/license" not in auditor.paths()
@@ -631,6 +622,6 @@ def test_truncated_answers_do_not_count_as_an_unreachable_github(
     auditor.server.faults = FaultPlan(
         rules=[FaultRule("truncate", path=r"^/repos/org/p[012]/releases", times=99)]
     )
-    result = auditor.audit(_config("retry_base_delay: 0, max_retries: 1", 5))
-    assert _statuses(result.report) == {"p0": "error", "p1": "error", "p2": "error",
+    result = auditor.audit(github_config(5, "retry_base_delay: 0, max_retries: 1"))
+    assert project_statuses(result.report) == {"p0": "error", "p1": "error", "p2": "error",
                                         "p3": "ok", "p4": "ok"}

@@ -8,19 +8,18 @@ import logging
 import socket
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from crawler.analysis.license_texts import reference_text
-from crawler.audit import AuditOutcome, run_audit
-from crawler.config import Config, parse_config
-from crawler.report.json_report import validate_report
+from crawler.audit import run_audit
+from crawler.config import parse_config
 from crawler.store import Store
 from crawler_fakes.faults import FaultPlan, FaultRule
 from crawler_fakes.gitee import FakeGitee, GiteeRelease, GiteeRepo, GiteeState, GiteeTag
 from crawler_fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
 from crawler_fakes.github_state import git_blob_sha
+from tests.support.audits import Audits, changes
 
 WEB = "https://gitee.vendor.example"
 TOKEN = "gitee-audit-token-77c1e0b9a4"
@@ -76,22 +75,7 @@ def _world(changed: bool = False) -> GiteeState:
     return GiteeState([plugin, toolkit, docs])
 
 
-class Harness:
-    def __init__(self, gitee: FakeGitee, db_url: str, tmp: Path, env: dict[str, str]) -> None:
-        self.gitee = gitee
-        self.store = Store(db_url)
-        self.reports = tmp / "reports"
-        self.env = env
-        self.sleeps: list[float] = []
-
-    def audit(self, config: Config | str = CONFIG) -> AuditOutcome:
-        if isinstance(config, str):
-            config = parse_config(config)
-        outcome = run_audit(
-            config, self.store, self.reports, env=self.env, sleep=self.sleeps.append
-        )
-        validate_report(outcome.report)
-        return outcome
+Harness = Audits[FakeGitee]
 
 
 @pytest.fixture
@@ -99,18 +83,11 @@ def harness(db_url: str, tmp_path: Path) -> Iterator[Harness]:
     with FakeGitee(_world(), token=TOKEN, web_url=WEB) as gitee:
         h = Harness(gitee, db_url, tmp_path, gitee.env(TOKEN))
         yield h
-        h.store.close()
-
-
-def _changes(report: dict[str, Any]) -> list[tuple[str, str, Any, Any, str | None]]:
-    return [
-        (c["project"], c["kind"], c["before"], c["after"], c["evidence_url"])
-        for c in report["changes"]
-    ]
+        h.close()
 
 
 def test_each_change_kind_is_reported_with_links_on_the_gitee_web_host(harness: Harness) -> None:
-    first = harness.audit().report
+    first = harness.audit(CONFIG).report
     assert [(c["project"], c["kind"]) for c in first["changes"]] == [
         (n, "project_added") for n in ("Plugin", "Toolkit", "Docs")
     ]
@@ -127,10 +104,10 @@ def test_each_change_kind_is_reported_with_links_on_the_gitee_web_host(harness: 
     ]
     assert rows["Plugin"]["published_at"] == "2026-09-01T02:00:00Z"  # Gitee's +08:00, in UTC
 
-    harness.gitee.set_state(_world(changed=True))
-    report = harness.audit().report
+    harness.server.set_state(_world(changed=True))
+    report = harness.audit(CONFIG).report
     plugin, toolkit, docs = (f"{WEB}/deep-spark/{n}" for n in ("plugin", "toolkit", "docs"))
-    assert _changes(report) == [
+    assert changes(report, "evidence_url") == [
         ("Plugin", "new_release", "v1.0.0", "v1.1.0", f"{plugin}/releases/tag/v1.1.0"),
         ("Plugin", "new_prerelease", "v1.0.0", "v1.2.0rc1", f"{plugin}/releases/tag/v1.2.0rc1"),
         ("Plugin", "license_changed", {"forge": "Apache-2.0", "detected": "Apache-2.0"},
@@ -163,11 +140,11 @@ def test_each_change_kind_is_reported_with_links_on_the_gitee_web_host(harness: 
 
 
 def test_an_unchanged_second_audit_is_answered_by_304s(harness: Harness) -> None:
-    harness.audit()
-    harness.gitee.reset_log()
-    outcome = harness.audit()
+    harness.audit(CONFIG)
+    harness.server.reset_log()
+    outcome = harness.audit(CONFIG)
     assert outcome.report["changes"] == []
-    requests = harness.gitee.requests
+    requests = harness.server.requests
     paths = [r.path.partition("?")[0].removeprefix("/api/v5/repos/deep-spark/") for r in requests]
     assert paths == [
         "plugin", "plugin/releases", "plugin/git/trees/master",
@@ -181,12 +158,12 @@ def test_an_unchanged_second_audit_is_answered_by_304s(harness: Harness) -> None
 
 
 def test_a_renamed_repository_keeps_its_id_and_is_reported_moved(harness: Harness) -> None:
-    harness.audit()
+    harness.audit(CONFIG)
     moved = _world()
     moved.repos[1].moved_to = "iluvatar/toolkit-ng"
-    harness.gitee.set_state(moved)
-    harness.gitee.reset_log()
-    report = harness.audit().report
+    harness.server.set_state(moved)
+    harness.server.reset_log()
+    report = harness.audit(CONFIG).report
     [change] = report["changes"]
     assert (change["project"], change["kind"], change["before"], change["after"]) == (
         "Toolkit", "repo_moved", "deep-spark/toolkit", "iluvatar/toolkit-ng"
@@ -196,7 +173,7 @@ def test_a_renamed_repository_keeps_its_id_and_is_reported_moved(harness: Harnes
     assert change["summary"] == (
         "repository moved deep-spark/toolkit → iluvatar/toolkit-ng; update 'gitee' in sources.yaml"
     )
-    toolkit = [(r.path.partition("?")[0], r.status) for r in harness.gitee.requests
+    toolkit = [(r.path.partition("?")[0], r.status) for r in harness.server.requests
                if "toolkit" in r.path]  # fmt: skip
     assert toolkit == [
         ("/api/v5/repos/deep-spark/toolkit", 301),
@@ -212,14 +189,14 @@ def test_a_renamed_repository_keeps_its_id_and_is_reported_moved(harness: Harnes
 
 
 def test_a_spent_rate_budget_defers_and_the_next_audit_catches_up(harness: Harness) -> None:
-    harness.audit()
-    harness.gitee.set_state(_world(changed=True))
-    harness.gitee.set_rate_limit(2, authenticated=True)  # Plugin's repo and releases, no more
-    harness.gitee.reset_log()
-    outcome = harness.audit()
+    harness.audit(CONFIG)
+    harness.server.set_state(_world(changed=True))
+    harness.server.set_rate_limit(2, authenticated=True)  # Plugin's repo and releases, no more
+    harness.server.reset_log()
+    outcome = harness.audit(CONFIG)
     report = outcome.report
     assert report["changes"] == [] and report["errors"] == []
-    assert len(harness.gitee.requests) == 2
+    assert len(harness.server.requests) == 2
     rows = {p["name"]: p for p in report["projects"]}
     assert {n: r["status"] for n, r in rows.items()} == dict.fromkeys(
         ("Plugin", "Toolkit", "Docs"), "deferred"
@@ -231,8 +208,8 @@ def test_a_spent_rate_budget_defers_and_the_next_audit_catches_up(harness: Harne
     assert rows["Plugin"]["version"] == "v1.0.0"  # the last good state, not a finding
     assert (outcome.status, outcome.exit_code) == ("complete", 0)
 
-    harness.gitee.set_rate_limit(5000, authenticated=True)
-    caught_up = harness.audit().report
+    harness.server.set_rate_limit(5000, authenticated=True)
+    caught_up = harness.audit(CONFIG).report
     assert [(c["project"], c["kind"]) for c in caught_up["changes"]][:2] == [
         ("Plugin", "new_release"), ("Plugin", "new_prerelease")
     ]  # fmt: skip
@@ -240,9 +217,9 @@ def test_a_spent_rate_budget_defers_and_the_next_audit_catches_up(harness: Harne
 
 
 def test_a_budget_spent_elsewhere_is_a_deferral_from_the_first_answer(harness: Harness) -> None:
-    harness.gitee.set_rate_limit(0, authenticated=True)  # Gitee answers 403, nothing left
-    report = harness.audit().report
-    assert [r.status for r in harness.gitee.requests] == [403]
+    harness.server.set_rate_limit(0, authenticated=True)  # Gitee answers 403, nothing left
+    report = harness.audit(CONFIG).report
+    assert [r.status for r in harness.server.requests] == [403]
     assert {p["status"] for p in report["projects"]} == {"deferred"}
     assert report["projects"][0]["note"] == (
         "not checked this audit: Gitee rate limit reached (HTTP 403); never checked yet"
@@ -251,30 +228,30 @@ def test_a_budget_spent_elsewhere_is_a_deferral_from_the_first_answer(harness: H
 
 def test_a_429_waits_for_retry_after_and_then_succeeds(harness: Harness) -> None:
     rule = FaultRule(kind="rate_429", path="toolkit/tags", retry_after=9)
-    harness.gitee.faults = FaultPlan(rules=[rule])
-    report = harness.audit().report
+    harness.server.faults = FaultPlan(rules=[rule])
+    report = harness.audit(CONFIG).report
     assert report["errors"] == [] and harness.sleeps == [9.0]
-    tags = [(r.status, r.fault) for r in harness.gitee.requests if "/tags" in r.path]
+    tags = [(r.status, r.fault) for r in harness.server.requests if "/tags" in r.path]
     assert tags == [(429, "rate_429"), (200, None)]
     assert {p["name"]: p["version"] for p in report["projects"]}["Toolkit"] == "v1.0.0"
 
 
 def test_server_errors_are_retried_then_an_error_for_that_project_only(harness: Harness) -> None:
-    harness.audit()
-    harness.gitee.set_state(_world(changed=True))
+    harness.audit(CONFIG)
+    harness.server.set_state(_world(changed=True))
     rule = FaultRule(kind="status_500", path="deep-spark/plugin", times=99)
-    harness.gitee.faults = FaultPlan(rules=[rule])
-    outcome = harness.audit()
+    harness.server.faults = FaultPlan(rules=[rule])
+    outcome = harness.audit(CONFIG)
     report = outcome.report
     assert report["errors"] == [
         {
             "project": "Plugin",
             "source": "gitee",
-            "url": f"{harness.gitee.api_url}/repos/deep-spark/plugin",
+            "url": f"{harness.server.api_url}/repos/deep-spark/plugin",
             "error": "HTTP 500 from Gitee (gave up after 3 attempt(s), 0.0s of waiting)",
         }
     ]
-    plugin_requests = [r for r in harness.gitee.requests if "deep-spark/plugin" in r.path]
+    plugin_requests = [r for r in harness.server.requests if "deep-spark/plugin" in r.path]
     assert [r.status for r in plugin_requests[-3:]] == [500, 500, 500]
     assert [c["project"] for c in report["changes"]] == ["Toolkit", "Toolkit", "Docs", "Docs"]
     rows = {p["name"]: p for p in report["projects"]}
@@ -286,13 +263,14 @@ def test_the_token_never_reaches_reports_logs_or_the_database(
     harness: Harness, db_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    harness.audit()
+    harness.audit(CONFIG)
     rule = FaultRule(kind="status_500", path="deep-spark/docs", times=99)
-    harness.gitee.faults = FaultPlan(rules=[rule, FaultRule(kind="reset", path="toolkit", times=9)])
-    harness.gitee.set_state(_world(changed=True))
-    outcome = harness.audit()
+    reset = FaultRule(kind="reset", path="toolkit", times=9)
+    harness.server.faults = FaultPlan(rules=[rule, reset])
+    harness.server.set_state(_world(changed=True))
+    outcome = harness.audit(CONFIG)
     assert {e["project"] for e in outcome.report["errors"]} == {"Toolkit", "Docs"}
-    assert all(r.authenticated for r in harness.gitee.requests)  # the token was sent…
+    assert all(r.authenticated for r in harness.server.requests)  # the token was sent…
     assert TOKEN not in json.dumps(outcome.report)  # …and is nowhere else
     for report_file in harness.reports.rglob("report.*"):
         assert TOKEN not in report_file.read_text()

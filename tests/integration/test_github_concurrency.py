@@ -14,7 +14,7 @@ import pytest
 
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import AuditOutcome, run_audit
-from crawler.config import Config, parse_config
+from crawler.config import Config
 from crawler.report.json_report import validate_report
 from crawler.store import Store
 from crawler_fakes.github import (
@@ -25,6 +25,7 @@ from crawler_fakes.github import (
     FaultRule,
     GitHubState,
 )
+from tests.support.audits import github_config, project_statuses
 
 TOKEN = "ghp_concurrency_token_0123456789abcdef"
 MIT = reference_text("MIT")
@@ -43,15 +44,6 @@ def _state(count: int, newest: int = 1) -> GitHubState:
             repo.releases.append(FakeRelease(f"v{n}.0.0", f"v{n}.0.0", stamp, stamp))
         repos.append(repo)
     return GitHubState(repos=repos)
-
-
-def _config(count: int, github: str) -> Config:
-    names = "".join(f"  - name: p{i}\n    repo: org/p{i}\n" for i in range(count))
-    return parse_config(f"github: {{{github}}}\nprojects:\n{names}")
-
-
-def _statuses(outcome: AuditOutcome) -> dict[str, str]:
-    return {p["name"]: p["status"] for p in outcome.report["projects"]}
 
 
 class Run:
@@ -86,8 +78,8 @@ def test_requests_in_flight_stay_within_the_configured_concurrency(
     run: Any, workers: int, token: str | None
 ) -> None:
     r = run(_state(16), token, unauth_limit=5000, latency=0.03)
-    outcome = r.audit(_config(16, f"concurrency: {workers}, graphql_batch: 4"))
-    assert set(_statuses(outcome).values()) == {"ok"}
+    outcome = r.audit(github_config(16, f"concurrency: {workers}, graphql_batch: 4"))
+    assert set(project_statuses(outcome.report).values()) == {"ok"}
     if workers == 1:
         assert r.server.max_in_flight == 1  # strictly serial, as GitHub's strictest advice asks
     else:
@@ -98,13 +90,13 @@ def test_a_budget_that_runs_out_mid_flight_overspends_nothing_and_loses_nothing(
     run: Any,
 ) -> None:
     r = run(_state(30), None, unauth_limit=5000)
-    config = _config(30, "concurrency: 4, retry_base_delay: 0")
+    config = github_config(30, "concurrency: 4, retry_base_delay: 0")
     r.audit(config)
     r.server.set_state(_state(30, newest=2))
     r.server.set_rate_limit(40, authenticated=False)
     spent = r.server.points_used.core_anonymous
     short = r.audit(config)
-    statuses = _statuses(short)
+    statuses = project_statuses(short.report)
     checked = sorted(n for n, s in statuses.items() if s == "ok")
     deferred = sorted(n for n, s in statuses.items() if s == "deferred")
     assert set(statuses.values()) == {"ok", "deferred"} and short.report["errors"] == []
@@ -121,17 +113,17 @@ def test_a_budget_that_runs_out_mid_flight_overspends_nothing_and_loses_nothing(
     r.server.set_rate_limit(5000, authenticated=False)
     later = r.audit(config)
     assert sorted(c["project"] for c in later.report["changes"]) == deferred
-    assert set(_statuses(later).values()) == {"ok"}
+    assert set(project_statuses(later.report).values()) == {"ok"}
 
 
 def test_a_graphql_budget_that_runs_out_mid_flight_defers_whole_batches(run: Any) -> None:
     r = run(_state(12), TOKEN)
-    config = _config(12, "concurrency: 4, graphql_batch: 2, retry_base_delay: 0")
+    config = github_config(12, "concurrency: 4, graphql_batch: 2, retry_base_delay: 0")
     r.audit(config)
     r.server.set_state(_state(12, newest=2))
     r.server.set_rate_limit(3, resource="graphql")  # three batches of two, then nothing
     short = r.audit(config)
-    statuses = _statuses(short)
+    statuses = project_statuses(short.report)
     assert sorted(statuses.values()).count("ok") == 6
     assert sorted(statuses.values()).count("deferred") == 6
     graphql = [q.status for q in r.server.requests if q.path == "/graphql"]
@@ -154,8 +146,8 @@ def test_a_secondary_limit_pauses_every_worker_not_just_one(run: Any) -> None:
         time.sleep(0.4)  # long enough for free workers to send several requests each
         arrived_during_pause.append(len(r.server.requests) - before)
 
-    outcome = r.audit(_config(24, "concurrency: 4, retry_base_delay: 0"), sleep=sleep)
-    assert set(_statuses(outcome).values()) == {"ok"}
+    outcome = r.audit(github_config(24, "concurrency: 4, retry_base_delay: 0"), sleep=sleep)
+    assert set(project_statuses(outcome.report).values()) == {"ok"}
     limited = [q for q in r.server.requests if q.fault == "secondary_limit"]
     assert [q.status for q in limited] == [403]
     assert len(arrived_during_pause) == 1

@@ -7,18 +7,17 @@ import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from crawler.analysis.license_texts import reference_text
-from crawler.audit import AuditOutcome, run_audit
-from crawler.config import Config, parse_config
-from crawler.report.json_report import validate_report
+from crawler.audit import run_audit
+from crawler.config import parse_config
 from crawler.store import Store
 from crawler_fakes.faults import FaultPlan, FaultRule
 from crawler_fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
 from crawler_fakes.gitlab import FakeGitLab, GitLabProject, GitLabRelease, GitLabState, GitLabTag
+from tests.support.audits import Audits, kinds
 
 TOKEN = "glpat-audit-token-5e0b7d2c91"
 NOW = "2026-11-15T00:00:00Z"
@@ -59,33 +58,15 @@ def _state() -> GitLabState:
     )  # fmt: skip
 
 
-class Harness:
-    def __init__(self, server: FakeGitLab, db_url: str, tmp: Path) -> None:
-        self.server = server
-        self.db_url = db_url
-        self.store = Store(db_url)
-        self.reports = tmp / "reports"
-        self.env = server.env(TOKEN)
-        self.sleeps: list[float] = []
-
-    def audit(self, config: Config, env: dict[str, str] | None = None) -> AuditOutcome:
-        outcome = run_audit(
-            config, self.store, self.reports, env=env or self.env, sleep=self.sleeps.append
-        )
-        validate_report(outcome.report)
-        return outcome
+Harness = Audits[FakeGitLab]
 
 
 @pytest.fixture
 def harness(db_url: str, tmp_path: Path) -> Iterator[Harness]:
     with FakeGitLab(_state(), token=TOKEN, web_url=WEB, now=NOW) as server:
-        h = Harness(server, db_url, tmp_path)
+        h = Harness(server, db_url, tmp_path, server.env(TOKEN))
         yield h
-        h.store.close()
-
-
-def _kinds(report: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(c["project"], c["kind"]) for c in report["changes"]]
+        h.close()
 
 
 def test_first_audit_then_every_gitlab_change_with_links_on_the_instance(
@@ -93,7 +74,7 @@ def test_first_audit_then_every_gitlab_change_with_links_on_the_instance(
 ) -> None:
     config = parse_config(CONFIG)
     first = harness.audit(config).report
-    assert _kinds(first) == [("Toolkit", "project_added"), ("Shim", "project_added"),
+    assert kinds(first) == [("Toolkit", "project_added"), ("Shim", "project_added"),
                              ("Bare", "project_added")]  # fmt: skip
     rows = {p["name"]: p for p in first["projects"]}
     assert [(rows[n]["version_source"], rows[n]["version"], rows[n]["license"]) for n in rows] == [
@@ -117,7 +98,7 @@ def test_first_audit_then_every_gitlab_change_with_links_on_the_instance(
     outcome = harness.audit(config)
     report = outcome.report
     assert outcome.exit_code == 0 and report["errors"] == []
-    assert _kinds(report) == [
+    assert kinds(report) == [
         ("Toolkit", "new_release"),
         ("Toolkit", "new_prerelease"),  # dated after "now": GitLab's upcoming_release
         ("Shim", "repo_archived"),
@@ -171,7 +152,7 @@ def test_a_renamed_project_is_reported_moved_with_its_stable_id(harness: Harness
     shim.old_paths, shim.path = ["acme/shim"], "platform/shim"
     harness.server.set_state(state)
     report = harness.audit(config).report
-    assert _kinds(report) == [("Shim", "repo_moved")]
+    assert kinds(report) == [("Shim", "repo_moved")]
     [change] = report["changes"]
     assert (change["before"], change["after"]) == ("acme/shim", "platform/shim")
     assert change["details"] == {"before_id": 22, "after_id": 22}
@@ -194,14 +175,14 @@ def test_a_failing_project_keeps_its_state_and_the_others_report(harness: Harnes
     harness.server.faults = FaultPlan(rules=[FaultRule("status_502", path="/21/", times=99)])
     failed = harness.audit(config)
     assert failed.exit_code == 1 and failed.status == "partial"
-    assert _kinds(failed.report) == [("Shim", "new_tag")]  # no "release removed" for Toolkit
+    assert kinds(failed.report) == [("Shim", "new_tag")]  # no "release removed" for Toolkit
     [error] = failed.report["errors"]
     assert (error["project"], error["source"]) == ("Toolkit", "gitlab")
     assert error["error"].startswith("HTTP 502 from GitLab (127.0.0.1:")
     rows = {p["name"]: p for p in failed.report["projects"]}
     assert (rows["Toolkit"]["status"], rows["Toolkit"]["version"]) == ("error", "v2.1.0")
     harness.server.faults = None
-    assert _kinds(harness.audit(config).report) == [("Toolkit", "new_release")]
+    assert kinds(harness.audit(config).report) == [("Toolkit", "new_release")]
 
 
 def test_the_token_is_in_no_report_log_or_database_row(
@@ -253,7 +234,7 @@ def test_a_gitlab_outage_leaves_a_github_project_unaffected(harness: Harness) ->
     assert {e["project"] for e in report["errors"]} == {"Toolkit", "Shim", "Bare"}
     assert all(e["error"].startswith("HTTP 502 from GitLab") for e in report["errors"])
     # newly listed, so "added" even when not yet fetched; nothing else is a finding
-    assert [k for _, k in _kinds(report)] == ["project_added"] * 4
+    assert [k for _, k in kinds(report)] == ["project_added"] * 4
     rows = {p["name"]: p for p in report["projects"]}
     assert (rows["Alpha"]["status"], rows["Alpha"]["version"]) == ("ok", "v1.0.0")
     assert [rows[n]["status"] for n in ("Toolkit", "Shim", "Bare")] == ["error"] * 3
@@ -276,7 +257,7 @@ def test_a_readme_watched_through_gitlab_reports_its_pin_change(harness: Harness
     state.projects[0].files["README.md"] = "Install with `pip install toolkit runtime>=1.3`\n"
     harness.server.set_state(state)
     report = harness.audit(config).report
-    assert _kinds(report) == [("Toolkit", "pin_changed")]
+    assert kinds(report) == [("Toolkit", "pin_changed")]
     [change] = report["changes"]
     assert (change["before"], change["after"]) == ("1.2", "1.3")
     assert change["evidence_url"] == f"{WEB}/acme/compilers/toolkit/-/blob/main/README.md"
@@ -293,7 +274,7 @@ def test_the_demo_states_show_each_gitlab_change_kind(db_url: str, tmp_path: Pat
         outcome = run_audit(config, store, tmp_path / "r", env=server.env(), sleep=lambda _s: None)
     store.close()
     assert outcome.report["errors"] == []
-    assert _kinds(outcome.report) == [
+    assert kinds(outcome.report) == [
         ("Compiler Toolkit", "new_release"),
         ("Compiler Toolkit", "new_prerelease"),
         ("Runtime Shim", "repo_moved"),

@@ -31,6 +31,7 @@ from crawler_fakes.github import (
     GitHubState,
 )
 from tests.support import ROOT
+from tests.support.audits import github_config
 
 TOKEN = "ghp_nightly_cost_token_8d2e4f6a1b3c5d7e9f0a"
 # Loaded only for what needs them (pages, notifications, the scheduler, migrations, a terminal
@@ -58,11 +59,6 @@ def _repo(index: int, *, license_text: str, tags: int = 0, releases: int = 1) ->
     for day in range(1, tags + 1):
         repo.tags.append(FakeTag(f"t{index}.{day}", f"{index:x}{day:x}" * 20, _stamp(day)))
     return repo
-
-
-def _config(count: int, settings: str = "retry_base_delay: 0") -> Config:
-    names = "".join(f"  - name: p{i}\n    repo: org/p{i}\n" for i in range(count))
-    return parse_config(f"github: {{{settings}}}\nprojects:\n{names}")
 
 
 class Nights:
@@ -117,7 +113,7 @@ def test_a_license_blob_shared_by_many_repositories_is_read_once(
     state = GitHubState([_repo(i, license_text=shared) for i in range(5)]
                         + [_repo(5, license_text=own)])  # fmt: skip
     night = nights(state, TOKEN)
-    outcome = night.audit(_config(6))
+    outcome = night.audit(github_config(6))
     assert graphql_sizes == [6, 2]  # the facts of six repositories, then two distinct texts
     projects = _projects(outcome.report)
     assert {name: (p["license"], p["detected_license"]) for name, p in projects.items()} == {
@@ -134,19 +130,19 @@ def test_an_unchanged_tag_is_not_dated_again(nights: Any) -> None:
     date never changes) instead of asking again. A new tag is looked up."""
     state = GitHubState([_repo(0, license_text=reference_text("MIT"), tags=2, releases=0)])
     night = nights(state, None, unauth_limit=1000)
-    first = night.audit(_config(1))
+    first = night.audit(github_config(1))
     newest_sha = "02" * 20
     assert f"/repos/org/p0/commits/{newest_sha}" in night.paths()
     assert _projects(first.report)["p0"]["version"] == "t0.2"
     assert _projects(first.report)["p0"]["published_at"] == _stamp(2)
 
-    again = night.audit(_config(1))
+    again = night.audit(github_config(1))
     assert not [p for p in night.paths() if "/commits/" in p]
     assert again.report["summary"]["changes"] == 0
     assert _projects(again.report)["p0"]["published_at"] == _stamp(2)
 
     state.repos[0].tags.append(FakeTag("t0.3", "03" * 20, _stamp(3)))
-    moved = night.audit(_config(1))
+    moved = night.audit(github_config(1))
     assert f"/repos/org/p0/commits/{'03' * 20}" in night.paths()
     assert _projects(moved.report)["p0"]["published_at"] == _stamp(3)
 
@@ -237,19 +233,19 @@ def test_without_a_token_an_unchanged_license_blob_needs_no_license_request(nigh
     state = GitHubState([_repo(i, license_text=reference_text("MIT", f"2026 Org {i}"))
                          for i in range(3)])  # fmt: skip
     night = nights(state, None, unauth_limit=1000)
-    night.audit(_config(3))
+    night.audit(github_config(3))
     assert sorted(p for p in night.paths() if p.endswith("/license")) == [
         f"/repos/org/p{i}/license" for i in range(3)
     ]
 
-    unchanged = night.audit(_config(3))
+    unchanged = night.audit(github_config(3))
     assert [p for p in night.paths() if p.endswith("/license")] == []
     assert unchanged.report["summary"]["changes"] == 0
     assert [p["license"] for p in unchanged.report["projects"]] == ["MIT"] * 3
 
     state.repos[1].license_text = reference_text("MIT", "2026 Org 1") + "\nExtra terms apply.\n"
     state.repos[2].files["COPYING"] = reference_text("MIT", "2026 Someone Else")
-    changed = night.audit(_config(3))
+    changed = night.audit(github_config(3))
     assert sorted(p for p in night.paths() if p.endswith("/license")) == [
         "/repos/org/p1/license", "/repos/org/p2/license"
     ]

@@ -25,6 +25,7 @@ from click.testing import CliRunner, Result
 
 from crawler.cli import cli
 from crawler_fakes.github import FakeGitHub, FaultPlan, FaultRule, GitHubState
+from tests.support.audits import kinds
 from tests.support.regression import APACHE, repo
 
 TOKEN = "ghp_issue21core0000000000000000000000000"
@@ -65,10 +66,6 @@ def _audit(
     return result, report
 
 
-def _changes(report: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(c["project"], c["kind"]) for c in report["changes"]]
-
-
 # -- item 1: a partial GraphQL answer ------------------------------------------------------
 
 
@@ -99,7 +96,7 @@ def test_a_partial_graphql_answer_is_an_error_never_a_change(
     result, report = _audit(tmp_path, db_url, monkeypatch, state, FaultPlan(rules=[rule]))
     assert rule.fired >= 1
     assert result.exit_code == 1
-    assert _changes(report) == []  # no release_removed, no license_changed, no tag removed
+    assert kinds(report) == []  # no release_removed, no license_changed, no tag removed
     errors = {e["project"]: e["error"] for e in report["errors"]}
     assert sorted(errors) == ["Alpha", "Beta", "Gamma"]
     assert why in errors["Alpha"]
@@ -114,7 +111,7 @@ def test_a_partial_graphql_answer_is_an_error_never_a_change(
 
     good, after = _audit(tmp_path, db_url, monkeypatch, state)
     assert good.exit_code == 0, good.output
-    assert (_changes(after), after["errors"]) == ([], [])  # nothing "new" the night after
+    assert (kinds(after), after["errors"]) == ([], [])  # nothing "new" the night after
 
 
 def test_a_repository_answered_in_part_is_asked_again_alone(
@@ -131,7 +128,7 @@ def test_a_repository_answered_in_part_is_asked_again_alone(
     assert graphql_sizes[:2] == [3, 1]  # the batch, then Beta alone
     assert rule.fired == 1
     assert result.exit_code == 0, result.output
-    assert (_changes(report), report["errors"]) == ([], [])
+    assert (kinds(report), report["errors"]) == ([], [])
 
 
 # -- item 2: a size limit on every API answer ------------------------------------------------
@@ -546,7 +543,7 @@ def test_a_database_that_fails_mid_audit_ends_it_failed_with_one_clear_message(
         proxy.close()
     assert third.returncode == 0, third.stderr[-3000:]
     report = json.loads((tmp_path / "reports" / "latest" / "report.json").read_text())
-    assert (report["audit"]["baseline_audit_id"], _changes(report), report["errors"]) == (
+    assert (report["audit"]["baseline_audit_id"], kinds(report), report["errors"]) == (
         1,
         [],
         [],

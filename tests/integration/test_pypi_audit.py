@@ -21,6 +21,7 @@ from crawler.store import Store
 from crawler_fakes.faults import FaultPlan, FaultRule
 from crawler_fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
 from crawler_fakes.pypi import FakePackage, FakePyPI, FakeVersion, PyPIState
+from tests.support.audits import changes
 
 TOKEN = "ghp_pypi_audit_token_8c1e4b2a9d7f"
 WEB = "https://pypi.example.test"
@@ -124,10 +125,6 @@ def audits(db_url: str, tmp_path: Path) -> Iterator[Audits]:
         harness.store.close()
 
 
-def _changes(report: dict[str, Any]) -> list[tuple[str, str, Any, Any]]:
-    return [(c["project"], c["kind"], c["before"], c["after"]) for c in report["changes"]]
-
-
 def _flags(report: dict[str, Any]) -> list[tuple[str, str, bool, str]]:
     return [
         (f["project"], f["details"].get("problem", f["kind"]), f["new"], f["detail"])
@@ -144,7 +141,7 @@ DELTA_LICENSE = "PyPI declares license Apache-2.0, the repository's license file
 
 def test_package_versions_and_every_channel_mismatch(audits: Audits) -> None:
     first = audits.run().report
-    assert [c[:2] for c in _changes(first)] == [
+    assert [c[:2] for c in changes(first)] == [
         (name, "project_added") for name in ("Alpha", "Beta", "Gamma", "Delta", "Plain")
     ]
     assert _flags(first) == [
@@ -165,7 +162,7 @@ def test_package_versions_and_every_channel_mismatch(audits: Audits) -> None:
     audits.github.set_state(github_state(later=True))
     audits.pypi.set_state(pypi_state(later=True))
     second = audits.run().report
-    assert _changes(second) == [
+    assert changes(second) == [
         ("Alpha", "new_package_version", "1.0.0", "1.1.0"),
         ("Alpha", "new_package_version", "1.0.0", "1.2.0rc1"),  # the yanked 0.9.1 is not news
         ("Gamma", "new_release", "v3.0.0", "v3.1.0"),
@@ -228,7 +225,7 @@ def test_a_pypi_outage_is_an_error_for_the_channel_only(audits: Audits) -> None:
     report = outcome.report
     assert outcome.status == "partial" and outcome.exit_code == 1
     # the forge's news still arrives, and a failed channel is never "a version disappeared"
-    assert _changes(report) == [
+    assert changes(report) == [
         ("Gamma", "new_release", "v3.0.0", "v3.1.0"),
         ("Plain", "new_release", "v5.0.0", "v5.1.0"),
     ]

@@ -12,14 +12,11 @@ import pytest
 
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import run_audit
-from crawler.config import ConfigError, Location, ProjectSpec, Settings, parse_config
+from crawler.config import ConfigError, Location, ProjectSpec, parse_config
 from crawler.model import ProjectResult, ProjectStatus
 from crawler.store import Store
-from crawler.upstream.guard import PerProject, open_source
-from crawler.upstream.http import MemoryCache
-from crawler.upstream.pages import PageFetcher
-from crawler.upstream.source import RepoFile, Source, SourceContext, SourceError, source_kinds
-from crawler.upstream.sources.gitea import GiteaSettings
+from crawler.upstream.guard import PerProject
+from crawler.upstream.source import RepoFile, Source, SourceError, source_kinds
 from crawler.upstream.sources.gitea.fetch import GiteaSource
 from crawler_fakes.gitea import FakeGitea, GiteaRelease, GiteaRepo, GiteaState, GiteaTag
 from crawler_fakes.github import FakeGitHub
@@ -27,6 +24,7 @@ from crawler_fakes.pypi import FakePyPI
 from crawler_fakes.pypi import demo_state as pypi_state
 from tests.support.ops import TOKEN as GITHUB_TOKEN
 from tests.support.ops import upstream
+from tests.support.sources import open_in_guard
 
 WEB = "https://codeberg.example"
 TOKEN = "gitea-test-token-0c4b7e19d2"
@@ -65,16 +63,10 @@ def fake() -> Iterator[FakeGitea]:
 
 
 def _source(fake: FakeGitea, token: str | None = TOKEN, **settings: Any) -> Source:
-    context = SourceContext(
-        settings=GiteaSettings(**{"retry_base_delay": 0, "concurrency": 1, **settings}),
-        common=Settings(),
-        env=fake.env(token),
-        cache=MemoryCache(),
-        web=PageFetcher(Settings(), MemoryCache()),
-        clock=lambda: "2026-11-02T03:00:00Z",
-        sleep=lambda _s: None,
-    )
-    source = open_source(source_kinds()["gitea"], context)  # as the audit opens it
+    source = open_in_guard(
+        "gitea", fake.env(token), now="2026-11-02T03:00:00Z",
+        settings={"concurrency": 1, **settings},
+    )  # fmt: skip
     assert isinstance(source, PerProject) and isinstance(source.source, GiteaSource)
     return source
 

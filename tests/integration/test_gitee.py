@@ -13,7 +13,7 @@ from urllib.request import Request, urlopen
 import pytest
 
 from crawler.analysis.license_texts import reference_text
-from crawler.config import ConfigError, Location, ProjectSpec, Settings, parse_config
+from crawler.config import ConfigError, Location, ProjectSpec, parse_config
 from crawler.model import (
     Commit,
     ForgeLicense,
@@ -25,11 +25,9 @@ from crawler.model import (
     Tag,
 )
 from crawler.upstream.guard import PerProject
-from crawler.upstream.guard import open_source as open_kind
 from crawler.upstream.http import MemoryCache
-from crawler.upstream.pages import PageFetcher
-from crawler.upstream.source import Source, SourceContext, SourceError, source_kinds
-from crawler.upstream.sources.gitee import GiteeSettings, parse
+from crawler.upstream.source import Source, SourceError
+from crawler.upstream.sources.gitee import parse
 from crawler.upstream.sources.gitee.fetch import GiteeSource
 from crawler_fakes.gitee import (
     FakeGitee,
@@ -40,6 +38,7 @@ from crawler_fakes.gitee import (
     cst,
 )
 from crawler_fakes.github_state import git_blob_sha
+from tests.support.sources import open_in_guard
 
 WEB = "https://code.vendor.example"  # the fake's web host: every link must point there
 TOKEN = "gitee-test-token-5f3a9c0e1d"
@@ -81,17 +80,10 @@ def open_source(
     stop: bool = False,
     **settings: Any,
 ) -> Source:
-    context = SourceContext(
-        settings=GiteeSettings(**{"retry_base_delay": 0, "concurrency": 1, **settings}),
-        common=Settings(),
-        env=fake.env(token),
-        cache=cache or MemoryCache(),
-        web=PageFetcher(Settings(), MemoryCache()),
-        clock=lambda: "2026-11-02T03:00:00Z",
-        sleep=lambda _s: None,
-        should_stop=lambda: stop,
-    )
-    source = open_kind(source_kinds()["gitee"], context)  # as the audit opens it: in the guard
+    source = open_in_guard(
+        "gitee", fake.env(token), now="2026-11-02T03:00:00Z",
+        settings={"concurrency": 1, **settings}, cache=cache, stop=stop,
+    )  # fmt: skip
     assert isinstance(source, PerProject) and isinstance(source.source, GiteeSource)
     return source
 

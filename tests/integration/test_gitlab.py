@@ -7,7 +7,6 @@ Audit-level tests (a real database, SQLite and PostgreSQL) are in test_gitlab_au
 
 from __future__ import annotations
 
-import json
 import socket
 from collections.abc import Iterator
 
@@ -25,16 +24,13 @@ from crawler.model import (
     RepoInfo,
     Tag,
 )
-from crawler.upstream.guard import PerProject
-from crawler.upstream.http import MemoryCache
-from crawler.upstream.pages import PageFetcher
 from crawler.upstream.rest import ApiResponse
-from crawler.upstream.source import RepoFile, SourceContext, SourceError
+from crawler.upstream.source import RepoFile, SourceError
 from crawler.upstream.sources.gitlab import parse
-from crawler.upstream.sources.gitlab.fetch import GitLabSource
 from crawler_fakes.faults import FaultPlan, FaultRule
 from crawler_fakes.github_state import git_blob_sha
 from crawler_fakes.gitlab import FakeGitLab, GitLabProject, GitLabRelease, GitLabState, GitLabTag
+from tests.support.sources import open_in_guard
 
 TOKEN = "glpat-unit-token-8d2f6c1a9e"
 NOW = "2026-11-15T00:00:00Z"
@@ -83,23 +79,11 @@ class Harness:
     """A GitLabSource opened as the audit opens it, on a ``gitlab:`` settings section."""
 
     def __init__(self, env: dict[str, str], **settings: object) -> None:
-        section = {"retry_base_delay": 0, "max_retries": 2, **settings}
-        text = f"gitlab: {json.dumps(section)}\nprojects:\n  - {{name: T, gitlab: acme/t}}\n"
-        self.config = parse_config(text)
         self.sleeps: list[float] = []
-        self.source = PerProject(
-            GitLabSource(
-                SourceContext(
-                    settings=self.config.source_settings("gitlab"),
-                    common=self.config.settings,
-                    env=env,
-                    cache=MemoryCache(),
-                    web=PageFetcher(self.config.settings, MemoryCache()),
-                    clock=lambda: NOW,
-                    sleep=self.sleeps.append,
-                )
-            )
-        )  # as the audit runs it: each project in the guard
+        self.source = open_in_guard(
+            "gitlab", env, now=NOW, settings={"max_retries": 2, **settings},
+            sleep=self.sleeps.append,
+        )  # fmt: skip
 
     def fetch(self, *specs: ProjectSpec) -> dict[str, ProjectResult]:
         return self.source.fetch(list(specs), {})

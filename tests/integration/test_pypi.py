@@ -12,7 +12,6 @@ from license_expression import get_spdx_licensing
 
 from crawler.config import ConfigError, Location, Settings, parse_config
 from crawler.model import PackageInfo, PackageVersion, ProjectResult, ProjectStatus, Provenance
-from crawler.upstream.guard import open_source as open_kind
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import PageFetcher
 from crawler.upstream.rest import JsonApi
@@ -27,6 +26,7 @@ from crawler.upstream.sources.pypi.parse import ShapeError, package_from_json
 from crawler_fakes.faults import FaultPlan, FaultRule
 from crawler_fakes.pypi import FakePackage, FakePyPI, FakeVersion, PyPIState
 from tests.support import ROOT
+from tests.support.sources import open_in_guard
 
 NOW = "2026-12-01T00:00:00Z"
 WEB = "https://pypi.example.test"  # the package pages' host, unlike the API's loopback one
@@ -52,19 +52,12 @@ class Harness:
 
     def fetch(self, *names: str, stop: bool = False, **settings: Any) -> dict[str, ProjectResult]:
         config = parse_config(_config(*names))
-        options = {"retry_base_delay": 0, "max_retries": 2, **settings}
         web = PageFetcher(Settings(), self.cache)
-        context = SourceContext(
-            settings=PyPISettings(**options),
-            common=config.settings,
-            env=self.fake.env(),
-            cache=self.cache,
-            web=web,
-            clock=lambda: NOW,
-            sleep=self.sleeps.append,
-            should_stop=lambda: stop,
-        )
-        source = open_kind(source_kinds()["pypi"], context)  # as the audit opens it
+        source = open_in_guard(
+            "pypi", self.fake.env(), now=NOW, settings={"max_retries": 2, **settings},
+            common=config.settings, cache=self.cache, web=web, sleep=self.sleeps.append,
+            stop=stop,
+        )  # fmt: skip
         try:
             return source.fetch(config.projects, {})
         finally:

@@ -20,16 +20,17 @@ from crawler.export.site import SiteInput, write_site
 from tests.support import ROOT
 from tests.support.browser import READ_MATRIX, Watched, chromium, open_watched
 from tests.support.explorer import (
+    EXPECTED_MATRIX,
     HOSTILE_PLATFORM,
     HOSTILE_PROJECT,
     HOSTILE_RELEASE,
     HOSTILE_VERSION,
+    PLATFORMS,
     demo_site,
     hostile_site,
     many_projects_site,
 )
 from tests.support.export import AUDIT_DATE
-from tests.unit.test_explorer import EXPECTED_MATRIX, PLATFORMS
 
 ARTIFACTS = ROOT / "test-artifacts"
 

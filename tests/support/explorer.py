@@ -23,6 +23,18 @@ from crawler.export.site import HistoryPoint, SiteChange, SiteInput
 from tests.support.export import AUDIT_DATE, GH, seed_export
 
 SGLANG_README = f"{GH}/sgl-project/sglang/blob/main/README.md"
+
+# project → one list of statuses per platform column, as the demo's catalog says
+EXPECTED_MATRIX = {
+    "TileLang": [[], [], [], ["official plugin"], [], [], ["upstream"], ["in progress"]],
+    "vLLM": [[], [], [], ["official plugin", "official plugin"], [], ["community plugin"], [], []],
+    "SGLang": [["upstream"], ["in progress"], [], ["upstream"], ["in progress"], ["in progress"],
+               ["upstream"], []],
+    "torch-gcu": [[], [], ["vendor integration"], [], [], [], [], []],
+}  # fmt: skip
+PLATFORMS = ["AMD Instinct", "Cambricon MLU", "Enflame GCU", "Huawei Ascend", "Hygon DCU",
+             "Iluvatar CoreX", "NVIDIA GPU", "WebGPU"]  # fmt: skip
+
 HOSTILE_RELEASE = "<img src=x onerror=alert(1)>"
 HOSTILE_TAG = '"><img src=x onerror="window.__pwned=1">'
 HOSTILE_PLATFORM = "<svg onload=window.__pwned=2> Accelerator"

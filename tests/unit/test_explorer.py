@@ -17,12 +17,14 @@ from crawler.export.site.text import Part, text, url
 from crawler.export.site.timeline import MAX_POINTS, build_timeline
 from crawler.export.writer import dump_json
 from tests.support.explorer import (
+    EXPECTED_MATRIX,
     HOSTILE_PLATFORM,
     HOSTILE_PROJECT,
     HOSTILE_RELEASE,
     HOSTILE_TAG,
     HOSTILE_URLS,
     HOSTILE_VERSION,
+    PLATFORMS,
     demo_site,
     hostile_site,
 )
@@ -30,16 +32,6 @@ from tests.support.export import AUDIT_DATE
 
 NEXT_DAY = AUDIT_DATE + timedelta(days=1)
 
-# project → one list of statuses per platform column, as the demo's catalog says
-EXPECTED_MATRIX = {
-    "TileLang": [[], [], [], ["official plugin"], [], [], ["upstream"], ["in progress"]],
-    "vLLM": [[], [], [], ["official plugin", "official plugin"], [], ["community plugin"], [], []],
-    "SGLang": [["upstream"], ["in progress"], [], ["upstream"], ["in progress"], ["in progress"],
-               ["upstream"], []],
-    "torch-gcu": [[], [], ["vendor integration"], [], [], [], [], []],
-}  # fmt: skip
-PLATFORMS = ["AMD Instinct", "Cambricon MLU", "Enflame GCU", "Huawei Ascend", "Hygon DCU",
-             "Iluvatar CoreX", "NVIDIA GPU", "WebGPU"]  # fmt: skip
 
 
 def _html(site: object = None, today: date = NEXT_DAY) -> str:

@@ -35,7 +35,7 @@ from crawler.model import (
     ProjectStatus,
 )
 from crawler.report.json_report import AuditHeader, build_report
-from crawler.report.markdown import render_markdown
+from crawler.report.markdown import counted, render_markdown
 from crawler.store import AuditInfo, Store
 from crawler.upstream.http import redact
 from crawler.upstream.pages import PageFetcher
@@ -87,7 +87,10 @@ def select_projects(config: Config, only: Sequence[str] | None) -> list[ProjectS
     names = {p.name for p in config.projects}
     unknown = [n for n in only if n not in names]
     if unknown:
-        raise ConfigError(f"--only: unknown project(s) {unknown}; known: {sorted(names)}")
+        raise ConfigError(
+            f"--only: unknown {'project' if len(unknown) == 1 else 'projects'} {unknown}; "
+            f"known: {sorted(names)}"
+        )
     return [p for p in config.projects if p.name in only]
 
 
@@ -113,14 +116,15 @@ def check_removals(config: Config, baseline: AuditInfo | None, allow_removals: b
             f" and {len(dropped) - 5} more" if len(dropped) > 5 else ""
         )
         raise ConfigError(
-            f"{config.path}: lists {len(listed)} project(s) where the last audit tracked "
+            f"{config.path}: lists {counted(len(listed), 'project')} where the last audit tracked "
             f"{len(baseline.projects)}: {len(dropped)} would be reported removed ({shown}). "
             "If that is intended, run with --allow-removals; otherwise check the file."
         )
 
 
-def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
-    """reports/<UTC timestamp>-audit<N>/report.{md,json}, then refresh reports/latest/."""
+def write_report(report: dict[str, Any], reports_dir: Path, *, refresh_latest: bool = True) -> Path:
+    """reports/<UTC timestamp>-audit<N>/report.{md,json}, then (for the audit just run)
+    refresh reports/latest/."""
     stamp = report["audit"]["started_at"].replace(":", "").replace("-", "")
     target = reports_dir / f"{stamp}-audit{report['audit']['id']}"
     target.mkdir(parents=True, exist_ok=True)
@@ -129,6 +133,8 @@ def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
         msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n"
     )
     (target / "report.md").write_text(render_markdown(report), encoding="utf-8")
+    if not refresh_latest:
+        return target
     latest = reports_dir / "latest"
     staging = reports_dir / ".latest.tmp"
     shutil.rmtree(staging, ignore_errors=True)

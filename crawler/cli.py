@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import click
+from sqlalchemy import make_url
 
 from crawler.cli_db import audit_lock_or_exit, db, prune
 from crawler.config import (
@@ -80,8 +81,22 @@ def _load_if_present(config_path: str) -> Config | None:
     return _load(config_path) if Path(config_path).exists() else None
 
 
-def _open_store(db_url: str | None) -> Store:
+def _open_store(db_url: str | None, *, reading: bool = False) -> Store:
+    """The store; for a ``reading`` command, only one that exists: reading never creates a
+    database file (it says there is none instead)."""
     url = _db_url(db_url)
+    if reading:
+        try:
+            parsed = make_url(url)
+        except Exception:  # malformed: opening it below says why
+            parsed = None
+        path = parsed.database if parsed is not None and parsed.drivername.startswith(
+            "sqlite") else None  # fmt: skip
+        if path and path != ":memory:" and not Path(path).exists():
+            raise click.UsageError(
+                f"no database at {path}: run `crawler audit` first (or point --db / "
+                "CRAWLER_DB_URL at an existing one)"
+            )
     try:
         return Store(url)
     except Exception as exc:  # a bad URL or an unreachable server: say so, with no traceback
@@ -127,6 +142,7 @@ def _audit_and_deliver(
     from crawler.audit import run_audit
     from crawler.notify import deliver
     from crawler.progress import make_progress
+    from crawler.report.markdown import summary_line
     from crawler.upstream.sources.github import github_endpoint
 
     progress = make_progress(output)
@@ -143,11 +159,7 @@ def _audit_and_deliver(
     finally:
         progress.close()
     summary = outcome.report["summary"]
-    progress.finish(
-        f"audit #{outcome.audit_id} {outcome.status}: {summary['changes']} changes, "
-        f"{summary['flags']} flags, {summary['errors']} errors, {summary['deferred']} deferred"
-        + (f", {summary['stale']} stale" if summary["stale"] else "")
-    )
+    progress.finish(f"audit #{outcome.audit_id} {summary_line(outcome.status, summary)}")
     if outcome.report_dir is None:
         output.error(
             f"{outcome.report_error}; nothing was delivered, and the next audit reports these "
@@ -340,7 +352,7 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
     from crawler.report.markdown import one_line
     from crawler.versions import current_version
 
-    store = _open_store(db_url)
+    store = _open_store(db_url, reading=True)
     try:
         entries = store.history(name)
         known = store.known_projects() if not entries else []
@@ -399,7 +411,7 @@ def report(
     from crawler.report.markdown import render_markdown
 
     config = _load_if_present(config_path)
-    store = _open_store(db_url)
+    store = _open_store(db_url, reading=True)
     try:
         rendered = rebuild_report(store, config, audit_id)
     except ConfigError as exc:
@@ -409,7 +421,10 @@ def report(
     if stdout:
         click.echo(render_markdown(rendered), nl=False)
     else:
-        click.echo(f"report: {write_report(rendered, Path(reports_dir)) / 'report.md'}")
+        # a re-rendered report is written to its own folder; reports/latest/ stays the latest
+        # audit's report (a reading command changes nothing else)
+        written = write_report(rendered, Path(reports_dir), refresh_latest=False)
+        click.echo(f"report: {written / 'report.md'}")
 
 
 @cli.command()
@@ -425,7 +440,7 @@ def diff(audit_a: int, audit_b: int, config_path: str, db_url: str | None, as_js
     from crawler.report.markdown import one_line
 
     config = _load_if_present(config_path)
-    store = _open_store(db_url)
+    store = _open_store(db_url, reading=True)
     try:
         before, after = store.audit(audit_a), store.audit(audit_b)
         if before is None or after is None:
@@ -527,7 +542,8 @@ def validate(file: str) -> None:
 @config_option
 @db_option
 @click.option("--audit", "audit_id", type=AUDIT_ID, default=None,
-              help="The audit to export [default: the latest complete one].")  # fmt: skip
+              help="The audit to export [default: the latest; a project it could not read is "
+                   "exported from its last good state, marked stale].")  # fmt: skip
 @click.option(
     "--out",
     "out_dir",
@@ -560,13 +576,13 @@ def export_command(
     """Turn a stored audit into the catalog's files: snapshot.md (the release and license
     snapshot), catalog.json and its schema; optionally merge into a curated catalog."""
     from crawler.audit import source_names
-    from crawler.export.from_store import NothingToExport, export_audit
+    from crawler.export.from_store import NothingToExport, describe, export_audit
     from crawler.export.integrations import ExportError
     from crawler.export.merge import MergeError, render_merge_report
 
     config = _load_if_present(config_path)
     labels = {name: names.label for name, names in source_names().items()}
-    store = _open_store(db_url)
+    store = _open_store(db_url, reading=True)
     try:
         outcome = export_audit(
             store, config, audit_id, Path(out_dir), into=Path(into) if into else None,
@@ -577,12 +593,8 @@ def export_command(
         raise click.UsageError("\n".join(problems) if problems else str(exc)) from None
     finally:
         store.close()
-    export = outcome.export
-    click.echo(
-        f"exported audit #{export.audit_id} ({export.audit_date.isoformat()}): "
-        f"{len(export.projects)} projects, "
-        f"{sum(p.checked_in_audit for p in export.projects)} checked in that audit"
-    )
+    for line in describe(outcome.export):
+        click.echo(line)
     for path in outcome.written:
         click.echo(f"wrote {path}")
     if outcome.merge_report is not None:

@@ -317,6 +317,7 @@ class Gatherer:
                 errors.append(FetchError(spec.name, f"page:{page.name}", page.where, message))
                 if page.name in earlier:
                     pages.append(earlier[page.name])
+                    provenance += _page_provenance(prior, page.name)
                 continue
             try:
                 body, content_type, url = self._page_body(spec, page)
@@ -334,6 +335,7 @@ class Gatherer:
                 errors.append(FetchError(spec.name, f"page:{page.name}", page.where, message))
             if page.name in earlier:
                 pages.append(earlier[page.name])  # carry the last good extraction forward
+                provenance += _page_provenance(prior, page.name)  # ...with the day it was read
         return replace(snapshot, pages=tuple(pages), provenance=tuple(provenance)), errors, notes
 
     def _page_body(self, spec: ProjectSpec, page: PageSpec) -> tuple[str, str | None, str]:
@@ -431,3 +433,9 @@ def _extract_page(
     from crawler.analysis.tables import extract_page
 
     return extract_page(page, body, content_type, url, pin_text_limit=pin_text_limit)
+
+
+def _page_provenance(prior: ProjectSnapshot | None, name: str) -> list[tuple[str, Provenance]]:
+    """Where and when a page carried forward was last read: its facts keep their own date."""
+    facet = f"page:{name}"
+    return [(f, where) for f, where in (prior.provenance if prior else ()) if f == facet]

@@ -32,6 +32,7 @@ from crawler.export.inputs import (
 )
 from crawler.export.merge import MergeError
 from crawler.model import PageSnapshot, ProjectSnapshot, ProjectStatus
+from crawler.report.markdown import one_line
 from crawler.store import AuditInfo, Store
 from crawler.versions import current_version, is_prerelease
 
@@ -46,7 +47,9 @@ class NothingToExport(Exception):
 
 
 def chosen_audit(store: Store, audit_id: int | None) -> AuditInfo:
-    """The audit asked for, else the latest complete one (else the latest partial one)."""
+    """The audit asked for, else the latest finished one, complete or partial: a project it
+    could not read is exported with its last good state and that state's own date (marked
+    stale), never by falling back to an older audit for every project."""
     if audit_id is not None:
         audit = store.audit(audit_id)
         if audit is None:
@@ -58,10 +61,9 @@ def chosen_audit(store: Store, audit_id: int | None) -> AuditInfo:
             )
         return audit
     audits = [a for a in store.audits() if a.status in GOOD]
-    complete = [a for a in audits if a.status == "complete"]
     if not audits:
         raise NothingToExport("no finished audit in the database: run `crawler audit` first")
-    return (complete or audits)[-1]
+    return audits[-1]
 
 
 def _day(stamp: str | None) -> date | None:
@@ -209,14 +211,35 @@ def export_input(
     return ExportInput(audit.id, audit_day, tuple(projects))
 
 
-def describe(export: ExportInput) -> dict[str, Any]:
-    """A one-line summary for the command line."""
-    return {
-        "audit": export.audit_id,
-        "date": export.audit_date.isoformat(),
-        "projects": len(export.projects),
-        "checked": sum(1 for p in export.projects if p.checked_in_audit),
-    }
+def describe(export: ExportInput) -> list[str]:
+    """What the export took from where, for the terminal: the audit, the projects it read, and
+    each project or page whose facts come from an earlier audit, with their own date."""
+    read = sum(p.checked_in_audit for p in export.projects)
+    lines = [
+        f"exported audit #{export.audit_id} ({export.audit_date.isoformat()}): "
+        f"{len(export.projects)} projects, {read} checked in that audit"
+    ]
+    stale = [p for p in export.projects if p.stale]
+    if stale:
+        shown = ", ".join(
+            f"{one_line(p.name)} (as of {p.last_checked.isoformat()})"
+            for p in stale
+            if p.last_checked is not None
+        )
+        lines.append(f"stale, from earlier audits: {shown}")
+    unread = [one_line(p.name) for p in export.projects if p.last_checked is None]
+    if unread:
+        lines.append(f"never read yet (no facts exported): {', '.join(unread)}")
+    pages = [
+        f"{one_line(p.name)} page {one_line(page.name)} (as of {page.observed_on.isoformat()})"
+        for p in export.projects
+        if p.checked_in_audit
+        for page in p.pages
+        if page.observed_on < export.audit_date
+    ]
+    if pages:
+        lines.append(f"pages not read in that audit, kept from earlier: {', '.join(pages)}")
+    return lines
 
 
 def _history(store: Store, name: str, as_of: int) -> list[HistoryPoint]:

@@ -148,6 +148,11 @@ class ProjectInput:
     evidence: tuple[EvidenceLink, ...] = ()
     pages: tuple[WatchedPage, ...] = ()
 
+    @property
+    def stale(self) -> bool:
+        """The audit could not read it: its facts are its last good state, of ``last_checked``."""
+        return not self.checked_in_audit and self.last_checked is not None
+
 
 @dataclass(frozen=True)
 class ExportInput:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from crawler.report.markdown import escape, link
+from crawler.report.markdown import counted, escape, link, summary_line
 
 When = Literal["always", "changes", "errors"]
 ISSUE_BODY_LIMIT = 65536  # GitHub refuses an issue or comment body longer than this
@@ -27,25 +27,22 @@ def should_notify(report: dict[str, Any], when: When) -> tuple[bool, str]:
         return True, "notify.when is 'always'"
     if when == "errors":
         if errors:
-            return True, f"{errors} errors"
+            return True, counted(errors, "error")
         return False, "no errors (notify.when is 'errors')"
     flags = report.get("flags") or []
     new_flags = sum(1 for f in flags if f.get("new"))
     counts = {"changes": int(summary.get("changes") or 0), "new flags": new_flags, "errors": errors}
-    found = [f"{n} {key}" for key, n in counts.items() if n]
+    found = [counted(n, key.removesuffix("s"), key) for key, n in counts.items() if n]
     if found:
         return True, ", ".join(found)
     standing = len(flags) - new_flags
-    also = f"; {standing} flags raised before" if standing else ""
+    also = f"; {counted(standing, 'flag')} raised before" if standing else ""
     return False, f"no changes, new flags or errors (notify.when is 'changes'{also})"
 
 
 def headline(report: dict[str, Any]) -> str:
     audit, summary = report["audit"], report["summary"]
-    return (
-        f"crawler audit #{audit['id']} {audit['status']}: {summary['changes']} changes, "
-        f"{summary['flags']} flags, {summary['errors']} errors, {summary['deferred']} deferred"
-    )
+    return f"crawler audit #{audit['id']} {summary_line(audit['status'], summary)}"
 
 
 def summary_body(report: dict[str, Any], report_link: str | None, report_path: str) -> str:

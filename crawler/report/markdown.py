@@ -53,6 +53,32 @@ _LINK_HINT = re.compile(r"://|www\.|@|mailto:|xmpp:", re.IGNORECASE)
 _DOT_LIKE = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
 
 
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """"1 error", "2 errors": a count with its noun in the right number."""
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
+
+
+def reached_nothing(summary: dict[str, Any]) -> bool:
+    """An audit that read no project at all (offline, every source unreachable)."""
+    return bool(summary["projects"]) and not summary["checked"] and not summary["untracked"]
+
+
+def summary_line(status: str, summary: dict[str, Any]) -> str:
+    """The terminal's one line about an audit: counts in the right number, and an audit that
+    reached nothing says so instead of reading like a quiet night."""
+    line = (
+        f"{status}: {counted(summary['changes'], 'change')}, {counted(summary['flags'], 'flag')}, "
+        f"{counted(summary['errors'], 'error')}, {summary['deferred']} deferred"
+        + (f", {summary['stale']} stale" if summary["stale"] else "")
+    )
+    if reached_nothing(summary):
+        line += (
+            f"; reached nothing: none of the {counted(summary['projects'], 'project')} could be "
+            "read (offline, or every source unreachable)"
+        )
+    return line
+
+
 def terminal_text(text: str) -> str:
     """Untrusted multi-line text made safe for a terminal: escape sequences, control, bidi and
     zero-width characters removed; newlines and tabs kept."""
@@ -274,19 +300,31 @@ def _headline(report: dict[str, Any]) -> list[str]:
     in_part = summary["checked_in_part"]
     checked = f"{summary['checked']} checked" + (f" ({in_part} only in part)" if in_part else "")
     lines = [
-        f"**{audit['status']}**: {summary['projects']} projects, {checked}, "
+        f"**{audit['status']}**: {counted(summary['projects'], 'project')}, {checked}, "
         f"{summary['deferred']} deferred, {summary['untracked']} not trackable; "
-        f"{summary['changes']} changes {since}, {summary['flags']} flags, "
-        f"{summary['errors']} errors.",
+        f"{counted(summary['changes'], 'change')} {since}, {counted(summary['flags'], 'flag')}, "
+        f"{counted(summary['errors'], 'error')}.",
         "",
     ]
+    if reached_nothing(summary):
+        lines[0] = lines[0][:-1] + (
+            "; **reached nothing**: no project could be read (offline, or every source "
+            "unreachable)."
+        )
     gaps = []
+
+    def were(number: int) -> str:
+        return f"{counted(number, 'project')} {'was' if number == 1 else 'were'}"
+
     if summary["deferred"]:
-        gaps.append(f"{summary['deferred']} project(s) were not checked (deferred)")
+        gaps.append(f"{were(summary['deferred'])} not checked (deferred)")
     if summary["stale"]:
-        gaps.append(f"{summary['stale']} project(s) have gone unchecked too long (stale)")
+        gaps.append(
+            f"{counted(summary['stale'], 'project')} "
+            f"{'has' if summary['stale'] == 1 else 'have'} gone unchecked too long (stale)"
+        )
     if summary["projects_with_errors"]:
-        gaps.append(f"{summary['projects_with_errors']} project(s) had errors")
+        gaps.append(f"{counted(summary['projects_with_errors'], 'project')} had errors")
     if gaps:
         lines += [
             "**Not all clear:** " + "; ".join(gaps) + ". Their last good state is shown; see "

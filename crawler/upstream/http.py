@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import socket
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -62,3 +63,16 @@ def redact(text: str, *secrets: str | None) -> str:
         if secret:
             text = text.replace(secret, "***")
     return text
+
+
+def unresolved_name(exc: BaseException) -> bool:
+    """True when ``exc`` (or what caused it) is a failed name lookup: a host that does not
+    resolve now will not resolve a second later, so it is not retried like a timeout."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, socket.gaierror):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False

@@ -289,10 +289,19 @@ class Gatherer:
         snapshot = analyses.apply(result.snapshot)
         errors: list[FetchError] = []
         notes: list[str] = []
+        read = len(snapshot.provenance)  # facets fetched tonight so far (a channel's)
         if spec.pages:
             snapshot, errors, notes = self._pages(spec, snapshot, prior)
+            read += sum(error.source.startswith("page:") for error in errors) < len(spec.pages)
         note = "; ".join(n for n in (result.note, *notes) if n) or None
-        return replace(result, snapshot=snapshot, errors=(*result.errors, *errors), note=note)
+        errors = [*result.errors, *errors]
+        if spec.forge is None and errors and not read:
+            # no forge, and no channel or page could be read: nothing was learnt, so the project
+            # is an error (its last good state kept), not a project read with nothing in it
+            return replace(
+                result, status=ProjectStatus.ERROR, snapshot=None, errors=tuple(errors), note=note
+            )
+        return replace(result, snapshot=snapshot, errors=tuple(errors), note=note)
 
     # -- pages -----------------------------------------------------------------------------
 
@@ -439,3 +448,4 @@ def _page_provenance(prior: ProjectSnapshot | None, name: str) -> list[tuple[str
     """Where and when a page carried forward was last read: its facts keep their own date."""
     facet = f"page:{name}"
     return [(f, where) for f, where in (prior.provenance if prior else ()) if f == facet]
+

@@ -31,7 +31,7 @@ from crawler.export.inputs import (
     license_facts_from_analysis,
 )
 from crawler.export.merge import MergeError
-from crawler.model import PageSnapshot, ProjectSnapshot, ProjectStatus
+from crawler.model import FetchError, PageSnapshot, ProjectSnapshot, ProjectStatus
 from crawler.report.markdown import one_line
 from crawler.store import AuditInfo, Store
 from crawler.versions import current_version, is_prerelease
@@ -118,18 +118,25 @@ def _license(snapshot: ProjectSnapshot) -> LicenseFacts | None:
 
 
 def _pages(
-    snapshot: ProjectSnapshot, spec: ProjectSpec | None, observed: date | None, fallback: date
+    snapshot: ProjectSnapshot,
+    spec: ProjectSpec | None,
+    observed: date | None,
+    fallback: date,
+    unread: Mapping[str, date | None],
 ) -> tuple[WatchedPage, ...]:
+    """The project's pages as last read; a page in ``unread`` (the exported audit could not
+    read it) is stale, dated the last audit that did read it."""
     specs: dict[str, PageSpec] = {p.name: p for p in spec.pages} if spec else {}
     pages = []
     for page in snapshot.pages:
         page_spec = specs.get(page.name)
         tables = {t.name: t for t in page_spec.tables} if page_spec else {}
+        read_on = unread.get(page.name) if page.name in unread else None
         pages.append(
             WatchedPage(
                 name=page.name,
                 url=page.url,
-                observed_on=_page_day(snapshot, page) or observed or fallback,
+                observed_on=read_on or _page_day(snapshot, page) or observed or fallback,
                 tables=tuple(
                     WatchedTable(
                         t.name,
@@ -142,9 +149,44 @@ def _pages(
                 ),
                 pins=tuple(Pin(name, value) for name, value in page.pins),
                 integration=page_spec.integration if page_spec else None,
+                stale=page.name in unread,
             )
         )
     return tuple(pages)
+
+
+class _PageReads:
+    """When a project's page was last read, from the stored audits: the newest usable audit
+    up to the exported one that checked the project and recorded no error for that page."""
+
+    def __init__(self, store: Store, audit: AuditInfo, errors: list[FetchError]) -> None:
+        self._store = store
+        self._earlier = [a for a in reversed(store.audits()) if a.status in GOOD and a.id < audit.id]
+        self._errors: dict[int, set[tuple[str, str]]] = {audit.id: _page_errors(errors)}
+        self.audit_id = audit.id
+
+    def failed(self, audit_id: int) -> set[tuple[str, str]]:
+        if audit_id not in self._errors:
+            self._errors[audit_id] = _page_errors(self._store.audit_results(audit_id)[1])
+        return self._errors[audit_id]
+
+    def unread(self, project: str) -> dict[str, date | None]:
+        """The pages the exported audit could not read → the day each was last read."""
+        names = [page for name, page in self.failed(self.audit_id) if name == project]
+        found: dict[str, date | None] = {}
+        for page in names:
+            found[page] = None
+            for earlier in self._earlier:
+                if earlier.checked is not None and project not in earlier.checked:
+                    continue
+                if (project, page) not in self.failed(earlier.id):
+                    found[page] = earlier.started_at.date()
+                    break
+        return found
+
+
+def _page_errors(errors: list[FetchError]) -> set[tuple[str, str]]:
+    return {(e.project, e.source[5:]) for e in errors if e.source.startswith("page:")}
 
 
 def _page_day(snapshot: ProjectSnapshot, page: PageSnapshot) -> date | None:
@@ -172,7 +214,8 @@ def export_input(
 ) -> ExportInput:
     """``labels`` names each forge for prose: {"github": "GitHub", …}."""
     states = {n: s.snapshot for n, s in store.states_as_of(audit.id, include_own=True).items()}
-    outcomes, _errors = store.audit_results(audit.id)
+    outcomes, errors = store.audit_results(audit.id)
+    reads = _PageReads(store, audit, errors)
     checked = set(audit.checked) if audit.checked is not None else {
         name
         for name in audit.projects
@@ -205,7 +248,11 @@ def export_input(
                 last_checked=last_checked,
                 checked_in_audit=name in checked,
                 evidence=_evidence(snapshot, ref),
-                pages=_pages(snapshot, specs.get(name), last_checked, audit_day),
+                pages=_pages(
+                    snapshot, specs.get(name), last_checked, audit_day,
+                    reads.unread(name) if name in checked
+                    else {page.name: last_checked for page in snapshot.pages},
+                ),  # fmt: skip
             )
         )
     return ExportInput(audit.id, audit_day, tuple(projects))
@@ -235,7 +282,7 @@ def describe(export: ExportInput) -> list[str]:
         for p in export.projects
         if p.checked_in_audit
         for page in p.pages
-        if page.observed_on < export.audit_date
+        if page.stale
     ]
     if pages:
         lines.append(f"pages not read in that audit, kept from earlier: {', '.join(pages)}")

@@ -120,6 +120,7 @@ class WatchedPage:
     tables: tuple[WatchedTable, ...] = ()
     pins: tuple[Pin, ...] = ()
     integration: PageIntegration | None = None
+    stale: bool = False  # the exported audit could not read it: its facts are of observed_on
 
 
 @dataclass(frozen=True)

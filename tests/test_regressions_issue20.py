@@ -1,0 +1,228 @@
+"""Issue 20, defects 1, 3 and 4 (and issue 18 defect 11): nothing a reviewer must see is lost
+between nights. Through the command line, against the fake GitHub and a vendor site on
+loopback and a real database (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from crawler.cli import cli
+from crawler.fakes.github import FakeGitHub, GitHubState
+from crawler.fakes.pages import FakePageServer
+from tests.regression_support import repo
+
+SOURCES = """\
+settings: {{allow_private_addresses: true}}
+projects:
+  - name: Alpha
+    repo: org/alpha
+  - name: Vendor
+    homepage: https://vendor.example
+    pages:
+      - name: support
+        url: {site}/support.html
+        tables:
+          - name: hardware
+            selector: table.hw
+            key: [Chip]
+            integrations:
+              platform: Chip
+              status: Status
+              layer: serving
+            status_map: {{supported: upstream}}
+      - name: notes
+        url: {site}/notes.html
+        pins:
+          driver: 'driver ([0-9.]+)'
+"""
+
+TABLE = (
+    b"<html><body><table class='hw'><tr><th>Chip</th><th>Status</th></tr>"
+    b"<tr><td>MLU</td><td>supported</td></tr></table></body></html>"
+)
+NO_TABLE = b"<html><body><p>The support matrix moved to the partner portal.</p></body></html>"
+
+
+def _alpha(*tags: str) -> GitHubState:
+    return GitHubState(repos=[repo("alpha", 1, tags)])
+
+
+class Night:
+    """``crawler …`` in a working directory, as the nightly job runs it."""
+
+    def __init__(self, workdir: Path, github: FakeGitHub, site: FakePageServer) -> None:
+        self.workdir = workdir
+        self.github = github
+        self.site = site
+
+    def __call__(self, *args: str) -> Result:
+        return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+    def export(self, *args: str) -> tuple[list[str], dict[str, Any], str]:
+        out = self.workdir / "export"
+        result = self("export", "--out", str(out), *args)
+        assert result.exit_code == 0, result.output
+        catalog = json.loads((out / "catalog.json").read_text(encoding="utf-8"))
+        return result.output.splitlines(), catalog, (out / "snapshot.md").read_text("utf-8")
+
+
+@pytest.fixture
+def night(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Night]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CRAWLER_DB_URL", db_url)
+    for name in ("GITHUB_TOKEN", "GH_TOKEN", "CRAWLER_NOTIFY", "CRAWLER_ISSUE_REPO"):
+        monkeypatch.delenv(name, raising=False)
+    with FakeGitHub(_alpha("v1.0"), unauth_limit=5000) as github, FakePageServer() as site:
+        monkeypatch.setenv("GITHUB_API_URL", github.base_url)
+        (tmp_path / "sources.yaml").write_text(SOURCES.format(site=site.base_url))
+        site.set_page("/support.html", TABLE)
+        site.set_page("/notes.html", b"<p>Tested with driver 5.10.</p>")
+        yield Night(tmp_path, github, site)
+
+
+def _alpha_ref(catalog: dict[str, Any]) -> str:
+    return {p["name"]: p for p in catalog["projects"]}["Alpha"]["tracked_ref"]["name"]
+
+
+def _support(catalog: dict[str, Any]) -> dict[str, Any]:
+    (record,) = catalog["integrations"]
+    (evidence,) = record["evidence"]
+    return dict(evidence)
+
+
+# -- defect 1: export takes the latest audit, each project's last good state marked -----------
+
+
+def test_four_nights_with_a_page_that_lost_its_table_export_the_newest_facts(
+    night: Night,
+) -> None:
+    assert night("audit").exit_code == 0  # night 1: all read
+    night.site.set_page("/support.html", NO_TABLE)  # night 2 on: the vendor page has no table
+    for number, tag in enumerate(("v1.1", "v1.2", "v1.3"), start=2):
+        tags = ("v1.0", "v1.1", "v1.2", "v1.3")[: number]
+        night.github.set_state(_alpha(*tags))
+        assert night("audit").exit_code == 1  # the page's error needs a person
+        lines, catalog, snapshot = night.export()
+        # the newest audit, with Alpha's newest release; not night 1 (the last complete one)
+        assert lines[0].startswith(f"exported audit #{number} (")
+        assert catalog["audit"]["id"] == number
+        assert _alpha_ref(catalog) == tag
+        assert f"| Alpha | [{tag}](" in snapshot
+        # the page's facts are night 1's, and say so
+        support = _support(catalog)
+        assert (support["status"], support["wording"], support["audit"]) == (
+            "upstream", "supported", number,
+        )  # fmt: skip
+        assert support["stale"] is True
+        day = support["date"]
+        assert lines[1:2] == [f"pages not read in that audit, kept from earlier: Vendor page "
+                             f"support (as of {day})"]  # fmt: skip
+        vendor = {p["name"]: p for p in catalog["projects"]}["Vendor"]
+        assert "stale" not in vendor  # its other page was read
+    # an explicit --audit N exports exactly N
+    lines, catalog, _snapshot = night.export("--audit", "1")
+    assert lines[0].startswith("exported audit #1 (")
+    assert _alpha_ref(catalog) == "v1.0"
+    assert "stale" not in _support(catalog)
+    lines, catalog, _snapshot = night.export("--audit", "3")
+    assert (catalog["audit"]["id"], _alpha_ref(catalog)) == (3, "v1.2")
+
+
+def test_a_project_the_latest_audit_could_not_read_is_exported_stale_with_its_date(
+    night: Night,
+) -> None:
+    assert night("audit").exit_code == 0
+    night.github.set_state(GitHubState(repos=[]))  # Alpha answers 404 tonight
+    assert night("audit").exit_code == 1
+    lines, catalog, snapshot = night.export()
+    assert lines[0].startswith("exported audit #2 (")
+    alpha = {p["name"]: p for p in catalog["projects"]}["Alpha"]
+    assert alpha["stale"] is True and alpha["tracked_ref"]["name"] == "v1.0"
+    day = alpha["last_checked"]
+    assert lines[1] == f"stale, from earlier audits: Alpha (as of {day})"
+    assert f"(as of {day})" in next(r for r in snapshot.splitlines() if r.startswith("| Alpha"))
+    vendor = {p["name"]: p for p in catalog["projects"]}["Vendor"]
+    assert "stale" not in vendor
+
+
+# -- defect 3 / issue 18 defect 11: an unreached project is not added -------------------------
+
+
+def test_a_failed_first_audit_adds_nothing_and_the_first_read_adds_once(
+    night: Night, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = socket.getaddrinfo
+
+    def offline(host: Any, *args: Any, **kwargs: Any) -> Any:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    # no network: no name resolves (loopback included, as when the resolver is unreachable)
+    monkeypatch.setattr(socket, "getaddrinfo", offline)
+    first = night("audit")
+    second = night("audit")
+    monkeypatch.setattr(socket, "getaddrinfo", real)
+    for result in (first, second):
+        assert result.exit_code == 1
+        line = result.stdout.splitlines()[0]
+        assert line.endswith(
+            "reached nothing: none of the 2 projects could be read (offline, or every source "
+            "unreachable)"
+        ), line
+    report = json.loads((night.workdir / "reports" / "latest" / "report.json").read_text())
+    assert report["changes"] == []
+    errors = {e["project"]: e["error"] for e in report["errors"]}
+    assert errors["Alpha"] == (
+        "no answer from GitHub: DNS lookup failed (ConnectionError); not retried"
+    )
+    assert "gave up after" not in errors["Alpha"]  # not retried like a timeout
+
+    online = night("audit")
+    assert online.exit_code == 0, online.output
+    report = json.loads((night.workdir / "reports" / "latest" / "report.json").read_text())
+    assert [(c["project"], c["kind"]) for c in report["changes"]] == [
+        ("Alpha", "project_added"),
+        ("Vendor", "project_added"),
+    ]
+    assert night("audit").exit_code == 0
+    report = json.loads((night.workdir / "reports" / "latest" / "report.json").read_text())
+    assert report["changes"] == []
+
+
+# -- defect 4: reading commands change nothing ------------------------------------------------
+
+
+def test_report_n_leaves_reports_latest_alone(night: Night) -> None:
+    assert night("audit").exit_code == 0
+    night.github.set_state(_alpha("v1.0", "v1.1"))
+    assert night("audit").exit_code == 0
+    latest = night.workdir / "reports" / "latest" / "report.json"
+    before = latest.read_bytes()
+    assert json.loads(before)["audit"]["id"] == 2
+    result = night("report", "1")
+    assert result.exit_code == 0, result.output
+    written = Path(result.output.split("report: ", 1)[1].strip())
+    assert json.loads((written.parent / "report.json").read_text())["audit"]["id"] == 1
+    assert latest.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", [["history", "Alpha"], ["report"], ["diff", "1", "2"],
+                                     ["export"]])  # fmt: skip
+def test_a_reading_command_in_an_empty_folder_creates_no_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CRAWLER_DB_URL", raising=False)
+    result = CliRunner().invoke(cli, command)
+    assert result.exit_code == 2
+    assert (
+        "no database at db/crawler.sqlite: run `crawler audit` first (or point --db / "
+        "CRAWLER_DB_URL at an existing one)"
+    ) in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

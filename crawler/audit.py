@@ -9,6 +9,7 @@ next audit reports its findings again instead of losing them.
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import os
 import re
@@ -24,6 +25,7 @@ import msgspec
 
 from crawler.config import Config, ConfigError, ProjectSpec
 from crawler.diff import DiffRules, Findings, SourceNames, Tracked, diff_audit
+from crawler.diff.pending import PendingItem, pending_record
 from crawler.gather import Gatherer, open_sources
 from crawler.model import (
     FetchError,
@@ -360,6 +362,7 @@ def _run_audit(
         for name, o in outcomes.items()
     }
     errors = [e for r in results.values() for e in r.errors] + list(findings.problems)
+    pending = _pending(config, store, audit_id, started, findings)
     finished = _now()
     stats = {"sources": usage}
     report = build_report(
@@ -371,6 +374,7 @@ def _run_audit(
         usage=stats,
         names=names,
     )
+    report["pending"] = [pending_record(item, audit_id) for item in pending]
     report_dir: Path | None = None
     report_error: str | None = None
     try:
@@ -385,6 +389,38 @@ def _run_audit(
         audit_id, results.values(), status, finished, baseline.id if baseline else None, stats
     )
     return AuditOutcome(audit_id, status, report, report_dir, report_error)
+
+
+def curated_catalog_path(config: Config) -> Path | None:
+    """``settings.catalog``, relative to the folder of sources.yaml."""
+    if config.settings.catalog is None:
+        return None
+    return Path(config.path).parent / config.settings.catalog
+
+
+def read_curated(path: Path) -> dict[str, Any] | None:
+    """The curated catalog, or None (logged) when it cannot be read: then nothing is taken."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        log.error("curated catalog %s unreadable (%s): nothing pending is taken from it", path, exc)
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _pending(
+    config: Config, store: Store, audit_id: int, started: datetime, findings: Findings
+) -> list[PendingItem]:
+    """Record tonight's pending-worthy changes, close what the curated catalog (if configured)
+    already holds, and return everything still pending, newest first."""
+    from crawler.store.pending import close_taken, open_pending, record_pending
+
+    record_pending(store, audit_id, started, findings.changes)
+    path = curated_catalog_path(config)
+    curated = read_curated(path) if path is not None else None
+    if curated is not None:
+        close_taken(store, curated, started)
+    return open_pending(store)
 
 
 # -- re-rendering stored audits -------------------------------------------------------------------

@@ -11,6 +11,7 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     import threading
 
     from crawler.audit import AuditOutcome
+    from crawler.diff.pending import PendingItem
 
 DEFAULT_CONFIG = "sources.yaml"
 DEFAULT_REPORTS = "reports"
@@ -142,7 +144,7 @@ def _audit_and_deliver(
     from crawler.audit import run_audit
     from crawler.notify import deliver
     from crawler.progress import make_progress
-    from crawler.report.markdown import summary_line
+    from crawler.report.markdown import pending_phrase, summary_line
     from crawler.upstream.sources.github import github_endpoint
 
     progress = make_progress(output)
@@ -159,7 +161,11 @@ def _audit_and_deliver(
     finally:
         progress.close()
     summary = outcome.report["summary"]
-    progress.finish(f"audit #{outcome.audit_id} {summary_line(outcome.status, summary)}")
+    phrase = pending_phrase(outcome.report.get("pending") or [])
+    progress.finish(
+        f"audit #{outcome.audit_id} {summary_line(outcome.status, summary)}"
+        + (f"; {phrase}" if phrase else "")
+    )
     if outcome.report_dir is None:
         output.error(
             f"{outcome.report_error}; nothing was delivered, and the next audit reports these "
@@ -600,6 +606,46 @@ def export_command(
     if outcome.merge_report is not None:
         for line in render_merge_report(outcome.merge_report):
             click.echo(line)
+    if outcome.taken:
+        click.echo(f"no longer pending (the catalog holds them): {_listed(outcome.taken)}")
+
+
+def _listed(items: Sequence[PendingItem]) -> str:
+    from crawler.report.markdown import kind_words, one_line
+
+    return "; ".join(
+        f"{one_line(i.project)} {kind_words(i.kind)} {one_line(i.value, 80)} "
+        f"(since {i.first_seen_at.date().isoformat()})"
+        for i in items
+    )
+
+
+@cli.command()
+@click.argument("projects", nargs=-1)
+@click.option("--kind", "kinds", multiple=True, help="Only changes of this kind (new_release, "
+              "license_changed, table_changed, ...); repeatable.")  # fmt: skip
+@click.option("--all", "everything", is_flag=True, help="Every pending change.")
+@db_option
+def ack(
+    projects: tuple[str, ...], kinds: tuple[str, ...], everything: bool, db_url: str | None
+) -> None:
+    """Acknowledge pending changes (by project, by kind, or --all): they leave the report's
+    pending list, the notification and the catalog issue."""
+    from datetime import UTC, datetime
+
+    from crawler.store.pending import acknowledge
+
+    if not (projects or kinds or everything):
+        raise click.UsageError("name the projects to acknowledge, give --kind, or --all")
+    store = _open_store(db_url, reading=True)
+    try:
+        done = acknowledge(store, projects, kinds, datetime.now(UTC).replace(microsecond=0))
+    finally:
+        store.close()
+    if not done:
+        click.echo("nothing pending matched: nothing acknowledged")
+        return
+    click.echo(f"acknowledged {len(done)} pending change{'s' * (len(done) != 1)}: {_listed(done)}")
 
 
 @cli.command()

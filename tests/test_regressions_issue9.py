@@ -204,11 +204,12 @@ def test_an_audit_whose_only_problem_is_a_failed_page_exits_1(run: Cli) -> None:
     ]
     summary = report["summary"]
     assert (summary["errors"], summary["projects_with_errors"]) == (len(report["errors"]), 1)
-    assert (summary["checked"], summary["checked_in_part"]) == (2, 1)
+    # issue 20: a project without a forge whose only page failed read nothing: not checked
+    assert (summary["checked"], summary["checked_in_part"]) == (1, 0)
     markdown = run.markdown()
     assert "Every project was checked" not in markdown
     assert "**Not all clear:** 1 project had errors." in markdown
-    assert "- **Vendor** checked in part" in markdown
+    assert "- **Vendor** not checked (error)" in markdown
 
 
 # -- item 5: --only reports only what it fetched ----------------------------------------------

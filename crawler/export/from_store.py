@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawler.analysis.licenses import LicenseAnalysis, is_license_file
 from crawler.config import Config, PageSpec, ProjectSpec
 from crawler.diff.licenses import forge_spdx
+from crawler.diff.pending import PendingItem
 from crawler.export.inputs import (
     EvidenceLink,
     ExportInput,
@@ -161,7 +162,8 @@ class _PageReads:
 
     def __init__(self, store: Store, audit: AuditInfo, errors: list[FetchError]) -> None:
         self._store = store
-        self._earlier = [a for a in reversed(store.audits()) if a.status in GOOD and a.id < audit.id]
+        audits = reversed(store.audits())
+        self._earlier = [a for a in audits if a.status in GOOD and a.id < audit.id]
         self._errors: dict[int, set[tuple[str, str]]] = {audit.id: _page_errors(errors)}
         self.audit_id = audit.id
 
@@ -249,10 +251,14 @@ def export_input(
                 checked_in_audit=name in checked,
                 evidence=_evidence(snapshot, ref),
                 pages=_pages(
-                    snapshot, specs.get(name), last_checked, audit_day,
-                    reads.unread(name) if name in checked
+                    snapshot,
+                    specs.get(name),
+                    last_checked,
+                    audit_day,
+                    reads.unread(name)
+                    if name in checked
                     else {page.name: last_checked for page in snapshot.pages},
-                ),  # fmt: skip
+                ),
             )
         )
     return ExportInput(audit.id, audit_day, tuple(projects))
@@ -372,6 +378,7 @@ def export_audit(
         )
         written += write_site(explorer, site)
     merge_report: dict[str, Any] | None = None
+    taken: list[PendingItem] = []
     if into is not None:
         merged, merge_report = merge_file(into, build_catalog(export))
         problems = validate_catalog(merged, today=export.audit_date)
@@ -381,10 +388,13 @@ def export_audit(
                 + "; ".join(str(p) for p in problems[:10])
             )
         write_json(into, merged)
+        from crawler.store.pending import close_taken
+
+        taken = close_taken(store, merged, datetime.now(UTC).replace(microsecond=0))
         report_path = out_dir / "merge-report.json"
         write_json(report_path, merge_report)
         written += [into, report_path]
-    return ExportOutcome(export, tuple(written), merge_report)
+    return ExportOutcome(export, tuple(written), merge_report, tuple(taken))
 
 
 @dataclass(frozen=True)
@@ -392,3 +402,4 @@ class ExportOutcome:
     export: ExportInput
     written: tuple[Path, ...]
     merge_report: dict[str, Any] | None
+    taken: tuple[PendingItem, ...] = ()  # pending changes the merged catalog now holds

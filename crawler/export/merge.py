@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from crawler.report.markdown import one_line
+from crawler.report.markdown import counted, one_line
 
 COLLECTIONS = ("projects", "platforms", "integrations")
 TOP_LEVEL_OWNED = ("schema_version", "audit")
@@ -149,7 +149,8 @@ def render_merge_report(report: dict[str, Any]) -> list[str]:
     lines = [
         f"merge of audit #{report['audit']['id']} ({report['audit']['date']}): "
         f"{len(report['added'])} added, {len(report['updated'])} updated, "
-        f"{len(report['conflicts'])} conflict{'' if len(report['conflicts']) == 1 else 's'}, {len(report['not_in_crawl'])} not in the crawl"
+        f"{counted(len(report['conflicts']), 'conflict')}, "
+        f"{len(report['not_in_crawl'])} not in the crawl"
     ]
     for conflict in report["conflicts"]:
         evidence = ", ".join(one_line(url, 300) for url in conflict["evidence"]) or "no URL"

@@ -366,11 +366,74 @@ def _page_lines(changes: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+KIND_WORDS = {
+    "new_release": "new release",
+    "new_prerelease": "new pre-release",
+    "release_removed": "release removed",
+    "new_tag": "new tag",
+    "new_commit": "new commit",
+    "new_package_version": "new package version",
+    "license_changed": "license changed",
+    "license_text_changed": "license text edited",
+    "license_files_changed": "license files changed",
+    "repo_moved": "repository moved",
+    "repo_archived": "repository archived",
+    "project_added": "project added",
+    "project_removed": "project removed",
+    "table_changed": "support table changed",
+    "pin_changed": "version pin changed",
+    "page_changed": "page changed",
+    "license_noassertion": "no license verdict (NOASSERTION)",
+    "no_tagged_release": "no tagged release",
+    "channel_mismatch": "package and release disagree",
+    "stale": "stale",
+}
+
+
+def kind_words(kind: str) -> str:
+    """A change or flag kind in words ("license text edited"), never its internal name."""
+    return KIND_WORDS.get(kind, kind.replace("_", " "))
+
+
+def pending_phrase(pending: list[dict[str, Any]]) -> str | None:
+    """"3 new tonight, 7 pending since 2026-11-28" (None when nothing is pending)."""
+    if not pending:
+        return None
+    new = sum(1 for item in pending if item["new"])
+    oldest = min(item["first_seen"] for item in pending)
+    return f"{new} new tonight, {len(pending)} pending since {oldest}"
+
+
+def _pending_lines(pending: list[dict[str, Any]]) -> list[str]:
+    phrase = pending_phrase(pending)
+    if phrase is None:
+        return []
+    lines = [
+        f"{phrase}. Newest first; an item leaves this list when the curated catalog takes it "
+        "(`crawler export --into`) or when acknowledged (`crawler ack`).",
+        "",
+    ]
+    rows = [
+        [
+            escape(item["first_seen"]) + (" (new)" if item["new"] else ""),
+            escape(item["project"]),
+            kind_words(item["kind"]),
+            escape(item["summary"], 300),
+            link("evidence", item["evidence_url"]) if item["evidence_url"] else "—",
+        ]
+        for item in pending
+    ]
+    return lines + _table(["First seen", "Project", "Change", "What", "Link"], rows)
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     audit = report["audit"]
     changes = report["changes"]
     lines = [f"# Upstream audit #{audit['id']} — {escape(audit['started_at'])}", ""]
     lines += _headline(report)
+    pending = report.get("pending") or []
+    if pending:
+        lines += _section("Pending until the catalog takes them", _pending_lines(pending), "")
 
     def section(name: str) -> list[dict[str, Any]]:
         return [c for c in changes if c["section"] == name]

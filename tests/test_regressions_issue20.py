@@ -16,6 +16,7 @@ from click.testing import CliRunner, Result
 from crawler.cli import cli
 from crawler.fakes.github import FakeGitHub, GitHubState
 from crawler.fakes.pages import FakePageServer
+from tests.ops_support import PROJECTS, TOKEN, WebhookReceiver, upstream
 from tests.regression_support import repo
 
 SOURCES = """\
@@ -226,3 +227,120 @@ def test_a_reading_command_in_an_empty_folder_creates_no_database(
         "CRAWLER_DB_URL at an existing one)"
     ) in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+# -- defect 2: changes pending until the catalog takes them ---------------------------------
+
+
+NOTIFY = """\
+notify:
+  when: always
+  github_issue: {repo: org/catalog, labels: [catalog-audit]}
+"""
+
+
+@pytest.fixture
+def nightly(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CRAWLER_DB_URL", db_url)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    for name in ("GH_TOKEN", "CRAWLER_NOTIFY", "CRAWLER_ISSUE_REPO", "CRAWLER_REPORT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with FakeGitHub(upstream("v1.0"), token=TOKEN) as github:
+        monkeypatch.setenv("GITHUB_API_URL", github.base_url)
+        yield github
+
+
+def _audit(hook: WebhookReceiver) -> tuple[dict[str, Any], str]:
+    result = CliRunner().invoke(cli, ["audit"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    report = json.loads(Path("reports/latest/report.json").read_text())
+    return report, hook.json_bodies()[-1]["title"]
+
+
+def _pending(report: dict[str, Any]) -> list[tuple[str, str, str, int]]:
+    return [(p["project"], p["kind"], p["value"], p["first_audit"]) for p in report["pending"]]
+
+
+def test_a_new_release_stays_pending_until_the_curated_catalog_takes_it(
+    nightly: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Path("catalog").mkdir()
+    Path("sources.yaml").write_text(
+        "settings: {catalog: catalog/compatibility.json}\n" + NOTIFY + PROJECTS
+    )
+    with WebhookReceiver() as hook:
+        monkeypatch.setenv("CRAWLER_NOTIFY", f"json://127.0.0.1:{hook.port}/")
+        _audit(hook)  # night 0: the catalog is made from it
+        made = CliRunner().invoke(cli, ["export", "--out", "first"])
+        assert made.exit_code == 0, made.output
+        Path("catalog/compatibility.json").write_bytes(Path("first/catalog.json").read_bytes())
+
+        nightly.set_state(upstream("v1.0", "v1.1"))  # night 1: a new release
+        report, title = _audit(hook)
+        assert _pending(report) == [("Alpha", "new_release", "v1.1", 2)]
+        since = report["pending"][0]["first_seen"]
+        assert title.endswith(f"; 1 new tonight, 1 pending since {since}")
+        for _night in (2, 3, 4):  # nothing new, but nothing taken either
+            report, title = _audit(hook)
+        assert report["changes"] == []
+        assert _pending(report) == [("Alpha", "new_release", "v1.1", 2)]
+        assert report["pending"][0]["new"] is False
+        assert title == (
+            "crawler audit #5 complete: 0 changes, 0 flags, 0 errors, 0 deferred; "
+            f"0 new tonight, 1 pending since {since}"
+        )
+        (issue,) = nightly.issues.issues("org/catalog")
+        body = issue.body
+        assert "## Pending until the catalog takes them" in body
+        row = next(line for line in body.splitlines() if line.startswith(f"| {since} | Alpha"))
+        assert "| new release |" in row and "v1.1" in row
+
+        merged = CliRunner().invoke(
+            cli, ["export", "--out", "second", "--into", "catalog/compatibility.json"]
+        )
+        assert merged.exit_code == 0, merged.output
+        assert (
+            f"no longer pending (the catalog holds them): Alpha new release v1.1 "
+            f"(since {since})"
+        ) in merged.output
+        report, title = _audit(hook)
+        assert report["pending"] == []
+        assert "pending" not in title
+        (issue,) = nightly.issues.issues("org/catalog")
+        assert "Pending until the catalog takes them" not in issue.body
+
+
+def test_without_a_curated_catalog_a_change_is_pending_until_acknowledged(
+    nightly: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Path("sources.yaml").write_text(NOTIFY + PROJECTS)
+    with WebhookReceiver() as hook:
+        monkeypatch.setenv("CRAWLER_NOTIFY", f"json://127.0.0.1:{hook.port}/")
+        _audit(hook)
+        nightly.set_state(upstream("v1.0", "v1.1"))
+        _audit(hook)
+        nightly.set_state(upstream("v1.0", "v1.1", "v1.2"))
+        report, title = _audit(hook)
+        assert _pending(report) == [
+            ("Alpha", "new_release", "v1.2", 3),
+            ("Alpha", "new_release", "v1.1", 2),
+        ]  # newest first
+        since = report["pending"][1]["first_seen"]
+        assert title.endswith(f"; 1 new tonight, 2 pending since {since}")
+
+        nothing = CliRunner().invoke(cli, ["ack"])
+        assert nothing.exit_code == 2
+        assert "name the projects to acknowledge, give --kind, or --all" in nothing.output
+        other = CliRunner().invoke(cli, ["ack", "Beta"])
+        assert other.output == "nothing pending matched: nothing acknowledged\n"
+        acked = CliRunner().invoke(cli, ["ack", "Alpha", "--kind", "new_release"])
+        assert acked.exit_code == 0, acked.output
+        assert acked.output == (
+            f"acknowledged 2 pending changes: Alpha new release v1.2 (since {since}); "
+            f"Alpha new release v1.1 (since {since})\n"
+        )
+        report, title = _audit(hook)
+        assert report["pending"] == [] and "pending" not in title
+        (issue,) = nightly.issues.issues("org/catalog")
+        assert "Pending until the catalog takes them" not in issue.body

@@ -56,7 +56,7 @@ def test_snapshot_has_the_seed_sentence_columns_and_one_row_per_project_in_order
         "runtime versions before deployment."
     )
     assert lines[4] == (
-        "| Project | Latest GitHub release checked | Release date | Repository-level license |"
+        "| Project | Latest release checked | Release date | Repository-level license |"
     )
     assert list(_rows(snapshot)) == [
         "Triton", "TileLang", "Helion", "vLLM", "SGLang", "NIXL", "vLLM Ascend",

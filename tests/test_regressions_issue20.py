@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,11 @@ import pytest
 from click.testing import CliRunner, Result
 
 from crawler.cli import cli
+from crawler.export.snapshot_md import render_snapshot
 from crawler.fakes.github import FakeGitHub, GitHubState
 from crawler.fakes.pages import FakePageServer
+from crawler.report.markdown import render_markdown
+from tests.export_fixtures import seed_export
 from tests.ops_support import PROJECTS, TOKEN, WebhookReceiver, upstream
 from tests.regression_support import repo
 
@@ -344,3 +348,46 @@ def test_without_a_curated_catalog_a_change_is_pending_until_acknowledged(
         assert report["pending"] == [] and "pending" not in title
         (issue,) = nightly.issues.issues("org/catalog")
         assert "Pending until the catalog takes them" not in issue.body
+
+
+# -- wording: one fact, one wording ------------------------------------------------------------
+
+
+def test_the_snapshot_header_names_github_only_when_every_row_is_from_github() -> None:
+    export = seed_export()  # as the seed page: vLLM Iluvatar plugin is on Gitee
+    assert {p.forge for p in export.projects} == {"GitHub", "Gitee"}
+    assert render_snapshot(export).splitlines()[4] == (
+        "| Project | Latest release checked | Release date | Repository-level license |"
+    )
+    github = tuple(replace(p, forge="GitHub") for p in export.projects)
+    assert render_snapshot(replace(export, projects=github)).splitlines()[4] == (
+        "| Project | Latest GitHub release checked | Release date | Repository-level license |"
+    )
+
+
+def test_report_prose_has_no_internal_names_and_quotes_an_error_whole() -> None:
+    report: dict[str, Any] = {
+        "audit": {"id": 2, "started_at": "2026-11-30T03:00:00Z", "finished_at": None,
+                  "status": "partial", "baseline_audit_id": 1},
+        "summary": {"projects": 1, "checked": 1, "checked_in_part": 1, "deferred": 0,
+                    "untracked": 0, "changes": 1, "flags": 0, "errors": 1,
+                    "projects_with_errors": 1, "stale": 0},
+        "changes": [{"project": "Alpha", "kind": "license_text_changed", "section": "licenses",
+                     "summary": "same license, text edited", "before": None, "after": None,
+                     "evidence_url": "https://github.com/org/alpha/blob/main/LICENSE",
+                     "details": {}}],
+        "flags": [],
+        "errors": [{"project": "Alpha", "source": "pypi",
+                    "url": "https://pypi.org/pypi/alpha/json",
+                    "error": "no answer from PyPI: ConnectError on pypi.org | `x`"}],
+        "projects": [{"name": "Alpha", "status": "ok", "repo_url": "https://github.com/org/alpha",
+                      "version": None, "url": None, "published_at": None, "license": None}],
+    }  # fmt: skip
+    markdown = render_markdown(report)
+    assert "license_text_changed" not in markdown
+    assert "- **Alpha** license text edited: same license, text edited" in markdown
+    assert "1 change since audit #1, 0 flags, 1 error." in markdown
+    assert (
+        "- **Alpha** (pypi): `` no answer from PyPI: ConnectError on pypi.org | `x` `` — "
+        "[page](<https://pypi.org/project/alpha/>); the last good state, if any, is kept"
+    ) in markdown

@@ -96,6 +96,39 @@ def one_line(value: Any, limit: int = MAX_CELL) -> str:
     return text or "—"
 
 
+def quoted(value: Any, limit: int = MAX_CELL) -> str:
+    """Untrusted text (an error message, an exception's words) quoted whole as one code span:
+    read as it was, never as markup or a link, never cut into several spans."""
+    text = one_line(value, limit)
+    runs = [len(run) for run in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+# An API endpoint is evidence for a machine: the page a person opens instead.
+_API_PAGES = (
+    (re.compile(r"^(https?://)api\.github\.com/repos/([^/?#]+/[^/?#]+)"), r"\1github.com/\2"),
+    (re.compile(r"^(https?://[^/]+)/api/v3/repos/([^/?#]+/[^/?#]+)"), r"\1/\2"),
+    (re.compile(r"^(https?://[^/]+)/api/v5/repos/([^/?#]+/[^/?#]+)"), r"\1/\2"),
+    (re.compile(r"^(https?://[^/]+)/api/v4/projects/([^/?#]+)"), r"\1/\2"),
+    (re.compile(r"^(https?://[^/]+)/pypi/([^/?#]+)/json"), r"\1/project/\2/"),
+)
+
+
+def page_for(url: str | None) -> str | None:
+    """The web page for an API URL (GitHub, GitHub Enterprise, Gitee, GitLab, PyPI), the URL
+    itself when it is not an API endpoint, None when it is one of an unknown shape."""
+    if not url:
+        return None
+    for pattern, page in _API_PAGES:
+        if pattern.match(url):
+            return unquote(pattern.sub(page, url, count=1).split("?")[0])
+    if "/api/" in url or "/graphql" in url or "/repos/" in url:
+        return None
+    return url
+
+
 @lru_cache(maxsize=1)
 def _linkifier() -> LinkifyIt:
     return LinkifyIt()  # fuzzy links and e-mails on, as markdown-it's linkify has them
@@ -248,7 +281,7 @@ def _license_lines(report: dict[str, Any]) -> list[str]:
         if change["section"] != "licenses":
             continue
         lines.append(
-            f"- **{escape(change['project'])}** {escape(change['kind'])}: "
+            f"- **{escape(change['project'])}** {kind_words(change['kind'])}: "
             f"{escape(change['summary'], 400)} ({link('evidence', change['evidence_url'])})"
         )
         diff = (change.get("details") or {}).get("word_diff")
@@ -338,7 +371,7 @@ def _page_lines(changes: list[dict[str, Any]]) -> list[str]:
     lines: list[str] = []
     for change in changes:
         lines.append(
-            f"- **{escape(change['project'])}** {escape(change['kind'])}: "
+            f"- **{escape(change['project'])}** {kind_words(change['kind'])}: "
             f"{escape(change['summary'], 400)} ({link('page', change['evidence_url'])})"
         )
         details = change.get("details") or {}
@@ -446,21 +479,29 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += _section("License findings", _license_lines(report), "No license findings.")
     lines += _section("Support tables and pins", _page_lines(section("pages")), "No page changes.")
     other_lines = [
-        f"- **{escape(c['project'])}** {escape(c['kind'])}: {escape(c['summary'], 400)}"
+        f"- **{escape(c['project'])}** {kind_words(c['kind'])}: {escape(c['summary'], 400)}"
         + (f" ({link('evidence', c['evidence_url'])})" if c["evidence_url"] else "")
         for c in section("other")
     ]
     other_lines += [
-        f"- **{escape(f['project'])}** {escape(f['kind'])}{' (new)' if f['new'] else ''}: "
+        f"- **{escape(f['project'])}** {kind_words(f['kind'])}{' (new)' if f['new'] else ''}: "
         f"{escape(f['detail'], 400)}"
         + (f" ({link('evidence', f['evidence_url'])})" if f.get("evidence_url") else "")
         for f in report["flags"]
         if f["kind"] != "license_noassertion"
     ]
     lines += _section("Other changes and flags", other_lines, "No other changes.")
+    repo_pages = {p["name"]: p.get("repo_url") for p in report["projects"]}
+
+    def error_page(error: dict[str, Any]) -> str | None:
+        page = page_for(error["url"])
+        if page is None or error["source"] in ("github", "gitee", "gitlab"):
+            return repo_pages.get(error["project"]) or page
+        return page
+
     error_lines = [
-        f"- **{escape(e['project'])}** ({escape(e['source'])}): {escape(e['error'], 400)}"
-        + (f" — {link(e['url'], e['url'])}" if e["url"] else "")
+        f"- **{escape(e['project'])}** ({escape(e['source'])}): {quoted(e['error'], 400)}"
+        + (f" — {link('page', error_page(e))}" if error_page(e) else "")
         + "; the last good state, if any, is kept"
         for e in report["errors"]
     ]

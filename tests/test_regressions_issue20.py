@@ -5,13 +5,16 @@ loopback and a real database (SQLite and PostgreSQL)."""
 from __future__ import annotations
 
 import json
+import re
 import socket
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from bs4 import BeautifulSoup
 from click.testing import CliRunner, Result
 
 from crawler.cli import cli
@@ -391,3 +394,48 @@ def test_report_prose_has_no_internal_names_and_quotes_an_error_whole() -> None:
         "- **Alpha** (pypi): `` no answer from PyPI: ConnectError on pypi.org | `x` `` — "
         "[page](<https://pypi.org/project/alpha/>); the last good state, if any, is kept"
     ) in markdown
+
+
+# -- the Explorer for the person reading it --------------------------------------------------
+
+
+def test_the_explorer_puts_the_matrix_first_and_marks_what_the_audit_could_not_read(
+    night: Night,
+) -> None:
+    assert night("audit").exit_code == 0
+    night.site.set_page("/support.html", NO_TABLE)
+    night.github.set_state(GitHubState(repos=[]))  # Alpha answers 404 tonight
+    assert night("audit").exit_code == 1
+    result = night("export", "--out", "export", "--site", "site")
+    assert result.exit_code == 0, result.output
+    soup = BeautifulSoup((night.workdir / "site" / "index.html").read_text("utf-8"), "html.parser")
+    catalog = json.loads((night.workdir / "export" / "catalog.json").read_text("utf-8"))
+    day = {p["name"]: p for p in catalog["projects"]}["Alpha"]["last_checked"]
+    page_day = _support(catalog)["date"]
+    # the matrix is the first section; the changes (if any) come after it, folded
+    main = soup.find("main")
+    assert main.find(["section", "details"])["class"] == ["matrix-section"]
+    # Alpha could not be read: its card says so, with the date of its facts
+    card = soup.find("article", attrs={"data-project": "Alpha"})
+    assert "stale" in card["class"]
+    assert card.h3.find(class_="stale").get_text() == f"stale: facts of {day}"
+    # Vendor was read, but not its support page: the record in the matrix says so
+    (record,) = soup.select('#matrix tr[data-project="Vendor"] td p')
+    assert record["class"] == ["stale"]
+    assert record.find(class_="stale").get_text() == f"stale: page as of {page_day}"
+    assert "stale" not in soup.find("article", attrs={"data-project": "Vendor"})["class"]
+
+
+def test_the_readme_filter_link_matches_the_demos_data() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
+    (example,) = re.findall(r"demo-output/site/index\.html#([^`\s]+)", readme)
+    wanted = dict(urllib.parse.parse_qsl(example))
+    golden = Path(__file__).parent / "golden" / "demo-export" / "catalog.json"
+    demo = json.loads(golden.read_text("utf-8"))
+    platforms = {p["id"]: p["name"] for p in demo["platforms"]}
+    matching = [
+        i["project"]
+        for i in demo["integrations"]
+        if platforms[i["platform"]] == wanted["platform"] and i["status"] == wanted["status"]
+    ]
+    assert sorted(wanted) == ["platform", "status"] and matching, (wanted, matching)

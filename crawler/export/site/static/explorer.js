@@ -119,7 +119,8 @@
   }
 
   function report(shown, matched, total) {
-    var what = matched === total ? " projects" : " matching projects (" + total + " in all)";
+    var noun = matched === 1 ? " project" : " projects";
+    var what = matched === total ? noun : " matching" + noun + " (" + total + " in all)";
     count.textContent = "Showing " + shown + " of " + matched + what;
     nomatch.hidden = matched > 0 || total === 0;
     more.hidden = shown >= matched;

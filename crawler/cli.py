@@ -372,7 +372,7 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
     for entry in entries:
         row: dict[str, Any] = {
             "audit": entry.audit_id,
-            "date": entry.audit_started_at.isoformat(),
+            "date": entry.audit_started_at.isoformat().replace("+00:00", "Z"),  # ISO 8601 UTC
             "status": entry.status,
             "note": entry.note,
         }
@@ -392,7 +392,7 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
     if not rows:
         click.echo(f"no history for {name} yet: run `crawler audit`")
     for row in rows:
-        when = f"{row['date'][:19]}  audit #{row['audit']}"
+        when = f"{row['date']}  audit #{row['audit']}"
         if row["status"] == "ok" and "version" in row:
             pre = ", pre-release" if row["prerelease"] else ""
             click.echo(

@@ -439,3 +439,17 @@ def test_the_readme_filter_link_matches_the_demos_data() -> None:
         if platforms[i["platform"]] == wanted["platform"] and i["status"] == wanted["status"]
     ]
     assert sorted(wanted) == ["platform", "status"] and matching, (wanted, matching)
+
+
+def test_history_dates_its_lines_in_iso_8601_utc(night: Night) -> None:
+    assert night("audit").exit_code == 0
+    result = night("history", "Alpha")
+    assert result.exit_code == 0, result.output
+    (line,) = result.output.splitlines()
+    assert re.fullmatch(
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ  audit #1  v1\.0 \(release, 2026-10-01T10:00:00Z\)  "
+        r"license: MIT",
+        line,
+    ), line
+    (row,) = json.loads(night("history", "Alpha", "--json").output)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", row["date"]), row

@@ -129,7 +129,7 @@ def test_project_cards_show_latest_ref_licenses_cautions_and_checked_date() -> N
     nixl = _card(soup, "nixl").find(class_="cautions").li.get_text()
     assert nixl == "Bundles separately licensed files: examples/device/ep/LICENSE-DeepEP (MIT)."
     assert _dd(_card(soup, "sglang"), "Checked") == (
-        "2026-10-30 not checked in the last audit: values as of 2026-10-30"
+        "2026-10-30 not read in the last audit"
     )
     assert not [dt for dt in _card(soup, "triton").find_all("dt") if dt.get_text() == "Checked"]
 

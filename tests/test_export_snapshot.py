@@ -92,7 +92,7 @@ def test_row_conventions() -> None:
     assert rows["Helion"].endswith(f"| {escape('BSD-3-Clause')} |")
     assert "NOASSERTION" not in rows["Helion"]
     # not checked in this audit: last good values, dated
-    assert rows["SGLang"].split(" | ")[1].endswith(") (as of 2026-10-30)")
+    assert rows["SGLang"].split(" | ")[1].endswith(") (stale: facts of 2026-10-30)")
     assert rows["SGLang"].split(" | ")[2] == "2026-10-20"
 
 

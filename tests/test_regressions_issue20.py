@@ -130,8 +130,8 @@ def test_four_nights_with_a_page_that_lost_its_table_export_the_newest_facts(
         )  # fmt: skip
         assert support["stale"] is True
         day = support["date"]
-        assert lines[1:2] == [f"pages not read in that audit, kept from earlier: Vendor page "
-                             f"support (as of {day})"]  # fmt: skip
+        assert lines[1:2] == [f"stale pages, kept from earlier audits: Vendor page support "
+                              f"(facts of {day})"]  # fmt: skip
         vendor = {p["name"]: p for p in catalog["projects"]}["Vendor"]
         assert "stale" not in vendor  # its other page was read
     # an explicit --audit N exports exactly N
@@ -154,8 +154,9 @@ def test_a_project_the_latest_audit_could_not_read_is_exported_stale_with_its_da
     alpha = {p["name"]: p for p in catalog["projects"]}["Alpha"]
     assert alpha["stale"] is True and alpha["tracked_ref"]["name"] == "v1.0"
     day = alpha["last_checked"]
-    assert lines[1] == f"stale, from earlier audits: Alpha (as of {day})"
-    assert f"(as of {day})" in next(r for r in snapshot.splitlines() if r.startswith("| Alpha"))
+    assert lines[1] == f"stale, kept from earlier audits: Alpha (facts of {day})"
+    row = next(r for r in snapshot.splitlines() if r.startswith("| Alpha"))
+    assert f"(stale: facts of {day})" in row
     vendor = {p["name"]: p for p in catalog["projects"]}["Vendor"]
     assert "stale" not in vendor
 
@@ -422,7 +423,7 @@ def test_the_explorer_puts_the_matrix_first_and_marks_what_the_audit_could_not_r
     # Vendor was read, but not its support page: the record in the matrix says so
     (record,) = soup.select('#matrix tr[data-project="Vendor"] td p')
     assert record["class"] == ["stale"]
-    assert record.find(class_="stale").get_text() == f"stale: page as of {page_day}"
+    assert record.find(class_="stale").get_text() == f"stale: page facts of {page_day}"
     assert "stale" not in soup.find("article", attrs={"data-project": "Vendor"})["class"]
 
 

@@ -275,23 +275,23 @@ def describe(export: ExportInput) -> list[str]:
     stale = [p for p in export.projects if p.stale]
     if stale:
         shown = ", ".join(
-            f"{one_line(p.name)} (as of {p.last_checked.isoformat()})"
+            f"{one_line(p.name)} (facts of {p.last_checked.isoformat()})"
             for p in stale
             if p.last_checked is not None
         )
-        lines.append(f"stale, from earlier audits: {shown}")
+        lines.append(f"stale, kept from earlier audits: {shown}")
     unread = [one_line(p.name) for p in export.projects if p.last_checked is None]
     if unread:
         lines.append(f"never read yet (no facts exported): {', '.join(unread)}")
     pages = [
-        f"{one_line(p.name)} page {one_line(page.name)} (as of {page.observed_on.isoformat()})"
+        f"{one_line(p.name)} page {one_line(page.name)} (facts of {page.observed_on.isoformat()})"
         for p in export.projects
         if p.checked_in_audit
         for page in p.pages
         if page.stale
     ]
     if pages:
-        lines.append(f"pages not read in that audit, kept from earlier: {', '.join(pages)}")
+        lines.append(f"stale pages, kept from earlier audits: {', '.join(pages)}")
     return lines
 
 

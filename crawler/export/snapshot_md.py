@@ -54,7 +54,7 @@ def render_cell(cell: Cell) -> str:
 def _row(project: ProjectInput) -> str:
     release = render_cell(ref_cell(project.ref, project.forge))
     if not project.checked_in_audit and project.last_checked is not None:
-        release += f" (as of {project.last_checked.isoformat()})"
+        release += f" (stale: facts of {project.last_checked.isoformat()})"
     date = ref_date(project.ref)
     cells = [escape(project.name), release, date or "—", render_cell(license_cell(project.license))]
     return "| " + " | ".join(cells) + " |"

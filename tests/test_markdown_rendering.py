@@ -164,7 +164,9 @@ def test_hostile_text_reaches_the_report_shown_not_linked(
         "`evil.com/c`",
         "`vllm.ai`",
         "`owner@evil.com`",
-        "`ftp://www.evil.example/x?to=owner@evil.example:`",
+        # an error message is quoted whole (issue 20), the URL inside it with it
+        "`refusing ftp://www.evil.example/x?to=owner@evil.example: only http:// and https:// "
+        "are fetched`",
     ):
         assert word in markdown
     assert r"\<img src=x onerror=alert(1)> \<b>bold\</b> \&lt;i\&gt;" in markdown

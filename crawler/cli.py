@@ -601,6 +601,9 @@ def export_command(
         store.close()
     for line in describe(outcome.export):
         click.echo(line)
+    if outcome.failed_since and audit_id is None:
+        shown = ", ".join(f"#{n}" for n in outcome.failed_since)
+        click.echo(f"newer audits failed and read nothing, so they are not exported: {shown}")
     for path in outcome.written:
         click.echo(f"wrote {path}")
     if outcome.merge_report is not None:

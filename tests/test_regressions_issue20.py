@@ -192,6 +192,10 @@ def test_a_failed_first_audit_adds_nothing_and_the_first_read_adds_once(
     )
     assert "gave up after" not in errors["Alpha"]  # not retried like a timeout
 
+    nothing = night("export")
+    assert nothing.exit_code == 2  # no audit read anything: nothing to export, and it says so
+    assert "no finished audit in the database: run `crawler audit` first" in nothing.output
+
     online = night("audit")
     assert online.exit_code == 0, online.output
     report = json.loads((night.workdir / "reports" / "latest" / "report.json").read_text())
@@ -202,6 +206,12 @@ def test_a_failed_first_audit_adds_nothing_and_the_first_read_adds_once(
     assert night("audit").exit_code == 0
     report = json.loads((night.workdir / "reports" / "latest" / "report.json").read_text())
     assert report["changes"] == []
+    monkeypatch.setattr(socket, "getaddrinfo", offline)
+    assert night("audit").exit_code == 1  # offline again: audit #5 fails
+    monkeypatch.setattr(socket, "getaddrinfo", real)
+    lines, _catalog, _snapshot = night.export()
+    assert lines[0].startswith("exported audit #4 (")
+    assert "newer audits failed and read nothing, so they are not exported: #5" in lines
 
 
 # -- defect 4: reading commands change nothing ------------------------------------------------

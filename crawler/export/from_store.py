@@ -394,7 +394,8 @@ def export_audit(
         report_path = out_dir / "merge-report.json"
         write_json(report_path, merge_report)
         written += [into, report_path]
-    return ExportOutcome(export, tuple(written), merge_report, tuple(taken))
+    newer = tuple(a.id for a in store.audits() if a.id > audit.id and a.status == "failed")
+    return ExportOutcome(export, tuple(written), merge_report, tuple(taken), newer)
 
 
 @dataclass(frozen=True)
@@ -403,3 +404,4 @@ class ExportOutcome:
     written: tuple[Path, ...]
     merge_report: dict[str, Any] | None
     taken: tuple[PendingItem, ...] = ()  # pending changes the merged catalog now holds
+    failed_since: tuple[int, ...] = ()  # newer audits that failed (read nothing): not exported

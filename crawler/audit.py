@@ -486,8 +486,10 @@ def rebuild_report(store: Store, config: Config | None, audit_id: int | None) ->
         if audit.checked is not None
         else set()
     )
-    findings = replace(
-        findings, projects=tuple(p for p in findings.projects if p.project not in left_out)
+    findings = replace(  # neither their rows nor their flags: they were not looked at
+        findings,
+        projects=tuple(p for p in findings.projects if p.project not in left_out),
+        flags=tuple(f for f in findings.flags if f.project not in left_out),
     )
     return build_report(
         audit=AuditHeader(

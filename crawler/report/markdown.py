@@ -494,7 +494,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     not_selected = report["summary"].get("not_selected", 0)
     if not_selected:  # an --only run: "every project" would claim the whole catalog
         unchecked.append(
-            f"- {not_selected} other project(s) of sources.yaml were not selected for this audit "
+            f"- {counted(not_selected, 'other project')} of sources.yaml "
+            f"{'was' if not_selected == 1 else 'were'} not selected for this audit "
             "(--only)"
         )
     lines += _section("Not checked, or only in part", unchecked, "Every project was checked.")

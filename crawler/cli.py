@@ -331,8 +331,10 @@ def health(heartbeat: str, max_age: int) -> None:
 
     try:
         state = check_heartbeat(Path(heartbeat), datetime.now(UTC), max_age)
-    except UnreadableFile as exc:  # a FIFO or /dev/zero: a wrong --heartbeat, not a dead one
-        raise click.UsageError(f"--heartbeat {exc}") from None
+    except UnreadableFile as exc:  # a FIFO or /dev/zero: unhealthy, said (never read)
+        # exit 1, not 2: Docker reserves a HEALTHCHECK's exit status 2 ("do not use")
+        click.echo(f"unhealthy: --heartbeat {exc}", err=True)
+        sys.exit(1)
     click.echo(state.message, err=not state.healthy)
     sys.exit(0 if state.healthy else 1)
 

@@ -11,8 +11,8 @@ latency per request), both tools each in a child process of their own:
   ``api.localhost`` by a second listener of the same fake, with a throw-away CA (``trustme``).
 
 It also runs the first audit of the shipped catalog (``sources.yaml``) with and without a
-token: GitHub from ``FakeGitHub``, the ``pypi:`` channels from ``crawler.fakes.pypi`` and the
-``gitee:`` project from ``crawler.fakes.gitee``; nothing leaves the machine. And it keeps the
+token: GitHub from ``FakeGitHub``, the ``pypi:`` channels from ``crawler_fakes.pypi`` and the
+``gitee:`` project from ``crawler_fakes.gitee``; nothing leaves the machine. And it keeps the
 database-growth figure: the SQLite file after K unchanged audits.
 
 Reproduce (from the repository root, in the project's virtualenv):
@@ -225,7 +225,7 @@ class TlsFront:
     """A second listener on the same FakeGitHub, over TLS, for clients that insist on https."""
 
     def __init__(self, fake: Any, context: ssl.SSLContext) -> None:
-        from crawler.fakes import github as fake_module
+        from crawler_fakes import github as fake_module
 
         server = fake_module._Server(("127.0.0.1", 0), fake_module._Handler)
         server.fake = fake
@@ -325,7 +325,7 @@ def config_text(repos: Sequence[tuple[str, str]], concurrency: int | None = None
 
 
 def side_by_side(args: argparse.Namespace, log: Callable[[str], None]) -> tuple[list[Mode], str]:
-    from crawler.fakes.github import FakeGitHub, synthetic_state
+    from crawler_fakes.github import FakeGitHub, synthetic_state
 
     state = synthetic_state(args.n, args.seed)
     repos = [(r.name, f"{r.owner}/{r.name}") for r in state.repos]
@@ -438,7 +438,7 @@ def shipped_github(variant: str) -> Any:
     release: in variant "tags" both have tags; in "mixed" TritonBench has no tag either
     (tracked by its head commit). README pages have the tables and pins sources.yaml watches."""
     from crawler.analysis.license_texts import reference_text
-    from crawler.fakes.github import FakeRelease, FakeRepo, FakeTag, GitHubState
+    from crawler_fakes.github import FakeRelease, FakeRepo, FakeTag, GitHubState
 
     licenses = [("mit", "MIT", "MIT License"), ("apache-2.0", "Apache-2.0", "Apache License 2.0"),
                 ("bsd-3-clause", "BSD-3-Clause", 'BSD 3-Clause "New" or "Revised" License')]
@@ -466,7 +466,7 @@ def shipped_github(variant: str) -> Any:
 
 def shipped_pypi() -> Any:
     """Each ``pypi:`` channel of the catalog: three versions, a declared license."""
-    from crawler.fakes.pypi import FakePackage, FakeVersion, PyPIState
+    from crawler_fakes.pypi import FakePackage, FakeVersion, PyPIState
 
     names = [c.path for p in shipped_config(True).projects for c in p.channels
              if c.source == "pypi"]  # fmt: skip
@@ -479,7 +479,7 @@ def shipped_pypi() -> Any:
 
 def shipped_gitee() -> Any:
     from crawler.analysis.license_texts import reference_text
-    from crawler.fakes.gitee import GiteeRelease, GiteeRepo, GiteeState
+    from crawler_fakes.gitee import GiteeRelease, GiteeRepo, GiteeState
 
     projects = [p for p in shipped_config(True).projects if p.forge and p.forge.source == "gitee"]
     repos = []
@@ -512,10 +512,10 @@ class ShippedRun:
 
 def run_shipped(variant: str, mode: str) -> ShippedRun:
     from crawler.audit import run_audit
-    from crawler.fakes.gitee import FakeGitee
-    from crawler.fakes.github import FakeGitHub
-    from crawler.fakes.pypi import FakePyPI
     from crawler.store import Store
+    from crawler_fakes.gitee import FakeGitee
+    from crawler_fakes.github import FakeGitHub
+    from crawler_fakes.pypi import FakePyPI
 
     token = TOKEN if mode == "token" else None
     config = shipped_config(pages_via_api=variant.endswith("via API"))
@@ -647,8 +647,8 @@ def render_shipped(shipped: Sequence[ShippedRun]) -> list[str]:
     out.append(
         "\nGitHub requests include the free GET /rate_limit; points are what GitHub charges "
         f"(anonymous REST on a budget of {SHIPPED_ANONYMOUS_BUDGET}; authenticated REST + "
-        "GraphQL with a token). PyPI channels are served by crawler.fakes.pypi and the Gitee "
-        "project by crawler.fakes.gitee. Variant 'tags': TritonBench and MLC-LLM have tags but "
+        "GraphQL with a token). PyPI channels are served by crawler_fakes.pypi and the Gitee "
+        "project by crawler_fakes.gitee. Variant 'tags': TritonBench and MLC-LLM have tags but "
         "no release; 'mixed': TritonBench has neither (head commit). Against api.github.com "
         "the README pages kept in GitHub repositories come from raw.githubusercontent.com, "
         "outside the API budget, so the first two variants leave them out; the third reads "

@@ -23,7 +23,7 @@ How figures are taken (median over ``--runs`` fresh pages, each in a new browser
   "+paint" waits two animation frames more, so it includes painting the result;
 - DOM size: elements in the document; file size: index.html in bytes.
 
-It asserts nothing (see tests/test_explorer_browser.py for checked behaviour).
+It asserts nothing (see tests/e2e/test_explorer_browser.py for checked behaviour).
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ with realistic copyright blocks, which must stay ``exact``.
 
 A third section (``real``, issue 18) reads the 96 real license files of
 ``../shared/replay/licenses`` against the judgement a person wrote down for each
-(``tests/license_judgements.py``), and every SPDX-listed text the license data packages ship.
+(``tests/support/license_judgements.py``), and every SPDX-listed text the license data
+packages ship.
 
 Run:  python bench/license_eval.py [--corpus DIR] [--ids MIT,Apache-2.0,...]
                                    [--section all|standard|adversarial|real]
@@ -293,7 +294,7 @@ def _installed(dist: str) -> bool:
 def real_section(replay: Path) -> int:
     """The real license files read against a person's judgement, and the packages' texts."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.license_judgements import JUDGEMENTS
+    from tests.support.license_judgements import JUDGEMENTS
 
     folder = replay / "licenses"
     if not folder.is_dir():

@@ -229,7 +229,7 @@ def _epilog(lines: list[str]) -> str:
 
 def add_examples(group: click.Group) -> None:
     """End every command's --help with its examples (a command without any is a test failure:
-    tests/test_cli_ops.py)."""
+    tests/e2e/test_cli_ops.py)."""
     group.epilog = _epilog(MAIN_EXAMPLES)
     for name, command in group.commands.items():
         if name in EXAMPLES:

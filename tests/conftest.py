@@ -1,4 +1,6 @@
-"""Shared fixtures: a real SQLite file and a real PostgreSQL schema for every store test."""
+"""Shared fixtures: a real SQLite file and a real PostgreSQL schema for every store test; and the
+marker of each test's folder (tests/unit, tests/integration, tests/e2e), so that
+``pytest -m unit`` and ``pytest tests/unit`` select the same tests."""
 
 from __future__ import annotations
 
@@ -11,8 +13,20 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 
+from tests.support import SHARED
+
+TESTS = Path(__file__).resolve().parent
+LEVELS = ("unit", "integration", "e2e")  # the folders, registered as markers in pyproject.toml
 PG_URL = os.environ.get("CRAWLER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test is marked with its folder's level; a test file outside the three folders (one
+    added at the root of tests/) is marked with none, so ``-m`` never selects it by mistake."""
+    for item in items:
+        relative = item.path.resolve().relative_to(TESTS)
+        if relative.parts[0] in LEVELS:
+            item.add_marker(relative.parts[0])
 
 
 def _pg_available() -> bool:
@@ -66,7 +80,7 @@ def graphql_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many repositories each GraphQL request to the fake GitHub asked for, in order."""
     import json
 
-    from crawler.fakes import github_graphql
+    from crawler_fakes import github_graphql
 
     sizes: list[int] = []
     real = github_graphql.handle

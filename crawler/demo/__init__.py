@@ -10,21 +10,7 @@ from pathlib import Path
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import run_audit, source_names
 from crawler.config import parse_config
-from crawler.demo.scenario import (
-    DEMO_PROJECTS_AFTER,
-    DEMO_PROJECTS_BEFORE,
-    state_after,
-    state_before,
-    support_page,
-)
 from crawler.export.from_store import ExportOutcome, export_audit
-from crawler.fakes.gitee import FakeGitee, demo_states
-from crawler.fakes.github import FakeGitHub
-from crawler.fakes.gitlab import DEMO_NOW, FakeGitLab
-from crawler.fakes.gitlab import demo_state as gitlab_state
-from crawler.fakes.pages import FakePageServer
-from crawler.fakes.pypi import FakePyPI
-from crawler.fakes.pypi import demo_state as pypi_state
 from crawler.store import Store
 
 DEMO_TOKEN = "demo-token-not-a-secret"
@@ -42,9 +28,12 @@ class DemoUnavailable(Exception):
 
 def check_demo_extra() -> None:
     """The fake GitHub answers GraphQL with graphql-core, which only the demo and the tests need:
-    a plain install audits without it."""
+    a plain install audits without it. The fakes themselves (``crawler_fakes``) ship in the same
+    distribution, but an image built from ``crawler/`` alone (the Dockerfile) leaves them out."""
     try:
         import graphql  # noqa: F401
+
+        import crawler_fakes  # noqa: F401
     except ImportError:
         raise DemoUnavailable(
             "the demo's fake GitHub needs graphql-core, which a plain install leaves out: "
@@ -56,6 +45,22 @@ def run_demo(output: Path) -> DemoResult:
     """Audit night one, then night two, over GitHub-, Gitee-, GitLab- and PyPI-shaped servers and
     a vendor site on loopback; then export the second night for the catalog."""
     check_demo_extra()
+    # The fakes are not part of the product: imported here, once the demo extra is known present.
+    from crawler.demo.scenario import (
+        DEMO_PROJECTS_AFTER,
+        DEMO_PROJECTS_BEFORE,
+        state_after,
+        state_before,
+        support_page,
+    )
+    from crawler_fakes.gitee import FakeGitee, demo_states
+    from crawler_fakes.github import FakeGitHub
+    from crawler_fakes.gitlab import DEMO_NOW, FakeGitLab
+    from crawler_fakes.gitlab import demo_state as gitlab_state
+    from crawler_fakes.pages import FakePageServer
+    from crawler_fakes.pypi import FakePyPI
+    from crawler_fakes.pypi import demo_state as pypi_state
+
     shutil.rmtree(output, ignore_errors=True)
     output.mkdir(parents=True)
     store = Store(f"sqlite:///{output / 'demo.sqlite'}")

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from crawler.analysis.license_texts import reference_text
-from crawler.fakes.github import FakeRelease, FakeRepo, FakeTag, GitHubState
+from crawler_fakes.github import FakeRelease, FakeRepo, FakeTag, GitHubState
 
 COLLABORATION_NOTE = (
     "\n**During the period from December 1, 2024, to March 14, 2025, this project is subject "

@@ -1,5 +1,6 @@
 """The GraphQL documents the GitHub source sends. Each is validated against GitHub's published
-schema in the tests (tests/test_github_queries.py), so a query the fake accepts, GitHub does."""
+schema in the tests (tests/integration/test_github_queries.py), so a query the fake accepts,
+GitHub does."""
 
 from __future__ import annotations
 

@@ -1,0 +1,368 @@
+"""The fake GitHub server, exercised over real HTTP with httpx."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from graphql import (
+    GraphQLEnumType,
+    GraphQLInputObjectType,
+    GraphQLInterfaceType,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLSchema,
+    build_schema,
+    parse,
+    print_ast,
+    validate,
+)
+
+from crawler_fakes.github import (
+    FakeGitHub,
+    FakeRelease,
+    FakeRepo,
+    FakeTag,
+    FaultPlan,
+    FaultRule,
+    GitHubState,
+    RepoView,
+    git_blob_sha,
+    synthetic_state,
+)
+from crawler_fakes.github_graphql import SCHEMA
+from tests.support import SHARED
+
+REAL_SCHEMA = SHARED / "github" / "schema.graphql"
+MIT = "MIT License\n\nCopyright (c) 2024 Acme\n\nPermission is hereby granted...\n" * 3
+TOKEN = "ghp_test"
+
+CRAWLER_QUERY = """
+query CrawlerBatch {
+  rateLimit { cost remaining limit resetAt used }
+  r0: repository(owner: "acme", name: "widget") {
+    databaseId nameWithOwner url isArchived isEmpty
+    licenseInfo { key spdxId name }
+    defaultBranchRef { name target { ... on Commit { oid committedDate url } } }
+    releases(first: 10, orderBy: {field: CREATED_AT, direction: DESC}) {
+      totalCount
+      nodes { tagName name publishedAt createdAt isPrerelease isDraft isLatest url }
+    }
+    refs(refPrefix: "refs/tags/", first: 10, orderBy: {field: TAG_COMMIT_DATE, direction: DESC}) {
+      totalCount
+      nodes { name target { oid ... on Commit { committedDate }
+        ... on Tag { target { oid ... on Commit { committedDate } } } } }
+    }
+    licenseBlob: object(expression: "HEAD:LICENSE") { ... on Blob { oid } }
+  }
+  r1: repository(owner: "acme", name: "missing") { databaseId }
+}
+"""
+
+
+def make_state() -> GitHubState:
+    widget = FakeRepo(
+        owner="acme", name="widget", id=11, license_key="mit", spdx_id="MIT",
+        license_name="MIT License", license_text=MIT,
+        head_sha="c" * 40, head_date="2025-03-01T00:00:00Z",
+        files={"README.md": "# widget\n"}, tree=[("src/widget.py", "d" * 40)],
+    )
+    for n, (tag, day) in enumerate([("v1.0.0", "01"), ("v1.1.0", "10"), ("v2.0.0-rc1", "20")]):
+        stamp = f"2025-02-{day}T00:00:00Z"
+        widget.releases.append(FakeRelease(tag, tag, stamp, stamp, prerelease="rc" in tag))
+        widget.tags.append(FakeTag(tag, f"{n}" * 40, stamp, annotated=tag == "v1.1.0"))
+    moved = FakeRepo(owner="old", name="thing", id=12, moved_to="neworg/thing2",
+                     license_text=MIT, head_sha="e" * 40, head_date="2025-01-01T00:00:00Z")
+    empty = FakeRepo(owner="acme", name="empty", id=13, license_text=None)
+    return GitHubState([widget, moved, empty])
+
+
+@pytest.fixture
+def gh() -> Iterator[FakeGitHub]:
+    with FakeGitHub(make_state(), token=TOKEN) as server:
+        yield server
+
+
+_clients: list[httpx.Client] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    yield
+    while _clients:
+        _clients.pop().close()
+
+
+def client(gh: FakeGitHub, token: str | None = None) -> httpx.Client:
+    headers = {"Authorization": f"token {token}"} if token else {}
+    _clients.append(httpx.Client(base_url=gh.base_url, headers=headers))
+    return _clients[-1]
+
+
+def graphql(gh: FakeGitHub, query: str) -> httpx.Response:
+    return client(gh, TOKEN).post("/graphql", json={"query": query})
+
+
+def test_pagination_links_are_absolute_and_same_host(gh: FakeGitHub) -> None:
+    c, base = client(gh), f"{gh.base_url}/repos/acme/widget/tags"
+    first = c.get("/repos/acme/widget/tags", params={"per_page": 1})
+    assert first.headers["link"] == (
+        f'<{base}?per_page=1&page=2>; rel="next", <{base}?per_page=1&page=3>; rel="last"'
+    )
+    middle = c.get("/repos/acme/widget/tags?per_page=1&page=2")
+    assert middle.headers["link"] == (
+        f'<{base}?per_page=1&page=1>; rel="prev", <{base}?per_page=1&page=3>; rel="next", '
+        f'<{base}?per_page=1&page=3>; rel="last", <{base}?per_page=1&page=1>; rel="first"'
+    )
+    last = c.get("/repos/acme/widget/tags?per_page=1&page=3")
+    assert last.headers["link"] == (
+        f'<{base}?per_page=1&page=2>; rel="prev", <{base}?per_page=1&page=1>; rel="first"'
+    )
+    names = [p.json()[0]["name"] for p in (first, middle, last)]
+    assert names == ["v2.0.0-rc1", "v1.1.0", "v1.0.0"]  # tags: newest first
+    assert "link" not in c.get("/repos/acme/widget/tags").headers
+    releases = [r["tag_name"] for r in c.get("/repos/acme/widget/releases").json()]
+    assert sorted(releases) == ["v1.0.0", "v1.1.0", "v2.0.0-rc1"]
+    assert releases == sorted(releases, key=lambda t: hashlib.sha1(t.encode()).hexdigest())
+
+
+def test_etags_and_the_304_budget(gh: FakeGitHub) -> None:
+    anon, auth = client(gh), client(gh, TOKEN)
+    first = anon.get("/repos/acme/widget")
+    etag = first.headers["etag"]
+    assert etag.startswith('W/"') and first.headers["x-ratelimit-remaining"] == "59"
+    again = anon.get("/repos/acme/widget", headers={"If-None-Match": etag})
+    assert (again.status_code, again.content, again.headers["etag"]) == (304, b"", etag)
+    assert again.headers["x-ratelimit-remaining"] == "58"  # anonymous 304s count
+    mine = auth.get("/repos/acme/widget")
+    assert mine.headers["etag"] != etag  # ETags vary with the caller
+    assert mine.headers["x-ratelimit-remaining"] == "4999"
+    cached = auth.get("/repos/acme/widget", headers={"If-None-Match": mine.headers["etag"]})
+    assert cached.status_code == 304
+    assert cached.headers["x-ratelimit-remaining"] == "4999"  # authenticated 304s are free
+    assert auth.get("/repos/acme/widget", headers={"If-None-Match": etag}).status_code == 200
+    used = gh.points_used
+    assert (used.core_anonymous, used.core_authenticated) == (2, 2)
+    assert [(r.status, r.authenticated, r.conditional) for r in gh.requests] == [
+        (200, False, False), (304, False, True), (200, True, False), (304, True, True),
+        (200, True, True),
+    ]
+    assert auth.get("/rate_limit").json()["resources"]["core"]["used"] == 2
+    gh.set_rate_limit(0, authenticated=False)
+    limited = anon.get("/repos/acme/widget")
+    assert limited.status_code == 403 and limited.headers["x-ratelimit-remaining"] == "0"
+    assert limited.json()["message"].startswith("API rate limit exceeded")
+    assert auth.get("/repos/acme/widget").status_code == 200  # separate budgets
+
+
+def test_moved_repo_answers_301_and_the_redirect_serves_the_new_name(gh: FakeGitHub) -> None:
+    c = client(gh)
+    moved = c.get("/repos/OLD/Thing/releases?per_page=5")
+    location = f"{gh.base_url}/repositories/12/releases?per_page=5"
+    assert moved.status_code == 301 and moved.headers["location"] == location
+    assert moved.json()["message"] == "Moved Permanently" and moved.json()["url"] == location
+    followed = c.get("/repos/old/thing", follow_redirects=True)
+    assert str(followed.url) == f"{gh.base_url}/repositories/12"
+    assert followed.json()["full_name"] == "neworg/thing2"
+    assert c.get("/repos/neworg/thing2").json()["id"] == 12
+
+
+def test_not_found_and_empty_repository(gh: FakeGitHub) -> None:
+    c = client(gh)
+    missing = c.get("/repos/acme/nope")
+    assert missing.status_code == 404
+    assert missing.json() == {
+        "message": "Not Found",
+        "documentation_url": "https://docs.github.com/rest/repos/repos#get-a-repository",
+        "status": "404",
+    }
+    for path in ("/repos/acme/empty/commits?per_page=1", "/repos/acme/empty/commits/main"):
+        empty = c.get(path)
+        assert empty.status_code == 409 and empty.json()["message"] == "Git Repository is empty."
+    assert c.get("/repos/acme/empty/license").status_code == 404
+    head = c.get("/repos/acme/widget/commits/main").json()
+    assert head["sha"] == "c" * 40
+    assert head["commit"]["committer"]["date"] == "2025-03-01T00:00:00Z"
+    assert client(gh, "wrong").get("/repos/acme/widget").json()["message"] == "Bad credentials"
+
+
+def test_license_base64_round_trip_and_git_blob_sha(gh: FakeGitHub) -> None:
+    c = client(gh)
+    body = c.get("/repos/acme/widget/license").json()
+    lines = body["content"].split("\n")
+    assert lines[-1] == "" and all(len(line) == 60 for line in lines[:-2])
+    assert base64.b64decode(body["content"]).decode() == MIT
+    raw = MIT.encode()
+    assert body["sha"] == hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
+    assert body["license"]["spdx_id"] == "MIT" and body["size"] == len(raw)
+    tree = c.get("/repos/acme/widget/git/trees/main?recursive=1").json()
+    paths = {e["path"]: (e["type"], e["sha"]) for e in tree["tree"]}
+    assert paths["LICENSE"] == ("blob", body["sha"])
+    assert paths["src"][0] == "tree" and paths["src/widget.py"] == ("blob", "d" * 40)
+    state = make_state()
+    state.repos[0].license_text = MIT + "Extra terms.\n"
+    state.repos[0].license_key = state.repos[0].spdx_id = state.repos[0].license_name = None
+    gh.set_state(state)
+    changed = c.get("/repos/acme/widget/license").json()
+    assert changed["sha"] == git_blob_sha(MIT + "Extra terms.\n") != body["sha"]
+    assert changed["license"]["key"] == "other" and changed["license"]["spdx_id"] == "NOASSERTION"
+
+
+def test_tree_shas_are_git_tree_shas() -> None:
+    # expected SHA from `git write-tree` over the same five files
+    repo = FakeRepo("o", "r", 1, license_text="hello\n", head_sha="a" * 40,
+                    files={"src/a/b.py": "x", "src/main.py": "y", "docs/index.md": "z",
+                           "src-x": "w"})
+    assert RepoView(repo, "http://x").tree_sha("") == "5129697cd55c00512d497796fb6902ba5992b15d"
+
+
+def test_graphql_batch_with_an_unknown_repository(gh: FakeGitHub) -> None:
+    resp = graphql(gh, CRAWLER_QUERY)
+    assert resp.status_code == 200
+    data, errors = resp.json()["data"], resp.json()["errors"]
+    assert data["r1"] is None
+    assert errors == [{
+        "type": "NOT_FOUND", "path": ["r1"], "locations": [{"line": 19, "column": 3}],
+        "message": "Could not resolve to a Repository with the name 'acme/missing'.",
+    }]
+    r0 = data["r0"]
+    assert (r0["databaseId"], r0["nameWithOwner"], r0["isEmpty"]) == (11, "acme/widget", False)
+    assert r0["licenseInfo"] == {"key": "mit", "spdxId": "MIT", "name": "MIT License"}
+    assert r0["defaultBranchRef"]["target"]["oid"] == "c" * 40
+    rels = r0["releases"]["nodes"]
+    assert [(r["tagName"], r["isLatest"], r["isPrerelease"]) for r in rels] == [
+        ("v2.0.0-rc1", False, True), ("v1.1.0", True, False), ("v1.0.0", False, False),
+    ]
+    refs = r0["refs"]["nodes"]
+    assert [r["name"] for r in refs] == ["v2.0.0-rc1", "v1.1.0", "v1.0.0"]
+    assert refs[1]["target"]["target"] == {"oid": "1" * 40, "committedDate": "2025-02-10T00:00:00Z"}
+    assert r0["licenseBlob"] == {"oid": git_blob_sha(MIT)}
+    assert data["rateLimit"]["cost"] == 1 and data["rateLimit"]["remaining"] == 4999
+    assert gh.requests[-1].graphql_cost == 1 and gh.points_used.graphql == 1
+    assert resp.headers["x-ratelimit-resource"] == "graphql"
+
+
+def test_graphql_limits_and_errors(gh: FakeGitHub) -> None:
+    many = " ".join(f'r{i}: repository(owner: "acme", name: "widget") {{ id }}' for i in range(5))
+    gh.max_graphql_aliases = 4
+    timeout = graphql(gh, "{ " + many + " }")
+    assert timeout.status_code == 502 and timeout.json()["data"] is None
+    assert timeout.json()["errors"][0]["message"].startswith("Something went wrong while executing")
+    gh.max_graphql_aliases = None
+    assert graphql(gh, "{ " + many + " }").json()["data"]["r4"]["id"]
+    unpaged = graphql(gh, '{ repository(owner: "a", name: "b") { releases { totalCount } } }')
+    assert unpaged.json()["errors"][0]["type"] == "MISSING_PAGINATION_BOUNDARIES"
+    invalid = graphql(gh, '{ repository(owner: "a", name: "b") { nope } }')
+    assert invalid.status_code == 200 and "nope" in invalid.json()["errors"][0]["message"]
+    assert client(gh).post("/graphql", json={"query": "{ rateLimit { cost } }"}).status_code == 401
+    # 101 repositories x 2 connections = 202 requests -> cost 2
+    big = " ".join(
+        f'r{i}: repository(owner: "acme", name: "widget") '
+        "{ releases(first: 1) { totalCount } refs(refPrefix: \"refs/tags/\", first: 1) "
+        "{ totalCount } }"
+        for i in range(101)
+    )
+    costly = graphql(gh, "{ rateLimit { cost } " + big + " }").json()
+    assert costly["data"]["rateLimit"]["cost"] == 2 and gh.requests[-1].graphql_cost == 2
+
+
+def _default(arg: Any) -> str | None:
+    node = arg.ast_node.default_value if arg.ast_node else None
+    return print_ast(node) if node else None
+
+
+def _assert_subset(fake: GraphQLSchema, real: GraphQLSchema) -> None:
+    """Every type, field, argument (type and default) of the fake exists identically on GitHub."""
+    for name, fake_type in fake.type_map.items():
+        if name.startswith("__"):
+            continue
+        real_type = real.type_map[name]
+        assert type(real_type) is type(fake_type), name
+        if isinstance(fake_type, GraphQLObjectType | GraphQLInterfaceType):
+            assert isinstance(real_type, GraphQLObjectType | GraphQLInterfaceType)
+            real_ifaces = {i.name for i in real_type.interfaces}
+            assert {i.name for i in fake_type.interfaces} <= real_ifaces, name
+            for field_name, fld in fake_type.fields.items():
+                real_field = real_type.fields[field_name]
+                assert str(fld.type) == str(real_field.type), f"{name}.{field_name}"
+                for arg_name, real_arg in real_field.args.items():
+                    required = isinstance(real_arg.type, GraphQLNonNull) and not _default(real_arg)
+                    assert arg_name in fld.args or not required, f"{name}.{field_name}({arg_name})"
+                for arg_name, arg in fld.args.items():
+                    real_arg = real_field.args[arg_name]
+                    assert str(arg.type) == str(real_arg.type), f"{name}.{field_name}({arg_name})"
+                    assert _default(arg) == _default(real_arg), f"{name}.{field_name}({arg_name})"
+        elif isinstance(fake_type, GraphQLEnumType):
+            assert isinstance(real_type, GraphQLEnumType)
+            assert set(fake_type.values) <= set(real_type.values), name
+        elif isinstance(fake_type, GraphQLInputObjectType):
+            assert isinstance(real_type, GraphQLInputObjectType)
+            assert {k: str(v.type) for k, v in fake_type.fields.items()} == {
+                k: str(v.type) for k, v in real_type.fields.items()
+            }, name
+
+
+def test_crawler_query_is_valid_for_the_fake_and_for_github() -> None:
+    document = parse(CRAWLER_QUERY)
+    assert [e.message for e in validate(SCHEMA, document)] == []
+    if not REAL_SCHEMA.exists():
+        pytest.skip(f"{REAL_SCHEMA} not present")
+    # assume_valid: graphql-core 3.3's schema check rejects GitHub's deprecated implementations
+    # of non-deprecated interface fields (Project.id, ...); query validation is unaffected.
+    real = build_schema(REAL_SCHEMA.read_text(), assume_valid_sdl=True, assume_valid=True)
+    assert [e.message for e in validate(real, document)] == []
+    _assert_subset(SCHEMA, real)
+
+
+def test_faults_are_deterministic_and_real() -> None:
+    plan = FaultPlan(rules=[
+        FaultRule("reset", r"/repos/acme/widget$"),
+        FaultRule("truncate", "/license"),
+        FaultRule("secondary_limit", "/tags", retry_after=7),
+        FaultRule("html_200", "/releases"),
+    ])
+    with FakeGitHub(make_state(), faults=plan) as gh:
+        c = client(gh)
+        with pytest.raises(httpx.TransportError):
+            c.get("/repos/acme/widget")
+        with pytest.raises(httpx.TransportError):
+            c.get("/repos/acme/widget/license")
+        limited = c.get("/repos/acme/widget/tags")
+        assert (limited.status_code, limited.headers["retry-after"]) == (403, "7")
+        assert "secondary rate limit" in limited.json()["message"]
+        html = c.get("/repos/acme/widget/releases")
+        assert html.status_code == 200 and "Unicorn!" in html.text
+        assert c.get("/repos/acme/widget").status_code == 200  # one-shot rules are spent
+        assert [r.fault for r in gh.requests] == [
+            "reset", "truncate", "secondary_limit", "html_200", None,
+        ]
+
+    def run(seed: int) -> list[int]:
+        faults = FaultPlan(rates={"status_500": 0.3, "rate_429": 0.2}, seed=seed)
+        with FakeGitHub(make_state(), faults=faults, unauth_limit=100) as gh:
+            c = client(gh)
+            return [c.get("/repos/acme/widget").status_code for _ in range(30)]
+
+    statuses = run(3)
+    assert statuses == run(3) and {200, 500, 429} == set(statuses)
+
+
+def test_state_json_round_trip_and_synthetic_state() -> None:
+    state = synthetic_state(50, seed=1)
+    assert len(state.repos) == 50
+    data = json.loads(json.dumps(state.to_dict()))
+    assert GitHubState.from_dict(data) == state
+    assert synthetic_state(50, seed=1) == state
+    assert any(r.archived for r in state.repos)
+    assert any(r.spdx_id == "NOASSERTION" for r in state.repos)
+    assert any(r.tags and not r.releases for r in state.repos)
+    assert any(not r.tags and r.head_sha for r in state.repos)
+    assert any(any(x.prerelease for x in r.releases) for r in state.repos)
+    with FakeGitHub(state) as gh:
+        rate = graphql(gh, "{ rateLimit { remaining } }")
+        assert rate.json()["data"]["rateLimit"]["remaining"] == 4999

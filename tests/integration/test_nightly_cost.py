@@ -1,0 +1,254 @@
+"""What keeps the nightly audit cheap, checked by behaviour (requests sent, modules loaded),
+never by the clock: the timings are in bench/audit_budget.py.
+
+Every audit talks to ``FakeGitHub`` over loopback and writes to a real database.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crawler.analysis.license_texts import reference_text
+from crawler.audit import AuditOutcome, run_audit
+from crawler.config import Config, parse_config
+from crawler.report.json_report import validate_report
+from crawler.store import Store
+from crawler.store.schema import HEAD_REVISION, code_head
+from crawler_fakes.github import (
+    FakeGitHub,
+    FakeRelease,
+    FakeRepo,
+    FakeTag,
+    FaultPlan,
+    FaultRule,
+    GitHubState,
+)
+from tests.support import ROOT
+from tests.support.audits import github_config
+
+TOKEN = "ghp_nightly_cost_token_8d2e4f6a1b3c5d7e9f0a"
+# Loaded only for what needs them (pages, notifications, the scheduler, migrations, a terminal
+# display, schema checks, GitHub REST requests through PyGithub, which brings JWT, cryptography
+# and NaCl with it): an unchanged GitHub night with a token needs none of them.
+HEAVY = ("alembic", "apprise", "apscheduler", "bs4", "cryptography", "github", "httpx",
+         "jsonschema", "jwt", "lxml", "markdown_it", "nacl", "rich")  # fmt: skip
+
+
+def _stamp(day: int) -> str:
+    return f"2026-10-{day:02d}T10:00:00Z"
+
+
+def _repo(index: int, *, license_text: str, tags: int = 0, releases: int = 1) -> FakeRepo:
+    repo = FakeRepo(
+        owner="org", name=f"p{index}", id=700 + index,
+        license_key="mit", spdx_id="MIT", license_name="MIT License", license_path="LICENSE",
+        license_text=license_text, head_sha=f"{index:x}" * 40, head_date=_stamp(20),
+        tree=[("src/main.py", "5" * 40)],
+    )  # fmt: skip
+    for day in range(1, releases + 1):
+        tag = f"v{index}.{day}.0"
+        repo.releases.append(FakeRelease(tag=tag, name=tag, published_at=_stamp(day),
+                                         created_at=_stamp(day)))  # fmt: skip
+    for day in range(1, tags + 1):
+        repo.tags.append(FakeTag(f"t{index}.{day}", f"{index:x}{day:x}" * 20, _stamp(day)))
+    return repo
+
+
+class Nights:
+    """One database, one fake GitHub; ``audit()`` runs one audit in this process."""
+
+    def __init__(self, server: FakeGitHub, db_url: str, reports: Path, token: str | None) -> None:
+        self.server = server
+        self.store = Store(db_url)
+        self.reports = reports
+        self.env = server.env(token)
+
+    def audit(self, config: Config) -> AuditOutcome:
+        self.server.reset_log()
+        outcome = run_audit(config, self.store, self.reports, env=self.env, sleep=lambda _s: None)
+        validate_report(outcome.report)
+        return outcome
+
+    def paths(self) -> list[str]:
+        return [r.path for r in self.server.requests if r.path != "/rate_limit"]
+
+
+@pytest.fixture
+def nights(db_url: str, tmp_path: Path) -> Iterator[Any]:
+    opened: list[Nights] = []
+
+    def make(state: GitHubState, token: str | None, **options: Any) -> Nights:
+        server = FakeGitHub(state, token=TOKEN, **options).start()
+        made = Nights(server, db_url, tmp_path / "reports", token)
+        opened.append(made)
+        return made
+
+    yield make
+    for made in opened:
+        made.store.close()
+        made.server.stop()
+
+
+def _projects(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {p["name"]: p for p in report["projects"]}
+
+
+# ------------------------------------------------------------------------------ requests
+
+
+def test_a_license_blob_shared_by_many_repositories_is_read_once(
+    nights: Any, graphql_sizes: list[int]
+) -> None:
+    """Git names a blob by its content: five repositories with the same LICENSE blob cost one
+    text in one query, and every one of them gets the text and its analysis."""
+    shared = reference_text("MIT", "2026 Shared Authors")
+    own = reference_text("MIT", "2026 Someone Else")
+    state = GitHubState([_repo(i, license_text=shared) for i in range(5)]
+                        + [_repo(5, license_text=own)])  # fmt: skip
+    night = nights(state, TOKEN)
+    outcome = night.audit(github_config(6))
+    assert graphql_sizes == [6, 2]  # the facts of six repositories, then two distinct texts
+    projects = _projects(outcome.report)
+    assert {name: (p["license"], p["detected_license"]) for name, p in projects.items()} == {
+        f"p{i}": ("MIT", "MIT") for i in range(6)
+    }
+    stored = night.store.states_as_of(outcome.audit_id, include_own=True)
+    texts = {name: state.snapshot.license_file.text for name, state in stored.items()}  # type: ignore[union-attr]
+    assert texts == {**{f"p{i}": shared for i in range(5)}, "p5": own}
+
+
+def test_an_unchanged_tag_is_not_dated_again(nights: Any) -> None:
+    """Without a token, REST tags carry no date: the newest tag's commit is looked up once;
+    a later audit that finds the same tag on the same commit keeps that date (a commit's
+    date never changes) instead of asking again. A new tag is looked up."""
+    state = GitHubState([_repo(0, license_text=reference_text("MIT"), tags=2, releases=0)])
+    night = nights(state, None, unauth_limit=1000)
+    first = night.audit(github_config(1))
+    newest_sha = "02" * 20
+    assert f"/repos/org/p0/commits/{newest_sha}" in night.paths()
+    assert _projects(first.report)["p0"]["version"] == "t0.2"
+    assert _projects(first.report)["p0"]["published_at"] == _stamp(2)
+
+    again = night.audit(github_config(1))
+    assert not [p for p in night.paths() if "/commits/" in p]
+    assert again.report["summary"]["changes"] == 0
+    assert _projects(again.report)["p0"]["published_at"] == _stamp(2)
+
+    state.repos[0].tags.append(FakeTag("t0.3", "03" * 20, _stamp(3)))
+    moved = night.audit(github_config(1))
+    assert f"/repos/org/p0/commits/{'03' * 20}" in night.paths()
+    assert _projects(moved.report)["p0"]["published_at"] == _stamp(3)
+
+
+def test_a_github_answer_slower_than_the_request_deadline_is_cut_off(nights: Any) -> None:
+    """Every request runs under the deadline (one watchdog for all of them): an answer that
+    does not come in time fails that project only, and the next request on the pool works."""
+    state = GitHubState([_repo(i, license_text=reference_text("MIT")) for i in range(3)])
+    night = nights(state, None, unauth_limit=1000,
+                   faults=FaultPlan(rules=[FaultRule("delay", path=r"^/repos/org/p1$",
+                                                     delay=3.0)]))  # fmt: skip
+    config = parse_config(
+        "settings: {request_deadline: 0.5}\n"
+        "github: {retry_base_delay: 0, max_retries: 0, concurrency: 1}\nprojects:\n"
+        + "".join(f"  - name: p{i}\n    repo: org/p{i}\n" for i in range(3))
+    )
+    outcome = night.audit(config)
+    statuses = {name: p["status"] for name, p in _projects(outcome.report).items()}
+    assert statuses == {"p0": "ok", "p1": "error", "p2": "ok"}
+    [error] = outcome.report["errors"]
+    assert error["project"] == "p1"
+    assert error["error"].startswith(
+        "no answer from GitHub: no complete answer within the request deadline"
+    )
+
+
+# ------------------------------------------------------------------------------- imports
+
+
+def test_the_schema_constant_is_alembics_head() -> None:
+    """A database at HEAD_REVISION opens without Alembic: the constant must be the head."""
+    assert code_head() == HEAD_REVISION
+
+
+def test_an_unchanged_github_night_loads_no_heavy_module(db_url: str, tmp_path: Path) -> None:
+    """`crawler audit` on an unchanged night (GitHub only, no pages, no notification, the
+    database at head, not on a terminal) imports none of the heavy optional modules, and
+    builds no license index (every license text was analysed before)."""
+    state = GitHubState([_repo(i, license_text=reference_text("MIT")) for i in range(3)])
+    config_file = tmp_path / "sources.yaml"
+    config_file.write_text(
+        "projects:\n" + "".join(f"  - name: p{i}\n    repo: org/p{i}\n" for i in range(3))
+    )
+    with FakeGitHub(state, token=TOKEN) as server:
+        night = Nights(server, db_url, tmp_path / "reports", TOKEN)
+        try:
+            night.audit(parse_config(config_file.read_text(), str(config_file)))
+        finally:
+            night.store.close()
+        done = _cli_probe(server, config_file, db_url, tmp_path / "reports")
+    assert done.returncode == 0, done.stderr
+    assert "0 changes" in done.stdout + done.stderr
+    assert [line for line in done.stderr.splitlines() if line.startswith("LOADED")] == [
+        "LOADED "
+    ]
+
+
+def _cli_probe(
+    server: FakeGitHub, config_file: Path, db_url: str, reports: Path
+) -> subprocess.CompletedProcess[str]:
+    """`crawler --quiet audit` in a fresh interpreter that prints, as it exits, which of the
+    HEAVY modules it loaded, and "license index" if it built one."""
+    probe = (
+        "import atexit, runpy, sys\n"
+        "def loaded():\n"
+        f"    heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "    templates = sys.modules.get('crawler.analysis.license_templates')\n"
+        "    if templates is not None and templates._INDEX is not None:\n"
+        "        heavy.append('license index')\n"
+        "    print('LOADED ' + ' '.join(heavy), file=sys.stderr)\n"
+        "atexit.register(loaded)\n"
+        "sys.argv = ['crawler', '--quiet', 'audit', '--config', sys.argv[1], '--db',"
+        " sys.argv[2], '--reports', sys.argv[3]]\n"
+        "runpy.run_module('crawler', run_name='__main__')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
+    env.update(server.env(TOKEN))
+    return subprocess.run(
+        [sys.executable, "-c", probe, str(config_file), db_url, str(reports)],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_without_a_token_an_unchanged_license_blob_needs_no_license_request(nights: Any) -> None:
+    """The tree (fetched anyway for the license inventory) names the root license blob: the
+    same blob among the same root license files is the same text, so /license is not asked
+    again; a changed text, or a new root license file, is read again."""
+    state = GitHubState([_repo(i, license_text=reference_text("MIT", f"2026 Org {i}"))
+                         for i in range(3)])  # fmt: skip
+    night = nights(state, None, unauth_limit=1000)
+    night.audit(github_config(3))
+    assert sorted(p for p in night.paths() if p.endswith("/license")) == [
+        f"/repos/org/p{i}/license" for i in range(3)
+    ]
+
+    unchanged = night.audit(github_config(3))
+    assert [p for p in night.paths() if p.endswith("/license")] == []
+    assert unchanged.report["summary"]["changes"] == 0
+    assert [p["license"] for p in unchanged.report["projects"]] == ["MIT"] * 3
+
+    state.repos[1].license_text = reference_text("MIT", "2026 Org 1") + "\nExtra terms apply.\n"
+    state.repos[2].files["COPYING"] = reference_text("MIT", "2026 Someone Else")
+    changed = night.audit(github_config(3))
+    assert sorted(p for p in night.paths() if p.endswith("/license")) == [
+        "/repos/org/p1/license", "/repos/org/p2/license"
+    ]
+    kinds = {(c["project"], c["kind"]) for c in changed.report["changes"]}
+    assert ("p1", "license_text_changed") in kinds
+    assert ("p2", "license_files_changed") in kinds

@@ -1,0 +1,267 @@
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crawler.config import ConfigError, Location, load_config, parse_config
+from tests.support import ROOT
+
+
+def _error(text: str) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "sources.yaml")
+    return str(info.value)
+
+
+def test_shipped_sources_lists_the_seed_projects() -> None:
+    config = load_config(ROOT / "sources.yaml")
+    names = [p.name for p in config.projects]
+    assert len(names) == 20
+    assert {"Triton", "TritonBench", "MLC-LLM", "torch-gcu", "vLLM Iluvatar plugin"} <= set(names)
+    iluvatar = config.project("vLLM Iluvatar plugin")
+    assert iluvatar.forge == Location(source="gitee", path="deep-spark/vllm-iluvatar")
+    assert [(p.name, p.location, p.path) for p in iluvatar.pages] == [
+        ("README pins", None, "README.md")  # read through the Gitee source
+    ]
+    assert config.project("vLLM").forge == Location(source="github", path="vllm-project/vllm")
+
+
+def test_defaults() -> None:
+    project = parse_config("projects:\n  - name: a\n    repo: o/r\n").projects[0]
+    assert (project.track, project.prereleases, project.tag_pattern) == ("auto", "include", None)
+    assert project.line == 2
+
+
+def test_unknown_key_names_file_line_and_project() -> None:
+    text = "projects:\n  - name: a\n    repo: o/r\n  - name: b\n    repo: o/s\n    trak: tags\n"
+    assert (
+        _error(text)
+        == "sources.yaml:4: project 'b': trak: unknown key 'trak': did you mean 'track'?"
+    )
+    # nothing close: the keys that are known there
+    message = _error(text.replace("trak", "zzzzzz"))
+    assert message.startswith(
+        "sources.yaml:4: project 'b': zzzzzz: unknown key 'zzzzzz': check its spelling "
+        "(known: name, homepage, track, "
+    )
+
+
+def test_a_misspelt_key_is_answered_with_the_closest_one_wherever_it_is() -> None:
+    """Issue 22: "did you mean" in settings, a source's section and a page, not only projects."""
+    assert _error("settings: {request_deadlin: 3}\nprojects: []\n") == (
+        "sources.yaml:1: settings: request_deadlin: unknown key 'request_deadlin': "
+        "did you mean 'request_deadline'?"
+    )
+    assert _error("github: {max_retry: 3}\nprojects: []\n") == (
+        "sources.yaml:1: github: max_retry: unknown key 'max_retry': did you mean 'max_retries'?"
+    )
+    page = (
+        "projects:\n  - name: x\n    pages:\n"
+        "      - {name: p, url: 'https://x.example/', tabels: []}\n"
+    )
+    assert _error(page) == (
+        "sources.yaml:2: project 'x': pages.0.tabels: unknown key 'tabels': did you mean 'tables'?"
+    )
+
+
+def test_duplicate_name() -> None:
+    text = "projects:\n  - name: a\n    repo: o/r\n  - name: a\n    repo: o/s\n"
+    assert _error(text) == (
+        "sources.yaml:4: project 'a': duplicate name (first at line 2): names must be unique"
+    )
+
+
+def test_duplicate_key_in_one_entry() -> None:
+    text = "projects:\n  - name: a\n    repo: o/r\n    repo: o/s\n"
+    assert (
+        _error(text) == "sources.yaml:4: duplicate key 'repo' (first at line 3): remove one of them"
+    )
+
+
+@pytest.mark.parametrize("repo", ["just-a-name", "o/r/extra", "-bad/x", "o/"])
+def test_malformed_repo(repo: str) -> None:
+    message = _error(f"projects:\n  - name: a\n    repo: '{repo}'\n")
+    assert (
+        message == f"sources.yaml:2: project 'a': repo {repo!r} must look like 'owner/name'"
+    )
+
+
+def test_bad_regex() -> None:
+    message = _error("projects:\n  - name: a\n    repo: o/r\n    tag_pattern: 'v(['\n")
+    assert message.startswith("sources.yaml:2: project 'a': tag_pattern: tag_pattern 'v([' is not")
+
+
+def test_bad_track_value() -> None:
+    message = _error("projects:\n  - name: a\n    repo: o/r\n    track: newest\n")
+    assert message.startswith("sources.yaml:2: project 'a': track: Input should be 'auto'")
+
+
+def test_malformed_yaml_gives_line_and_column() -> None:
+    # the wording after the location is the YAML parser's (libyaml's when PyYAML has it)
+    assert _error("projects:\n  - name: a\n   repo: o/r\n") in (
+        "sources.yaml:3:4: malformed YAML: did not find expected '-' indicator",
+        "sources.yaml:3:4: malformed YAML: expected <block end>, but found '<block mapping start>'",
+    )
+
+
+def test_project_needs_a_location() -> None:
+    message = _error("projects:\n  - name: a\n")
+    assert message.startswith("sources.yaml:2: project 'a': needs where it lives: ")
+    assert "'repo' (GitHub)" in message and "'gitee' (Gitee)" in message  # every forge, any order
+    assert message.endswith("a release channel, or 'homepage' when no source can fetch it")
+
+
+def test_page_url_must_be_http() -> None:
+    text = (
+        "projects:\n  - name: a\n    repo: o/r\n    pages:\n      - name: p\n"
+        "        url: file:///etc/passwd\n        pins: {v: 'v(\\d+)'}\n"
+    )
+    assert "url 'file:///etc/passwd' must start with http:// or https://" in _error(text)
+
+
+def test_pin_needs_a_group() -> None:
+    text = (
+        "projects:\n  - name: a\n    repo: o/r\n    pages:\n      - name: p\n"
+        "        url: https://example.org/\n        pins: {v: 'v\\d+'}\n"
+    )
+    assert "pin 'v' needs a capture group" in _error(text)
+
+
+def test_unknown_top_level_key() -> None:
+    message = _error("projcts: []\nprojects: []\n")
+    assert message.startswith(
+        "sources.yaml:1: unknown top-level key(s) ['projcts']: did you mean 'projects'? "
+        "allowed are settings, schedule, notify, projects, "
+    )
+    assert "github" in message.rsplit(":", 1)[1].split(", ")
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path / "nope.yaml")
+    assert str(info.value) == f"{tmp_path / 'nope.yaml'}: file not found: pass --config PATH"
+
+
+def test_non_utf8_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_bytes(b"projects:\n  - name: \xff\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == f"{path}: not UTF-8 text (invalid start byte at byte 20)"
+
+
+# -- hostile or oversized files (issue 9 item 8) ---------------------------------------------
+
+LAUGHS = """\
+projects:
+  - name: x
+    repo: o/x
+    note:
+      a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]
+      b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+      c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+      d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+      e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+      f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+      g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+      h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+      i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+"""
+
+
+def _load_in_child(path: Path) -> subprocess.CompletedProcess[str]:
+    """load_config in a child process capped at 1 GiB of address space and 60 s, so that a
+    loader that expands the document fails there (MemoryError) instead of taking the machine."""
+
+    def cap_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    code = (
+        "import sys\nfrom crawler.config import ConfigError, load_config\n"
+        "try:\n    load_config(sys.argv[1])\nexcept ConfigError as exc:\n    print(exc)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=cap_memory,
+    )
+
+
+def test_billion_laughs_in_a_note_is_refused_before_expansion(tmp_path: Path) -> None:
+    path = tmp_path / "sources.yaml"
+    path.write_text(LAUGHS)
+    assert len(LAUGHS.encode()) <= 433  # 9**9 strings once expanded
+    result = _load_in_child(path)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == (
+        f"{path}:5: YAML anchors and aliases (&name, *name) are not supported: "
+        "write the value out\n"
+    )
+
+
+def test_merge_keys_and_self_references_are_refused() -> None:
+    merged = "projects:\n  - &p {name: x, repo: o/x}\n  - <<: *p\n    name: y\n"
+    assert _error(merged) == (
+        "sources.yaml:3: YAML merge keys ('<<') are not supported: write the keys out"
+    )
+    assert _error("projects: &a [*a]\n") == (
+        "sources.yaml:1: YAML anchors and aliases (&name, *name) are not supported: "
+        "write the value out"
+    )
+
+
+def test_a_list_or_mapping_as_a_key_is_a_clear_error() -> None:
+    listed = "projects:\n  - name: x\n    repo: o/x\n    ? [a, b]\n    : 1\n"
+    assert _error(listed) == (
+        "sources.yaml:4: a list cannot be a key: use a plain name before the ':'"
+    )
+    mapped = "projects:\n  - name: x\n    repo: o/x\n    ? {a: 1}\n    : 1\n"
+    assert _error(mapped) == (
+        "sources.yaml:4: a mapping cannot be a key: use a plain name before the ':'"
+    )
+
+
+def test_a_file_over_one_mebibyte_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "huge.yaml"
+    padding = "# " + "x" * 100 + "\n"
+    path.write_text("projects:\n  - name: a\n    repo: o/a\n" + padding * (1024 * 1024 // 100))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == (
+        f"{path}: larger than 1 MiB, the limit for a catalog (the shipped one is a few KiB): "
+        "is this the right file?"
+    )
+    with pytest.raises(ConfigError) as info:
+        parse_config(path.read_text(), "huge.yaml")
+    assert str(info.value).startswith("huge.yaml: larger than 1 MiB, the limit for a catalog")
+
+
+def test_more_than_fifty_thousand_projects_are_refused() -> None:
+    text = "projects:\n" + "- 1\n" * 50_001
+    assert _error(text) == (
+        "sources.yaml:1: 50,001 projects, over the limit of 50,000: "
+        "split the catalog into several files"
+    )
+
+
+def test_a_fifo_as_configuration_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "sources.yaml"
+    os.mkfifo(fifo)
+    result = _load_in_child(fifo)  # in a child: the old loader blocks for ever on open()
+    assert result.stdout == f"{fifo}: not a regular file: pass --config PATH of a YAML file\n"
+
+
+def test_line_numbers_survive_the_fast_loader() -> None:
+    text = "projects:\n" + "".join(
+        f"  - name: P{i}\n    repo: org/p{i}\n    track: tags\n" for i in range(200)
+    )
+    config = parse_config(text)
+    assert [p.line for p in config.projects[:3]] == [2, 5, 8]
+    assert config.projects[-1].line == 2 + 3 * 199

@@ -1,0 +1,222 @@
+"""Support tables → integration records: mappings from sources.yaml, and every unmapped cell
+is an error naming the table, the row and the value."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from crawler.config import ConfigError, parse_config
+from crawler.export import ExportError, ExportInput, TableMapping, build_catalog
+from tests.support import ROOT
+from tests.support.export import KERNEL_TABLE, seed_export
+
+
+def _with_kernel_table(table: object) -> ExportInput:
+    export = seed_export()
+    tilelang = export.projects[1]
+    page = replace(tilelang.pages[0], tables=(table,))
+    projects = list(export.projects)
+    projects[1] = replace(tilelang, pages=(page,))
+    return replace(export, projects=tuple(projects))
+
+
+def _problems(export: ExportInput) -> list[str]:
+    with pytest.raises(ExportError) as info:
+        build_catalog(export)
+    return info.value.problems
+
+
+def _integration(catalog: dict[str, object], ident: str) -> dict[str, object]:
+    records = catalog["integrations"]
+    assert isinstance(records, list)
+    return next(r for r in records if r["id"] == ident)
+
+
+def test_rows_become_integrations_with_page_status_and_dated_evidence() -> None:
+    catalog = build_catalog(seed_export())
+    assert [r["id"] for r in catalog["integrations"]] == [
+        "tilelang/backend-support/backends/huawei-ascend-ascend",
+        "tilelang/backend-support/backends/nvidia-cuda-cuda",
+        "tilelang/backend-support/backends/webgpu-webgpu",
+        "torch-gcu/compatibility/sdk/v3-7-1",
+        "vllm-ascend/maintained-branches/branches/main",
+        "vllm-ascend/maintained-branches/branches/releases-v0-18-0",
+        "vllm-iluvatar-plugin/readme-pins",
+    ]
+    webgpu = _integration(catalog, "tilelang/backend-support/backends/webgpu-webgpu")
+    assert (webgpu["project"], webgpu["platform"], webgpu["layer"], webgpu["status"]) == (
+        "tilelang", "webgpu", "kernel programming", "in progress",
+    )  # fmt: skip
+    assert webgpu["evidence"] == [
+        {
+            "url": "https://github.com/tile-ai/tilelang/blob/main/README.md",
+            "date": "2026-11-05",
+            "audit": 7,
+            "page": "backend support",
+            "table": "backends",
+            "row": {"Backend": "WebGPU", "Target": "webgpu"},
+            "wording": "Experimental",
+            "status": "in progress",
+        }
+    ]
+    assert [p["id"] for p in catalog["platforms"]] == [
+        "enflame-gcu", "huawei-ascend", "iluvatar-corex", "nvidia-gpu", "webgpu",
+    ]  # fmt: skip
+
+
+def test_a_table_of_another_projects_plugin_names_the_integrated_project_and_via() -> None:
+    catalog = build_catalog(seed_export())
+    branch = _integration(catalog, "vllm-ascend/maintained-branches/branches/releases-v0-18-0")
+    assert (branch["project"], branch["via"], branch["platform"], branch["version_range"]) == (
+        "vllm", "vllm-ascend", "huawei-ascend", "releases/v0.18.0",
+    )  # fmt: skip
+
+
+def test_pins_become_version_facts_of_their_integration() -> None:
+    catalog = build_catalog(seed_export())
+    gcu = _integration(catalog, "torch-gcu/compatibility/sdk/v3-7-1")
+    assert gcu["version_range"] == "2.10.0"
+    assert gcu["pins"] == [{"name": "wheel", "value": "2.10.0"}]
+    gitee = _integration(catalog, "vllm-iluvatar-plugin/readme-pins")
+    assert (gitee["project"], gitee["platform"], gitee["status"], gitee["version_range"]) == (
+        "vllm", "iluvatar-corex", "community plugin", ">=0.27.1,<0.28.0",
+    )  # fmt: skip
+    assert gitee["pins"] == [
+        {"name": "CoreX runtime", "value": ">=5.0.0"},
+        {"name": "ixformer", "value": None},
+    ]
+
+
+def test_status_wording_the_map_does_not_cover_is_an_error_naming_table_row_and_value() -> None:
+    table = replace(KERNEL_TABLE, rows=(*KERNEL_TABLE.rows, ("Apple Metal", "metal", "Preview")))
+    problems = _problems(_with_kernel_table(table))
+    assert problems == [
+        "project 'TileLang', page 'backend support', table 'backends', row 'Apple Metal / metal': "
+        "platform 'Apple Metal' is not in platform_map: add 'Apple Metal: <catalog platform "
+        "name>' to the table in sources.yaml",
+        "project 'TileLang', page 'backend support', table 'backends', row 'Apple Metal / metal': "
+        "status 'Preview' is not in status_map: add 'Preview: <one of upstream, official "
+        "plugin, vendor integration, community plugin, in progress, unverified>' to the table "
+        "in sources.yaml",
+    ]
+
+
+def test_map_lookup_ignores_case_and_spacing_but_not_wording() -> None:
+    table = replace(KERNEL_TABLE, rows=(("nvidia  cuda", "cuda", "PRIMARY"),))
+    record = build_catalog(_with_kernel_table(table))["integrations"][0]
+    assert (record["platform"], record["status"]) == ("nvidia-gpu", "upstream")
+
+
+def test_a_missing_column_and_an_unknown_project_are_errors() -> None:
+    assert KERNEL_TABLE.mapping is not None
+    spec = KERNEL_TABLE.mapping.integrations.model_copy(
+        update={"status": KERNEL_TABLE.mapping.integrations.status.model_copy(
+            update={"column": "Status"})}
+    )  # fmt: skip
+    table = replace(KERNEL_TABLE, mapping=replace(KERNEL_TABLE.mapping, integrations=spec))
+    assert _problems(_with_kernel_table(table)) == [
+        "project 'TileLang', page 'backend support', table 'backends': no column 'Status' in the "
+        "table (columns: Backend, Target, Support level): fix 'integrations' in sources.yaml"
+    ]
+    export = seed_export()
+    gitee = export.projects[-1]
+    page = gitee.pages[0]
+    assert page.integration is not None
+    moved = replace(page, integration=page.integration.model_copy(update={"project": "PyTorch"}))
+    export = replace(export, projects=(*export.projects[:-1], replace(gitee, pages=(moved,))))
+    assert _problems(export) == [
+        "project 'vLLM Iluvatar plugin', page 'README pins': project 'PyTorch' is not in the "
+        "catalog: add it to sources.yaml or fix the integration's 'project'"
+    ]
+
+
+def test_two_project_names_with_one_id_are_an_error() -> None:
+    export = seed_export()
+    clash = replace(export.projects[0], name="Triton!", order=99)
+    assert _problems(replace(export, projects=(*export.projects, clash))) == [
+        "projects 'Triton' and 'Triton!' both get the id 'triton': rename one in sources.yaml"
+    ]
+
+
+TABLE_YAML = """\
+projects:
+  - name: Engine
+    repo: o/engine
+    pages:
+      - name: support
+        url: https://example.com/support
+        tables:
+          - name: hw
+            selector: table
+            key: [Platform]
+{mapping}
+        pins:
+          engine: 'engine (\\S+)'
+"""
+
+
+def _config_error(mapping: str) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse_config(TABLE_YAML.format(mapping=mapping))
+    return str(info.value)
+
+
+def test_shipped_sources_yaml_maps_every_watched_table() -> None:
+    from crawler.config import load_config
+
+    config = load_config(ROOT / "sources.yaml")
+    tables = [(p.name, t) for p in config.projects for page in p.pages for t in page.tables]
+    assert [(name, t.name) for name, t in tables] == [
+        ("TileLang", "backends"),
+        ("vLLM Ascend", "branches"),
+        ("torch-gcu", "TopsRider SDK"),
+        ("torch-gcu", "hardware"),
+    ]
+    assert all(TableMapping.from_spec(t) is not None for _, t in tables)
+    iluvatar = config.project("vLLM Iluvatar plugin").pages[0].integration
+    assert iluvatar is not None and (iluvatar.project, iluvatar.version) == ("vLLM", "vLLM")
+
+
+def test_mapping_config_errors_say_what_to_fix() -> None:
+    base = (
+        "            integrations:\n"
+        "              platform: Platform\n"
+        "              layer: serving\n"
+    )
+    assert _config_error(base + "              status: Status\n").endswith(
+        "status comes from column 'Status': add a status_map from its wording to one of "
+        "['upstream', 'official plugin', 'vendor integration', 'community plugin', "
+        "'in progress', 'unverified']"
+    )
+    assert "integrations.status 'supported' is not one of" in _config_error(
+        base + "              status: {value: supported}\n"
+    )
+    assert "names pin 'wheel', which the page does not watch" in _config_error(
+        base + "              status: {value: upstream}\n              pins: [wheel]\n"
+    )
+    assert "Input should be 'framework'" in _config_error(
+        base.replace("serving", "inference") + "              status: {value: upstream}\n"
+    )
+    assert "give a column name, or exactly one of {value: ...} or {pin: ...}" in _config_error(
+        base + "              status: {value: upstream, column: Status}\n"
+    )
+
+
+def test_a_valid_mapping_parses_with_columns_literals_and_pins() -> None:
+    config = parse_config(
+        TABLE_YAML.format(
+            mapping="            integrations:\n"
+            "              platform: Platform\n"
+            "              status: Status\n"
+            "              version: {pin: engine}\n"
+            "              layer: serving\n"
+            "            status_map: {'yes supported': upstream, 'in progress': in progress}\n"
+        )
+    )
+    table = config.projects[0].pages[0].tables[0]
+    assert table.integrations is not None
+    assert table.integrations.platform.column == "Platform"
+    assert table.integrations.version is not None and table.integrations.version.pin == "engine"
+    assert table.status_map == {"yes supported": "upstream", "in progress": "in progress"}

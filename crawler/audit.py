@@ -18,9 +18,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import msgspec
 from sqlalchemy.exc import SQLAlchemyError
 
 from crawler.config import Config, ConfigError, ProjectSpec
@@ -30,15 +29,18 @@ from crawler.findings import location_of as _location
 from crawler.findings import source_names as source_names
 from crawler.gather import Gatherer, open_sources
 from crawler.model import (
+    AuditStatus,
     Flag,
     FlagKind,
     ProjectOutcome,
     ProjectResult,
     ProjectSnapshot,
     ProjectStatus,
+    audit_status,
 )
 from crawler.report.json_report import AuditHeader, build_report
 from crawler.report.markdown import render_markdown
+from crawler.report.model import Report
 from crawler.store import AuditInfo, Store
 from crawler.store.database import StoreError, describe_db_error
 from crawler.store.lock import AuditLockLost
@@ -55,8 +57,8 @@ _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|PRIVATE", re.IG
 @dataclass(frozen=True)
 class AuditOutcome:
     audit_id: int
-    status: str
-    report: dict[str, Any]
+    status: AuditStatus
+    report: Report
     report_dir: Path | None
     report_error: str | None = None  # why the report files could not be written
 
@@ -64,8 +66,7 @@ class AuditOutcome:
     def exit_code(self) -> int:
         """0 all checked and reported; 1 when anything needs a person (errors, stale
         projects, a report that could not be written)."""
-        summary = self.report["summary"]
-        return 1 if self.report_error or summary["errors"] or summary["stale"] else 0
+        return 1 if self.report_error or self.report.needs_attention else 0
 
 
 def _now() -> datetime:
@@ -119,15 +120,12 @@ def check_removals(config: Config, baseline: AuditInfo | None, allow_removals: b
         )
 
 
-def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
+def write_report(report: Report, reports_dir: Path) -> Path:
     """reports/<UTC timestamp>-audit<N>/report.{md,json}, then refresh reports/latest/."""
-    stamp = report["audit"]["started_at"].replace(":", "").replace("-", "")
-    target = reports_dir / f"{stamp}-audit{report['audit']['id']}"
+    stamp = report.audit.started_at.replace(":", "").replace("-", "")
+    target = reports_dir / f"{stamp}-audit{report.audit.id}"
     target.mkdir(parents=True, exist_ok=True)
-    # msgspec writes what json.dumps(indent=2, ensure_ascii=False) writes, twenty times faster
-    (target / "report.json").write_bytes(
-        msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n"
-    )
+    (target / "report.json").write_bytes(report.to_json())
     (target / "report.md").write_text(render_markdown(report), encoding="utf-8")
     latest = reports_dir / "latest"
     staging = reports_dir / ".latest.tmp"
@@ -138,7 +136,7 @@ def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
     return target
 
 
-def _overall_status(results: Mapping[str, ProjectResult], stopped: bool) -> str:
+def _overall_status(results: Mapping[str, ProjectResult], stopped: bool) -> AuditStatus:
     tracked = [r for r in results.values() if r.status != ProjectStatus.UNTRACKED]
     if tracked and all(r.status == ProjectStatus.ERROR for r in tracked):
         return "failed"
@@ -425,7 +423,7 @@ def _store_failed(store: Store, audit_id: int, results: Iterable[ProjectResult])
 # -- re-rendering stored audits -------------------------------------------------------------------
 
 
-def rebuild_report(store: Store, config: Config | None, audit_id: int | None) -> dict[str, Any]:
+def rebuild_report(store: Store, config: Config | None, audit_id: int | None) -> Report:
     audit = store.audit(audit_id) if audit_id is not None else store.latest_audit()
     if audit is None:
         raise ConfigError(f"no audit {audit_id} in the database" if audit_id else "no audits yet")
@@ -452,7 +450,7 @@ def rebuild_report(store: Store, config: Config | None, audit_id: int | None) ->
             audit.id,
             audit.started_at,
             audit.finished_at,
-            audit.status,
+            audit_status(audit.status),
             audit.baseline_audit_id,
             not_selected=len(left_out),
         ),

@@ -138,12 +138,9 @@ def _audit_and_deliver(
         )
     finally:
         progress.close()
-    summary = outcome.report["summary"]
-    progress.finish(
-        f"audit #{outcome.audit_id} {outcome.status}: {summary['changes']} changes, "
-        f"{summary['flags']} flags, {summary['errors']} errors, {summary['deferred']} deferred"
-        + (f", {summary['stale']} stale" if summary["stale"] else "")
-    )
+    from crawler.report.words import audit_line
+
+    progress.finish(audit_line(outcome.report, status=outcome.status))
     if outcome.report_dir is None:
         output.error(
             f"{outcome.report_error}; nothing was delivered, and the next audit reports these "
@@ -432,7 +429,7 @@ def diff(
 ) -> None:
     """What changed between two stored audits."""
     from crawler.audit import findings_between
-    from crawler.report.json_report import change_to_dict
+    from crawler.report.json_report import change_entry
     from crawler.untrusted import one_line
 
     config = _load_if_present(config_path)
@@ -445,7 +442,9 @@ def diff(
     finally:
         store.close()
     if as_json:
-        changes = [change_to_dict(c) for c in findings.changes]
+        import msgspec
+
+        changes = [msgspec.to_builtins(change_entry(c)) for c in findings.changes]
         click.echo(json.dumps(changes, indent=2, default=str))
         return
     click.echo(f"{len(findings.changes)} changes from audit #{audit_a} to #{audit_b}")

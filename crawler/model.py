@@ -76,6 +76,21 @@ class FlagKind(StrEnum):
 
 
 VersionSource = Literal["release", "tag", "commit"]
+AuditStatus = Literal["running", "complete", "partial", "failed"]
+AUDIT_STATUSES: tuple[AuditStatus, ...] = ("running", "complete", "partial", "failed")
+# our reading of a license file: word for word, with extra text, modified, or not recognised
+LicenseVerdict = Literal["exact", "match_with_extra_text", "modified", "unknown"]
+LICENSE_VERDICTS: tuple[LicenseVerdict, ...] = (
+    "exact", "match_with_extra_text", "modified", "unknown"
+)
+
+
+def audit_status(value: str) -> AuditStatus:
+    """A status read back from the store, checked."""
+    for status in AUDIT_STATUSES:
+        if status == value:
+            return status
+    raise ValueError(f"unknown audit status {value!r}")
 TrackMode = Literal["auto", "releases", "tags", "commits"]
 
 

@@ -109,7 +109,7 @@ class Harness:
         outcome = run_audit(
             config, self.store, self.reports, env=self.env, sleep=lambda _s: None
         )
-        validate_report(outcome.report)
+        validate_report(outcome.report.as_json())
         return outcome
 
 
@@ -129,7 +129,7 @@ def _kinds(report: dict[str, Any]) -> list[tuple[str, str]]:
 def test_first_audit_reports_projects_versions_flags_and_writes_files(harness: Harness) -> None:
     config = parse_config(CONFIG)
     outcome = harness.audit(config)
-    report = outcome.report
+    report = outcome.report.as_json()
     assert outcome.status == "complete" and outcome.exit_code == 0
     assert _kinds(report) == [(n, "project_added") for n in ("Alpha", "Beta", "Gamma", "Offsite")]
     rows = {p["name"]: p for p in report["projects"]}
@@ -148,7 +148,7 @@ def test_first_audit_reports_projects_versions_flags_and_writes_files(harness: H
         "LICENSE",
     )
     assert [s["text"] for s in gamma["extra_text"]] == ["Extra terms apply to the logo."]
-    assert gamma["why"].startswith("Known license MIT plus extra text at lines")
+    assert gamma["why"] == "Known license MIT plus extra text at line 24."
     flags = {(f["project"], f["kind"]): f for f in report["flags"]}
     assert set(flags) == {("Gamma", "license_noassertion"), ("Gamma", "no_tagged_release")}
     assert flags[("Gamma", "license_noassertion")]["new"] is True
@@ -169,9 +169,10 @@ def test_second_unchanged_audit_reports_nothing_and_costs_almost_nothing(
     harness.audit(config)
     harness.server.reset_log()
     outcome = harness.audit(config)
-    assert outcome.report["changes"] == []
-    assert outcome.report["summary"]["changes"] == 0
-    assert [f["new"] for f in outcome.report["flags"]] == [False, False]  # standing, not new
+    assert outcome.report.as_json()["changes"] == []
+    assert outcome.report.as_json()["summary"]["changes"] == 0
+    # standing, not new
+    assert [f["new"] for f in outcome.report.as_json()["flags"]] == [False, False]
     api = [r for r in harness.server.requests if r.path != "/rate_limit"]
     if mode == "rest":
         assert api and all(r.status == 304 and r.conditional for r in api)
@@ -192,7 +193,7 @@ def test_upstream_changes_are_reported_with_evidence(harness: Harness) -> None:
     gamma.tags.append(FakeTag("v0.2.0", "e" * 40, "2026-11-01T00:00:00Z"))
     alpha.license_text = (alpha.license_text or "").replace("MIT License", "MIT License (Expat)")
     harness.server.set_state(state)
-    report = harness.audit(config).report
+    report = harness.audit(config).report.as_json()
     assert _kinds(report) == [
         ("Alpha", "new_release"),
         ("Alpha", "license_text_changed"),
@@ -216,16 +217,16 @@ def test_a_failed_fetch_is_an_error_never_a_finding(harness: Harness, mode: str)
     harness.server.faults = FaultPlan(rules=[FaultRule(kind="status_500", path=target, times=99)])
     failed = harness.audit(config)
     assert failed.exit_code == 1
-    assert failed.report["changes"] == []
-    errors = failed.report["errors"]
+    assert failed.report.as_json()["changes"] == []
+    errors = failed.report.as_json()["errors"]
     assert {e["project"] for e in errors} == (
         {"Alpha"} if mode == "rest" else {"Alpha", "Beta", "Gamma"}
     )
     assert all("HTTP 500" in e["error"] for e in errors)
-    rows = {p["name"]: p for p in failed.report["projects"]}
+    rows = {p["name"]: p for p in failed.report.as_json()["projects"]}
     assert (rows["Alpha"]["status"], rows["Alpha"]["version"]) == ("error", "v1.1.0")  # carried
     harness.server.faults = None
-    recovered = harness.audit(config).report
+    recovered = harness.audit(config).report.as_json()
     assert _kinds(recovered) == [("Alpha", "new_release")]
     assert recovered["audit"]["baseline_audit_id"] == (2 if mode == "rest" else 1)
 
@@ -236,8 +237,8 @@ def test_report_can_be_rebuilt_from_the_database(harness: Harness) -> None:
     state = _state()
     state.repos[0].releases.append(_release("v1.2.0", "11-02"))
     harness.server.set_state(state)
-    live = harness.audit(config).report
-    rebuilt = rebuild_report(harness.store, config, live["audit"]["id"])
+    live = harness.audit(config).report.as_json()
+    rebuilt = rebuild_report(harness.store, config, live["audit"]["id"]).as_json()
     assert rebuilt["changes"] == live["changes"]
     assert rebuilt["flags"] == live["flags"]
     assert rebuilt["projects"] == live["projects"]
@@ -248,8 +249,8 @@ def test_token_never_reaches_reports_database_or_errors(harness: Harness, mode: 
     config = parse_config(CONFIG)
     harness.server.faults = FaultPlan(rules=[FaultRule(kind="status_500", path="/", times=999)])
     outcome = harness.audit(config)
-    assert outcome.report["errors"]
-    assert TOKEN not in json.dumps(outcome.report)
+    assert outcome.report.as_json()["errors"]
+    assert TOKEN not in json.dumps(outcome.report.as_json())
     assert TOKEN not in (harness.reports / "latest" / "report.md").read_text()
     with harness.store.engine.connect() as conn:
         for table in ("fetch_errors", "snapshots", "audits", "http_cache", "observations"):
@@ -262,7 +263,7 @@ def test_moved_missing_and_empty_repositories(harness: Harness, mode: str) -> No
     state = _state()
     state.repos.append(FakeRepo(owner="org", name="empty", id=9))  # no commits at all
     harness.server.set_state(state)
-    first = harness.audit(config).report
+    first = harness.audit(config).report.as_json()
     rows = {p["name"]: p for p in first["projects"]}
     assert (rows["Empty"]["status"], rows["Empty"]["version"]) == ("ok", None)
     assert rows["Empty"]["license"] == "none found"
@@ -272,7 +273,7 @@ def test_moved_missing_and_empty_repositories(harness: Harness, mode: str) -> No
     del moved.repos[1]  # Beta is gone: an error, not "release removed"
     moved.repos.append(FakeRepo(owner="org", name="empty", id=9))
     harness.server.set_state(moved)
-    report = harness.audit(config).report
+    report = harness.audit(config).report.as_json()
     assert _kinds(report) == [("Alpha", "repo_moved")]
     change = report["changes"][0]
     assert (change["before"], change["after"]) == ("org/alpha", "neworg/alpha-renamed")
@@ -314,7 +315,7 @@ def _unreachable_audit(db_url: str, tmp_path: Path, names: list[str], workers: i
 def test_unreachable_github_is_given_up_on_quickly(db_url: str, tmp_path: Path) -> None:
     outcome = _unreachable_audit(db_url, tmp_path, ["A", "B", "C", "D", "E"], workers=1)
     assert outcome.status == "failed" and outcome.exit_code == 1
-    messages = {e["project"]: e["error"] for e in outcome.report["errors"]}
+    messages = {e["project"]: e["error"] for e in outcome.report.as_json()["errors"]}
     assert messages["A"] == (
         "no answer from GitHub: connection refused (ConnectionError) "
         "(gave up after 2 attempt(s), 0.0s of waiting)"
@@ -322,7 +323,7 @@ def test_unreachable_github_is_given_up_on_quickly(db_url: str, tmp_path: Path) 
     assert all(
         messages[n].startswith("not attempted: GitHub unreachable (3 projects") for n in "DE"
     )
-    assert [c["kind"] for c in outcome.report["changes"]] == ["project_added"] * 5
+    assert [c["kind"] for c in outcome.report.as_json()["changes"]] == ["project_added"] * 5
 
 
 def test_unreachable_github_with_workers_in_flight(db_url: str, tmp_path: Path) -> None:
@@ -330,7 +331,7 @@ def test_unreachable_github_with_workers_in_flight(db_url: str, tmp_path: Path) 
     every later project is not attempted."""
     names = [f"P{i:02d}" for i in range(12)]
     outcome = _unreachable_audit(db_url, tmp_path, names, workers=4)
-    messages = {e["project"]: e["error"] for e in outcome.report["errors"]}
+    messages = {e["project"]: e["error"] for e in outcome.report.as_json()["errors"]}
     assert set(messages) == set(names)
     tried = [n for n in names if messages[n].startswith("no answer from GitHub")]
     skipped = [n for n in names if messages[n].startswith("not attempted: GitHub unreachable")]

@@ -39,11 +39,11 @@ def test_audit_history_report_and_diff(workdir: Path, monkeypatch: pytest.Monkey
         server.set_state(upstream("v1.0", "v1.1"))
         second = runner.invoke(cli, ["audit", "--only", "Alpha"])
         assert second.exit_code == 0, second.output
-        assert "audit #2 complete: 1 changes" in second.output
+        assert "audit #2 complete: 1 change," in second.output
         server.faults = FaultPlan(rules=[FaultRule(kind="status_500", path="beta", times=99)])
         third = runner.invoke(cli, ["audit"])
         assert third.exit_code == 1, third.output
-        assert "audit #3 partial: 0 changes, 0 flags, 1 errors" in third.output
+        assert "audit #3 partial: 0 changes, 0 flags, 1 error," in third.output
 
     history = runner.invoke(cli, ["history", "Alpha", "--json"])
     assert history.exit_code == 0, history.output

@@ -90,7 +90,7 @@ class Harness:
         outcome = run_audit(
             config, self.store, self.reports, env=self.env, sleep=self.sleeps.append
         )
-        validate_report(outcome.report)
+        validate_report(outcome.report.as_json())
         return outcome
 
 
@@ -110,7 +110,7 @@ def _changes(report: dict[str, Any]) -> list[tuple[str, str, Any, Any, str | Non
 
 
 def test_each_change_kind_is_reported_with_links_on_the_gitee_web_host(harness: Harness) -> None:
-    first = harness.audit().report
+    first = harness.audit().report.as_json()
     assert [(c["project"], c["kind"]) for c in first["changes"]] == [
         (n, "project_added") for n in ("Plugin", "Toolkit", "Docs")
     ]
@@ -128,7 +128,7 @@ def test_each_change_kind_is_reported_with_links_on_the_gitee_web_host(harness: 
     assert rows["Plugin"]["published_at"] == "2026-09-01T02:00:00Z"  # Gitee's +08:00, in UTC
 
     harness.gitee.set_state(_world(changed=True))
-    report = harness.audit().report
+    report = harness.audit().report.as_json()
     plugin, toolkit, docs = (f"{WEB}/deep-spark/{n}" for n in ("plugin", "toolkit", "docs"))
     assert _changes(report) == [
         ("Plugin", "new_release", "v1.0.0", "v1.1.0", f"{plugin}/releases/tag/v1.1.0"),
@@ -166,7 +166,7 @@ def test_an_unchanged_second_audit_is_answered_by_304s(harness: Harness) -> None
     harness.audit()
     harness.gitee.reset_log()
     outcome = harness.audit()
-    assert outcome.report["changes"] == []
+    assert outcome.report.as_json()["changes"] == []
     requests = harness.gitee.requests
     paths = [r.path.partition("?")[0].removeprefix("/api/v5/repos/deep-spark/") for r in requests]
     assert paths == [
@@ -176,7 +176,7 @@ def test_an_unchanged_second_audit_is_answered_by_304s(harness: Harness) -> None
         "plugin/contents/README.md",
     ]  # fmt: skip  (no license text read again: the blob SHAs did not move)
     assert all(r.status == 304 and r.conditional and r.authenticated for r in requests)
-    usage = outcome.report["requests"]["sources"]["gitee"]
+    usage = outcome.report.as_json()["requests"]["sources"]["gitee"]
     assert (usage["requests"], usage["not_modified"], usage["authenticated"]) == (11, 11, True)
 
 
@@ -186,7 +186,7 @@ def test_a_renamed_repository_keeps_its_id_and_is_reported_moved(harness: Harnes
     moved.repos[1].moved_to = "iluvatar/toolkit-ng"
     harness.gitee.set_state(moved)
     harness.gitee.reset_log()
-    report = harness.audit().report
+    report = harness.audit().report.as_json()
     [change] = report["changes"]
     assert (change["project"], change["kind"], change["before"], change["after"]) == (
         "Toolkit", "repo_moved", "deep-spark/toolkit", "iluvatar/toolkit-ng"
@@ -217,7 +217,7 @@ def test_a_spent_rate_budget_defers_and_the_next_audit_catches_up(harness: Harne
     harness.gitee.set_rate_limit(2, authenticated=True)  # Plugin's repo and releases, no more
     harness.gitee.reset_log()
     outcome = harness.audit()
-    report = outcome.report
+    report = outcome.report.as_json()
     assert report["changes"] == [] and report["errors"] == []
     assert len(harness.gitee.requests) == 2
     rows = {p["name"]: p for p in report["projects"]}
@@ -232,7 +232,7 @@ def test_a_spent_rate_budget_defers_and_the_next_audit_catches_up(harness: Harne
     assert (outcome.status, outcome.exit_code) == ("complete", 0)
 
     harness.gitee.set_rate_limit(5000, authenticated=True)
-    caught_up = harness.audit().report
+    caught_up = harness.audit().report.as_json()
     assert [(c["project"], c["kind"]) for c in caught_up["changes"]][:2] == [
         ("Plugin", "new_release"), ("Plugin", "new_prerelease")
     ]  # fmt: skip
@@ -241,7 +241,7 @@ def test_a_spent_rate_budget_defers_and_the_next_audit_catches_up(harness: Harne
 
 def test_a_budget_spent_elsewhere_is_a_deferral_from_the_first_answer(harness: Harness) -> None:
     harness.gitee.set_rate_limit(0, authenticated=True)  # Gitee answers 403, nothing left
-    report = harness.audit().report
+    report = harness.audit().report.as_json()
     assert [r.status for r in harness.gitee.requests] == [403]
     assert {p["status"] for p in report["projects"]} == {"deferred"}
     assert report["projects"][0]["note"] == (
@@ -252,7 +252,7 @@ def test_a_budget_spent_elsewhere_is_a_deferral_from_the_first_answer(harness: H
 def test_a_429_waits_for_retry_after_and_then_succeeds(harness: Harness) -> None:
     rule = FaultRule(kind="rate_429", path="toolkit/tags", retry_after=9)
     harness.gitee.faults = FaultPlan(rules=[rule])
-    report = harness.audit().report
+    report = harness.audit().report.as_json()
     assert report["errors"] == [] and harness.sleeps == [9.0]
     tags = [(r.status, r.fault) for r in harness.gitee.requests if "/tags" in r.path]
     assert tags == [(429, "rate_429"), (200, None)]
@@ -265,7 +265,7 @@ def test_server_errors_are_retried_then_an_error_for_that_project_only(harness: 
     rule = FaultRule(kind="status_500", path="deep-spark/plugin", times=99)
     harness.gitee.faults = FaultPlan(rules=[rule])
     outcome = harness.audit()
-    report = outcome.report
+    report = outcome.report.as_json()
     assert report["errors"] == [
         {
             "project": "Plugin",
@@ -291,9 +291,9 @@ def test_the_token_never_reaches_reports_logs_or_the_database(
     harness.gitee.faults = FaultPlan(rules=[rule, FaultRule(kind="reset", path="toolkit", times=9)])
     harness.gitee.set_state(_world(changed=True))
     outcome = harness.audit()
-    assert {e["project"] for e in outcome.report["errors"]} == {"Toolkit", "Docs"}
+    assert {e["project"] for e in outcome.report.as_json()["errors"]} == {"Toolkit", "Docs"}
     assert all(r.authenticated for r in harness.gitee.requests)  # the token was sent…
-    assert TOKEN not in json.dumps(outcome.report)  # …and is nowhere else
+    assert TOKEN not in json.dumps(outcome.report.as_json())  # …and is nowhere else
     for report_file in harness.reports.rglob("report.*"):
         assert TOKEN not in report_file.read_text()
     assert TOKEN not in caplog.text
@@ -329,14 +329,14 @@ def test_a_gitee_outage_leaves_a_github_project_in_the_same_audit_unaffected(
         env = {**server.env(), "GITEE_API_URL": f"http://127.0.0.1:{port}/api/v5"}
         outcome = run_audit(config, store, tmp_path / "r", env=env, sleep=lambda _s: None)
         store.close()
-    rows = {p["name"]: p for p in outcome.report["projects"]}
+    rows = {p["name"]: p for p in outcome.report.as_json()["projects"]}
     assert (rows["Engine"]["status"], rows["Engine"]["version"]) == ("ok", "v2.0.0")
-    errors = {e["project"]: e["error"] for e in outcome.report["errors"]}
+    errors = {e["project"]: e["error"] for e in outcome.report.as_json()["errors"]}
     assert errors["G1"] == (
         "no answer from Gitee: ConnectError (gave up after 2 attempt(s), 0.0s of waiting)"
     )
     assert errors["G4"] == "not attempted: Gitee unreachable (3 requests in a row got no answer)"
     assert (outcome.status, outcome.exit_code) == ("partial", 1)
-    assert [(c["project"], c["kind"]) for c in outcome.report["changes"]] == [
+    assert [(c["project"], c["kind"]) for c in outcome.report.as_json()["changes"]] == [
         (n, "project_added") for n in ("Engine", "G1", "G2", "G3", "G4")
     ]

@@ -175,7 +175,7 @@ def test_hostile_text_reaches_the_report_shown_not_linked(
 
 def test_raw_markdown_reads_like_prose(reports: list[tuple[str, dict[str, Any]]]) -> None:
     first, second = reports[0][0], reports[1][0]
-    assert "- **llama.cpp** project_added: " in first
+    assert "- **llama.cpp** project added: " in first
     assert "| llama.cpp | new release | b4000 → b4100 | 2026-11-30 · “see " in second
     for escaped in (r"\-", r"\.", r"project\_added", r"2026\-11"):
         assert escaped not in first + second

@@ -40,6 +40,7 @@ from crawler.analysis.license_templates import (
     tokenize_lines,
 )
 from crawler.analysis.license_variants import accept_variants
+from crawler.model import LICENSE_VERDICTS, LicenseVerdict
 
 MAX_CHARS = 256 * 1024  # characters analysed per file
 MAX_MATCHES = 8
@@ -73,7 +74,7 @@ class LicenseMatch:
 class LicenseAnalysis:
     spdx_ids: tuple[str, ...]  # in file order
     expression: str | None  # only on explicit evidence
-    verdict: str  # exact | match_with_extra_text | modified | unknown
+    verdict: LicenseVerdict
     coverage: float
     matches: tuple[LicenseMatch, ...]
     copyright_holders: tuple[str, ...]
@@ -95,7 +96,7 @@ class LicenseAnalysis:
         return LicenseAnalysis(
             spdx_ids=tuple(d.get("spdx_ids", ())),
             expression=d.get("expression"),
-            verdict=d.get("verdict", "unknown"),
+            verdict=_verdict(d.get("verdict")),
             coverage=float(d.get("coverage", 0.0)),
             matches=tuple(LicenseMatch(**m) for m in d.get("matches", ())),
             copyright_holders=tuple(d.get("copyright_holders", ())),
@@ -103,6 +104,10 @@ class LicenseAnalysis:
             altered_text=tuple(_span(s) for s in d.get("altered_text", ())),
             notes=tuple(d.get("notes", ())),
         )
+
+
+def _verdict(value: object) -> LicenseVerdict:
+    return next((v for v in LICENSE_VERDICTS if v == value), "unknown")
 
 
 def _span(d: dict[str, Any]) -> TextSpan:
@@ -539,6 +544,7 @@ def _build(doc: _Doc, found: list[Alignment], index: TemplateIndex, path: str | 
     prose = "\n".join(s.text for s in extra)
     matches = _matches(doc, found, ranges, prose, index, notes)
     expression = _expression(doc, found, matches, prose, index, path, siblings, notes)
+    verdict: LicenseVerdict
     if not found:
         verdict = "unknown"
     elif any(m.verdict == "modified" for m in found):

@@ -22,6 +22,7 @@ from crawler.notify.channels import ChannelResult, send_apprise
 from crawler.notify.github_issue import publish_issue
 from crawler.notify.message import comment_body, headline, issue_body, should_notify, summary_body
 from crawler.output import redact
+from crawler.report.model import Report
 
 __all__ = ["ChannelResult", "Delivery", "deliver", "notify_urls", "report_link"]
 
@@ -72,7 +73,7 @@ def report_link(
 
 
 def deliver(
-    report: dict[str, Any],
+    report: Report,
     report_dir: Path,
     settings: NotifySettings,
     *,
@@ -84,7 +85,7 @@ def deliver(
 ) -> Delivery:
     """Send the audit's summary on every configured channel, if ``settings.when`` asks for it."""
     secret_list = [s for s in (*secrets, token) if s]
-    audit_id = int(report["audit"]["id"])
+    audit_id = report.audit.id
     urls = notify_urls(settings, env)
     issue = settings.github_issue
     if issue is None and env.get("CRAWLER_ISSUE_REPO"):  # e.g. ${{ github.repository }}
@@ -102,7 +103,7 @@ def deliver(
         shown_path = str(markdown_path)
         title = headline(report)
         body = summary_body(report, link, shown_path)
-        failure = bool(report["summary"].get("errors"))
+        failure = report.summary.errors > 0
         attachment = markdown_path if settings.attach_report and markdown_path.is_file() else None
         for url in urls:
             results.append(

@@ -26,6 +26,8 @@ from urllib.parse import quote, unquote
 
 from linkify_it import LinkifyIt
 
+from crawler.report import words
+from crawler.report.model import ChangeEntry, ProjectEntry, Report
 from crawler.untrusted import INVISIBLE, MAX_CELL, one_line
 
 MAX_QUOTE = 1200
@@ -111,31 +113,30 @@ def _section(title: str, body: list[str], empty: str) -> list[str]:
     return [f"## {title}", "", *(body or [empty]), ""]
 
 
-def _release_detail(change: dict[str, Any]) -> str:
-    details = change.get("details") or {}
+def _release_detail(change: ChangeEntry) -> str:
+    details = change.details
     if not details.get("published_at"):
-        return escape(change["summary"])
+        return escape(change.summary)
     name = details.get("name")
-    named = f" · “{escape(name, 80)}”" if name and name != change["after"] else ""
-    return f"{escape(details['published_at'][:10])}{named}"
+    named = f" · “{escape(name, 80)}”" if name and name != change.after else ""
+    return f"{escape(words.day(details['published_at']))}{named}"
 
 
-def _ref(change: dict[str, Any], side: str) -> str:
+def _ref(change: ChangeEntry, value: Any) -> str:
     """A release or tag as named; a commit by its first 12 hex digits (the link has it whole)."""
-    value = change[side]
-    if change["kind"] == "new_commit" and isinstance(value, str):
+    if change.kind == "new_commit" and isinstance(value, str):
         value = value[:12]
     return escape(value)
 
 
-def _release_lines(changes: list[dict[str, Any]]) -> list[str]:
+def _release_lines(changes: list[ChangeEntry]) -> list[str]:
     rows = [
         [
-            escape(c["project"]),
-            escape(c["kind"].replace("_", " ")),
-            f"{_ref(c, 'before')} → {_ref(c, 'after')}",
+            escape(c.project),
+            escape(words.kind_name(c.kind)),
+            f"{_ref(c, c.before)} → {_ref(c, c.after)}",
             _release_detail(c),
-            link("evidence", c["evidence_url"]),
+            link("evidence", c.evidence_url),
         ]
         for c in changes
     ]
@@ -144,95 +145,89 @@ def _release_lines(changes: list[dict[str, Any]]) -> list[str]:
     )
 
 
-def _license_lines(report: dict[str, Any]) -> list[str]:
-    """GitHub's verdict beside ours for every project where they differ, the text that makes
-    the difference quoted, then the license changes."""
-    noassertion = {f["project"]: f for f in report["flags"] if f["kind"] == "license_noassertion"}
+def _license_lines(report: Report) -> list[str]:
+    """The forge's verdict beside ours for every project where they differ, the text that
+    makes the difference quoted, then the license changes."""
+    noassertion = {f.project: f for f in report.flags if f.kind == "license_noassertion"}
     differing = [
         p
-        for p in report["projects"]
-        if (p.get("license_analysis") or {}).get("differs_from_forge") or p["name"] in noassertion
+        for p in report.projects
+        if (p.license_analysis is not None and p.license_analysis.differs_from_forge)
+        or p.name in noassertion
     ]
     # texts that add a restriction or a condition first: they change what users may do
-    differing.sort(key=lambda p: not (p.get("license_analysis") or {}).get("restricts"))
+    differing.sort(key=lambda p: not (p.license_analysis and p.license_analysis.restricts))
     lines: list[str] = []
     if differing:
         lines += _table(
             ["Project", "The forge says", "Our reading", "Verdict", "Why they differ"],
             [
                 [
-                    escape(p["name"]),
-                    escape(_forge_verdict(p)),
-                    escape(p.get("detected_license")),
-                    escape((p.get("license_analysis") or {}).get("verdict")),
-                    escape((p.get("license_analysis") or {}).get("why"), 400),
+                    escape(p.name),
+                    escape(words.forge_verdict(p.forge_label, p.forge_license)),
+                    escape(p.detected_license),
+                    escape(p.license_analysis.verdict if p.license_analysis else None),
+                    escape(p.license_analysis.why if p.license_analysis else None, 400),
                 ]
                 for p in differing
             ],
         )
         lines.append("")
     for project in differing:
-        reading = project.get("license_analysis") or {}
-        flag = noassertion.get(project["name"])
+        reading = project.license_analysis
+        flag = noassertion.get(project.name)
         status = ""
         if flag is not None:
             # a first audit has no baseline: nothing there is "new since" anything
-            since = flag["new"] and report["audit"]["baseline_audit_id"] is not None
+            since = flag.new and report.audit.baseline_audit_id is not None
             status = " — NOASSERTION, new since the baseline" if since else " — NOASSERTION"
-        evidence = link(reading.get("path") or "license file", reading.get("url"))
-        if reading.get("restricts"):
+        evidence = (
+            link(reading.path, reading.url) if reading else link("license file", None)
+        )
+        if reading is not None and reading.restricts:
             status += " — the license text adds a restriction or condition"
-        lines += [f"### {escape(project['name'])}{status}", "", f"File: {evidence}", ""]
-        spans = [*(reading.get("extra_text") or [])[:5], *(reading.get("altered_text") or [])[:5]]
-        spans.sort(key=lambda s: (s.get("effect") not in ("restriction", "condition"),
-                                  s["start_line"]))  # fmt: skip
+        lines += [f"### {escape(project.name)}{status}", "", f"File: {evidence}", ""]
+        if reading is None:
+            continue
+        spans = [*reading.extra_text[:5], *reading.altered_text[:5]]
+        spans.sort(key=lambda s: (s.effect not in ("restriction", "condition"), s.start_line))
         for span in spans:
-            where = _lines(span["start_line"], span["end_line"])
-            what = str(span.get("finding") or "extra text")
+            where = words.line_range(span.start_line, span.end_line)
+            what = span.finding or "extra text"
             lines.append(f"{what[:1].upper()}{what[1:]} ({where}):")
-            lines += [*_quote_block(span["text"]), ""]
-        if reading.get("notes"):
-            lines += [f"- note: {escape(note, 300)}" for note in reading["notes"][:5]] + [""]
-    for change in report["changes"]:
-        if change["section"] != "licenses":
+            lines += [*_quote_block(span.text), ""]
+        if reading.notes:
+            lines += [f"- note: {escape(note, 300)}" for note in reading.notes[:5]] + [""]
+    for change in report.changes:
+        if change.section != "licenses":
             continue
         lines.append(
-            f"- **{escape(change['project'])}** {escape(change['kind'])}: "
-            f"{escape(change['summary'], 400)} ({link('evidence', change['evidence_url'])})"
+            f"- **{escape(change.project)}** {escape(words.kind_name(change.kind))}: "
+            f"{escape(change.summary, 400)} ({link('evidence', change.evidence_url)})"
         )
-        diff = (change.get("details") or {}).get("word_diff")
+        diff = change.details.get("word_diff")
         if diff:
             rendered = " ".join(
-                f"~~{escape(words, 300)}~~"
+                f"~~{escape(text, 300)}~~"
                 if op == "delete"
-                else f"**{escape(words, 300)}**"
+                else f"**{escape(text, 300)}**"
                 if op == "insert"
-                else escape(words, 300)
-                for op, words in diff[:40]
+                else escape(text, 300)
+                for op, text in diff[:40]
             )
             lines.append(f"  - word diff: {rendered}")
     return lines
 
 
-def _lines(start: int, end: int) -> str:
-    return f"line {start}" if start == end else f"lines {start}–{end}"
-
-
-def _forge_verdict(project: dict[str, Any]) -> str | None:
-    verdict = project.get("forge_license")
-    label = project.get("forge_label")
-    return f"{label}: {verdict}" if label and verdict else verdict
-
-
-def _package_lines(changes: list[dict[str, Any]]) -> list[str]:
+def _package_lines(changes: list[ChangeEntry]) -> list[str]:
     rows = [
         [
-            escape(c["project"]),
-            escape(f"{(c.get('details') or {}).get('package', '')}"),
-            f"{escape(c['before'])} → {escape(c['after'])}",
-            escape(((c.get("details") or {}).get("uploaded_at") or "")[:10] or None)
-            + (" (pre-release)" if (c.get("details") or {}).get("prerelease") else ""),
-            link("evidence", c["evidence_url"]),
+            escape(c.project),
+            escape(f"{c.details.get('package', '')}"),
+            f"{escape(c.before)} → {escape(c.after)}",
+            escape(words.day(c.details.get("uploaded_at")))
+            + (" (pre-release)" if c.details.get("prerelease") else ""),
+            link("evidence", c.evidence_url),
         ]
         for c in changes
     ]
@@ -241,30 +236,34 @@ def _package_lines(changes: list[dict[str, Any]]) -> list[str]:
     )
 
 
-def _headline(report: dict[str, Any]) -> list[str]:
+def _headline(report: Report) -> list[str]:
     """The first lines a reviewer reads: never all-clear while anything went unchecked."""
-    audit, summary = report["audit"], report["summary"]
-    baseline = audit["baseline_audit_id"]
+    audit, summary = report.audit, report.summary
+    baseline = audit.baseline_audit_id
     since = f"since audit #{baseline}" if baseline else "(first audit: no baseline)"
-    in_part = summary["checked_in_part"]
-    left_out = summary.get("not_selected", 0)
-    checked = f"{summary['checked']} checked" + (f" ({in_part} only in part)" if in_part else "")
+    in_part = summary.checked_in_part
+    left_out = summary.not_selected
+    checked = f"{summary.checked} checked" + (f" ({in_part} only in part)" if in_part else "")
     lines = [
-        f"**{audit['status']}**: {summary['projects']} projects, {checked}, "
-        f"{summary['deferred']} deferred, {summary['untracked']} not trackable; "
-        f"{summary['changes']} changes {since}, {summary['flags']} flags, "
-        f"{summary['errors']} errors"
-        + (f"; {left_out} other project(s) not selected (--only)" if left_out else "")
+        f"**{audit.status}**: {words.plural(summary.projects, 'project')}, {checked}, "
+        f"{summary.deferred} deferred, {summary.untracked} not trackable; "
+        f"{words.plural(summary.changes, 'change')} {since}, "
+        f"{words.plural(summary.flags, 'flag')}, {words.plural(summary.errors, 'error')}"
+        + (
+            f"; {words.plural(left_out, 'other project')} not selected (--only)"
+            if left_out
+            else ""
+        )
         + ".",
         "",
     ]
     gaps = []
-    if summary["deferred"]:
-        gaps.append(f"{summary['deferred']} project(s) were not checked (deferred)")
-    if summary["stale"]:
-        gaps.append(f"{summary['stale']} project(s) have gone unchecked too long (stale)")
-    if summary["projects_with_errors"]:
-        gaps.append(f"{summary['projects_with_errors']} project(s) had errors")
+    if summary.deferred:
+        gaps.append(f"{words.plural(summary.deferred, 'project')} not checked (deferred)")
+    if summary.stale:
+        gaps.append(f"{words.plural(summary.stale, 'project')} unchecked too long (stale)")
+    if summary.projects_with_errors:
+        gaps.append(f"{words.plural(summary.projects_with_errors, 'project')} with errors")
     if gaps:
         lines += [
             "**Not all clear:** " + "; ".join(gaps) + ". Their last good state is shown; see "
@@ -274,14 +273,14 @@ def _headline(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _page_lines(changes: list[dict[str, Any]]) -> list[str]:
+def _page_lines(changes: list[ChangeEntry]) -> list[str]:
     lines: list[str] = []
     for change in changes:
         lines.append(
-            f"- **{escape(change['project'])}** {escape(change['kind'])}: "
-            f"{escape(change['summary'], 400)} ({link('page', change['evidence_url'])})"
+            f"- **{escape(change.project)}** {escape(words.kind_name(change.kind))}: "
+            f"{escape(change.summary, 400)} ({link('page', change.evidence_url)})"
         )
-        details = change.get("details") or {}
+        details = change.details
         cells = details.get("cells_changed") or []
         if cells:
             lines.append("")
@@ -306,65 +305,65 @@ def _page_lines(changes: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def render_markdown(report: dict[str, Any]) -> str:
-    audit = report["audit"]
-    changes = report["changes"]
-    lines = [f"# Upstream audit #{audit['id']} — {escape(audit['started_at'])}", ""]
+def render_markdown(report: Report) -> str:
+    audit = report.audit
+    changes = report.changes
+    lines = [f"# Upstream audit #{audit.id} — {escape(words.moment(audit.started_at))}", ""]
     lines += _headline(report)
 
-    def section(name: str) -> list[dict[str, Any]]:
-        return [c for c in changes if c["section"] == name]
+    def section(name: str) -> list[ChangeEntry]:
+        return [c for c in changes if c.section == name]
 
     lines += _section("New releases", _release_lines(section("releases")), "No new releases.")
-    if section("packages") or any(p.get("packages") for p in report["projects"]):
+    if section("packages") or any(p.packages for p in report.projects):
         lines += _section(
             "New package versions", _package_lines(section("packages")), "No new package versions."
         )
     lines += _section("License findings", _license_lines(report), "No license findings.")
     lines += _section("Support tables and pins", _page_lines(section("pages")), "No page changes.")
     other_lines = [
-        f"- **{escape(c['project'])}** {escape(c['kind'])}: {escape(c['summary'], 400)}"
-        + (f" ({link('evidence', c['evidence_url'])})" if c["evidence_url"] else "")
+        f"- **{escape(c.project)}** {escape(words.kind_name(c.kind))}: {escape(c.summary, 400)}"
+        + (f" ({link('evidence', c.evidence_url)})" if c.evidence_url else "")
         for c in section("other")
     ]
     other_lines += [
-        f"- **{escape(f['project'])}** {escape(f['kind'])}{' (new)' if f['new'] else ''}: "
-        f"{escape(f['detail'], 400)}"
-        + (f" ({link('evidence', f['evidence_url'])})" if f.get("evidence_url") else "")
-        for f in report["flags"]
-        if f["kind"] != "license_noassertion"
+        f"- **{escape(f.project)}** {escape(words.kind_name(f.kind))}"
+        f"{' (new)' if f.new else ''}: {escape(f.detail, 400)}"
+        + (f" ({link('evidence', f.evidence_url)})" if f.evidence_url else "")
+        for f in report.flags
+        if f.kind != "license_noassertion"
     ]
     lines += _section("Other changes and flags", other_lines, "No other changes.")
     error_lines = [
-        f"- **{escape(e['project'])}** ({escape(e['source'])}): {escape(e['error'], 400)}"
-        + (f" — {link(e['url'], e['url'])}" if e["url"] else "")
+        f"- **{escape(e.project)}** ({escape(e.source)}): {escape(e.error, 400)}"
+        + (f" — {link(e.url, e.url)}" if e.url else "")
         + "; the last good state, if any, is kept"
-        for e in report["errors"]
+        for e in report.errors
     ]
     lines += _section("Errors", error_lines, "No errors.")
-    with_errors = {e["project"] for e in report["errors"]}
+    with_errors = {e.project for e in report.errors}
     unchecked = [
-        f"- **{escape(p['name'])}** {escape(_status_text(p, p['name'] in with_errors))}"
-        + (f": {escape(p.get('note'), 300)}" if p.get("note") else "")
-        for p in report["projects"]
-        if p["status"] != "ok" or p.get("note") or p["name"] in with_errors
+        f"- **{escape(p.name)}** {escape(_status_text(p, p.name in with_errors))}"
+        + (f": {escape(p.note, 300)}" if p.note else "")
+        for p in report.projects
+        if p.status != "ok" or p.note or p.name in with_errors
     ]
-    not_selected = report["summary"].get("not_selected", 0)
+    not_selected = report.summary.not_selected
     if not_selected:  # an --only run: "every project" would claim the whole catalog
         unchecked.append(
-            f"- {not_selected} other project(s) of sources.yaml were not selected for this audit "
-            "(--only)"
+            f"- {words.plural(not_selected, 'other project')} of sources.yaml not selected for "
+            "this audit (--only)"
         )
     lines += _section("Not checked, or only in part", unchecked, "Every project was checked.")
     rows = [
         [
-            escape(p["name"]),
-            link(p["version"] or "—", p["url"]),
+            escape(p.name),
+            link(p.version or "—", p.url),
             escape(_tracked_by(p)),
-            escape((p["published_at"] or "")[:10] or None),
-            escape(p["license"]),
+            escape(words.version_date(p.published_at)),
+            escape(p.license),
         ]
-        for p in report["projects"]
+        for p in report.projects
     ]
     lines += _section(
         "Release and license snapshot",
@@ -374,20 +373,20 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _status_text(project: dict[str, Any], has_errors: bool) -> str:
-    if project["status"] == "ok":
+def _status_text(project: ProjectEntry, has_errors: bool) -> str:
+    if project.status == "ok":
         return "checked in part" if has_errors else "checked"
     return {"error": "not checked (error)", "deferred": "not checked (deferred)"}.get(
-        project["status"], "not trackable"
+        project.status, "not trackable"
     )
 
 
-def _tracked_by(project: dict[str, Any]) -> str | None:
-    source = project.get("version_source")
+def _tracked_by(project: ProjectEntry) -> str | None:
+    source = project.version_source
     if source is None:
         return None
-    where = f"{project['forge_label']} " if project.get("forge_label") else ""
-    pre = " (pre-release)" if project.get("prerelease") else ""
-    newer = project.get("newest_prerelease")
+    where = f"{project.forge_label} " if project.forge_label else ""
+    pre = words.prerelease_mark(project.version, project.prerelease)
+    newer = project.newest_prerelease
     ahead = f"; pre-release {newer} is newer" if newer else ""
     return f"{where}{source}{pre}{ahead}"

@@ -1,0 +1,243 @@
+"""The presentation model: the one place where facts become words and dates. Pure.
+
+Every output -- report.md, snapshot.md, catalog.json's labels, the Explorer, the
+notifications and the terminal -- words a fact through these functions, so one fact reads the
+same everywhere:
+
+* the forge's license verdict: ``MIT per GitHub``, ``NOASSERTION per Gitee``, ``no verdict
+  from GitLab``;
+* the latest version, its kind and its date: a pre-release is named and dated like a release;
+* a project whose facts are older than the audit: ``as of 2026-11-28``;
+* dates as ``YYYY-MM-DD``, times as ISO 8601 UTC (``2026-11-30T02:00:00Z``);
+* counts with their plural (``1 error``, ``3 errors``), change kinds in prose (``new release``).
+
+The strings returned are plain text: upstream parts are not escaped here; each writer escapes
+for its own format (Markdown, HTML, JSON).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+
+from crawler.analysis.license_clauses import TextSpan, quote
+from crawler.analysis.licenses import LicenseAnalysis
+from crawler.report.model import Report
+
+NOASSERTION = "NOASSERTION"
+NO_DATE = "—"  # a date no source gave
+
+# -- dates and counts -----------------------------------------------------------------------------
+
+
+def day(value: str | date | datetime | None) -> str | None:
+    """A date as ``YYYY-MM-DD``; an ISO 8601 timestamp is cut to its (UTC) day."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        moment_ = value.astimezone(UTC) if value.tzinfo else value
+        return moment_.date().isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    return value[:10]
+
+
+def moment(value: datetime | str | None) -> str | None:
+    """A time as ISO 8601 in UTC with a ``Z``: ``2026-11-30T02:00:00Z``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.replace("+00:00", "Z")
+    aware = value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    return aware.isoformat().replace("+00:00", "Z")
+
+
+_PLURALS = {"flag": "flags", "change": "changes", "error": "errors", "project": "projects",
+            "entry": "entries", "version": "versions", "file": "files", "row": "rows"}  # fmt: skip
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 error``, ``0 errors``, ``3 projects``."""
+    return f"{count} {noun if count == 1 else _PLURALS.get(noun, noun + 's')}"
+
+
+def line_range(start: int, end: int) -> str:
+    """``line 5`` or ``lines 5–9``; never ``lines 5–5``."""
+    return f"line {start}" if start == end else f"lines {start}–{end}"
+
+
+# -- change kinds -------------------------------------------------------------------------------
+
+_KIND_NAMES = {
+    "new_release": "new release",
+    "new_prerelease": "new pre-release",
+    "release_removed": "release removed",
+    "new_tag": "new tag",
+    "new_commit": "new commit",
+    "new_package_version": "new package version",
+    "license_changed": "license changed",
+    "license_text_changed": "license text changed",
+    "license_files_changed": "license files changed",
+    "repo_moved": "repository moved",
+    "repo_archived": "repository archived",
+    "project_added": "project added",
+    "project_removed": "project removed",
+    "table_changed": "support table changed",
+    "pin_changed": "pinned version changed",
+    "page_changed": "page changed",
+    "license_noassertion": "no license verdict (NOASSERTION)",
+    "no_tagged_release": "no tagged release",
+    "channel_mismatch": "package and forge disagree",
+    "stale": "stale",
+}
+
+
+def kind_name(kind: str) -> str:
+    """A change or flag kind in prose: ``license_text_changed`` → ``license text changed``."""
+    return _KIND_NAMES.get(kind, kind.replace("_", " "))
+
+
+# -- the facts every output shows ---------------------------------------------------------------
+
+
+def forge_verdict(forge_label: str | None, verdict: str | None) -> str:
+    """What the forge's license detection said: ``MIT per GitHub``, ``NOASSERTION per Gitee``,
+    ``no verdict from GitLab``."""
+    who = forge_label or "the forge"
+    return f"{verdict} per {who}" if verdict else f"no verdict from {who}"
+
+
+def prerelease_mark(name: str | None, prerelease: bool, candidate: bool = False) -> str:
+    """`` (release candidate)`` for an rc, `` (pre-release)`` for another pre-release."""
+    if candidate:
+        return " (release candidate)"
+    return " (pre-release)" if prerelease else ""
+
+
+def version_date(published: str | date | datetime | None) -> str:
+    """The date beside a latest version, a pre-release's too: ``2026-11-30``, or ``—``."""
+    return day(published) or NO_DATE
+
+
+def as_of(checked_on: str | date | datetime | None) -> str:
+    """The stale marker: facts not read in this audit, shown with the day they were read."""
+    shown = day(checked_on)
+    return f"as of {shown}" if shown else "not checked yet"
+
+
+def audit_line(report: Report, status: str | None = None) -> str:
+    """The one-line summary of an audit, on the terminal and as a notification's title:
+    ``audit #7 complete: 3 changes, 0 flags, 1 error, 0 deferred`` (``, 2 stale`` when some
+    are)."""
+    summary = report.summary
+    parts = [plural(summary.changes, "change"), plural(summary.flags, "flag"),
+             plural(summary.errors, "error"), f"{summary.deferred} deferred"]  # fmt: skip
+    if summary.stale:
+        parts.append(f"{summary.stale} stale")
+    return f"audit #{report.audit.id} {status or report.audit.status}: " + ", ".join(parts)
+
+
+# -- license readings ---------------------------------------------------------------------------
+
+_VERB = {
+    "restriction": "adds a restriction",
+    "condition": "adds a condition",
+    "grant": "adds a permission",
+    "other": "adds text",
+}
+_ALTERED_VERB = {
+    "restriction": "changes the wording to a restriction",
+    "condition": "changes the wording to a condition",
+    "grant": "changes the wording to a permission",
+    "other": "changes the wording",
+}
+
+
+def finding_verb(span: TextSpan, altered: bool = False) -> str:
+    """What the span does, in a reviewer's words: "adds a restriction", "changes the wording"…"""
+    return (_ALTERED_VERB if altered else _VERB)[span.effect]
+
+
+def finding_sentence(span: TextSpan, altered: bool = False) -> str:
+    """The reviewer's sentence for one span of extra text (or, with ``altered``, of text that
+    replaces template words), e.g. 'adds a restriction: “This grant does not extend to
+    government agencies.” (line 5)'. Plain text: the quote is upstream text, capped but not
+    escaped, so a Markdown or HTML writer escapes it."""
+    where = line_range(span.start_line, span.end_line)
+    return f"{finding_verb(span, altered)}: “{quote(span.text)}” ({where})"
+
+
+def license_findings(analysis: LicenseAnalysis) -> list[str]:
+    """The reviewer's sentences for an analysis, restrictions and conditions first, then
+    the other extra and altered text in file order (see ``finding_sentence``)."""
+    spans = [(s, False) for s in analysis.extra_text] + [(s, True) for s in analysis.altered_text]
+    spans.sort(key=lambda p: (not p[0].restriction, p[0].start_line))
+    return [finding_sentence(s, altered) for s, altered in spans]
+
+
+def _ranges(spans: Sequence[TextSpan]) -> str:
+    return ", ".join(line_range(s.start_line, s.end_line) for s in spans)
+
+
+def noassertion_explanation(analysis: LicenseAnalysis, forge: str = "GitHub's licensee") -> str:
+    """Why the forge (``forge``: who said it) answered NOASSERTION, in one or two sentences,
+    with the ids."""
+    texts = [m for m in analysis.matches if m.verdict != "reference"]
+    refs = [f"{m.spdx_id} (line {m.start_line})" for m in analysis.matches
+            if m.verdict == "reference"]  # fmt: skip
+    if analysis.verdict == "unknown":
+        if refs:
+            return f"No known license text found; the file only names {', '.join(refs)}."
+        return "No known license text found: unknown or custom license, review the file."
+    named = ", ".join(m.spdx_id for m in texts)
+    several = f" ({len(texts)} licenses in one file)" if len(texts) > 1 else ""
+    also = f"; it also names {', '.join(refs)}" if refs else ""
+    if analysis.verdict == "modified":
+        where = _ranges(analysis.altered_text)
+        return (f"Modified {named} text{several}, {analysis.coverage:.0%} of the template: "
+                f"altered {where or 'by omission (see notes)'}{also}.")  # fmt: skip
+    if analysis.verdict == "match_with_extra_text":
+        return (f"Known license {named}{several} plus extra text at "
+                f"{_ranges(analysis.extra_text)}{also}.")  # fmt: skip
+    return (f"Standard {named} text{several}, word for word apart from title, copyright and "
+            f"SPDX lines; {forge} does not recognise it in this form{also}.")  # fmt: skip
+
+
+def why_forge_differs(
+    analysis: LicenseAnalysis, label: str, forge: str | None, ours: str | None, agree: bool
+) -> str:
+    """Why the forge's verdict and our reading differ, for the report's license table."""
+    why = noassertion_explanation(analysis, label)
+    if forge in (None, NOASSERTION):
+        return why
+    if not agree:
+        return f"{label} reads {forge}, the file reads {ours or 'no known license'}: {why}"
+    if analysis.verdict in ("match_with_extra_text", "modified"):
+        return f"{label} reads {forge} and ignores the rest: {why}"
+    return why
+
+
+def render_analysis(analysis: LicenseAnalysis, path: str) -> str:
+    """Plain-text report of one analysis, for the ``crawler license`` command."""
+    head = ", ".join(analysis.spdx_ids) or "no license found"
+    out = [f"{path}: {head} — {analysis.verdict} (coverage {analysis.coverage:.1%})"]
+    out += [f"  finding: {f}" for f in license_findings(analysis)]  # what a reviewer reads first
+    if analysis.expression:
+        out.append(f"  expression: {analysis.expression}")
+    for m in analysis.matches:
+        out.append(f"  {m.spdx_id:<24} {line_range(m.start_line, m.end_line)}  "
+                   f"{m.verdict}" + ("" if m.verdict == "reference" else f" {m.coverage:.1%}"))
+    if analysis.copyright_holders:
+        out.append("  copyright holders:")
+        out += [f"    {h}" for h in analysis.copyright_holders]
+    for title, spans in (("extra text", analysis.extra_text),
+                         ("altered text", analysis.altered_text)):  # fmt: skip
+        for s in spans:
+            out.append(f"  {title}, {line_range(s.start_line, s.end_line)}:")
+            out += [f"    | {ln}" for ln in s.text.split("\n")]
+    if analysis.notes:
+        out.append("  notes:")
+        out += [f"    - {n}" for n in analysis.notes]
+    if analysis.verdict != "exact":
+        out.append(f"  why not a plain license: {noassertion_explanation(analysis)}")
+    return "\n".join(out) + "\n"

@@ -41,6 +41,7 @@ from crawler.model import (
 from crawler.report.json_report import AuditHeader, build_report
 from crawler.report.markdown import render_markdown
 from crawler.report.model import Report
+from crawler.report.words import last_checked as _since
 from crawler.store import AuditInfo, Store
 from crawler.store.database import StoreError, describe_db_error
 from crawler.store.lock import AuditLockLost
@@ -154,14 +155,6 @@ def _outcomes(results: Mapping[str, ProjectResult]) -> dict[str, ProjectOutcome]
     }
 
 
-def _age(since: datetime | None, now: datetime) -> str:
-    if since is None:
-        return "never checked yet"
-    days = (now - since).days
-    ago = "today" if days == 0 else f"{days} day{'s' * (days != 1)} ago"
-    return f"last checked {since.date().isoformat()} ({ago})"
-
-
 def stale_flags(
     names: Sequence[str],
     results: Mapping[str, ProjectOutcome],
@@ -181,15 +174,10 @@ def stale_flags(
         waited = now - (since or first_audit or now)
         if waited <= stale_after:
             continue
-        detail = (
-            f"not checked for {waited.days} days: {_age(since, now)}; the catalog shows its "
-            "last good state"
-        )
         flags.append(
             Flag(
                 project=name,
                 kind=FlagKind.STALE,
-                detail=detail,
                 new=True,
                 details={"last_checked": _iso(since) if since else None, "days": waited.days},
             )
@@ -345,8 +333,9 @@ def _run_audit(
         timedelta(days=config.settings.stale_after_days),
     )  # fmt: skip
     findings = replace(findings, flags=(*findings.flags, *stale))
+    checked_on = last_checked.get
     outcomes = {
-        name: replace(o, note=f"{o.note or 'not checked'}; {_age(last_checked.get(name), started)}")
+        name: replace(o, note=f"{o.note or 'not checked'}; {_since(checked_on(name), started)}")
         if o.status == ProjectStatus.DEFERRED
         else o
         for name, o in outcomes.items()

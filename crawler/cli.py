@@ -338,7 +338,8 @@ def health(heartbeat: str, max_age: int) -> None:
 def history(name: str, db_url: str | None, as_json: bool) -> None:
     """The dated versions and licenses stored for one project (from the database alone)."""
     from crawler.audit import source_names
-    from crawler.diff.licenses import license_label
+    from crawler.diff.licenses import license_label_facts
+    from crawler.report.words import license_label, moment
     from crawler.untrusted import one_line
     from crawler.versions import current_version
 
@@ -356,12 +357,13 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
     for entry in entries:
         row: dict[str, Any] = {
             "audit": entry.audit_id,
-            "date": entry.audit_started_at.isoformat(),
+            "date": moment(entry.audit_started_at),
             "status": entry.status,
             "note": entry.note,
         }
         if entry.snapshot is not None:
-            version = current_version(name, entry.snapshot, license_label(entry.snapshot, names))
+            label = license_label(license_label_facts(entry.snapshot), names)
+            version = current_version(name, entry.snapshot, label)
             row.update(
                 version=version.version,
                 source=version.version_source,
@@ -428,8 +430,9 @@ def diff(
     audit_a: int, audit_b: int, config_path: str | None, db_url: str | None, as_json: bool
 ) -> None:
     """What changed between two stored audits."""
-    from crawler.audit import findings_between
+    from crawler.audit import findings_between, source_names
     from crawler.report.json_report import change_entry
+    from crawler.report.words import change_summary, kind_name, plural
     from crawler.untrusted import one_line
 
     config = _load_if_present(config_path)
@@ -444,14 +447,14 @@ def diff(
     if as_json:
         import msgspec
 
-        changes = [msgspec.to_builtins(change_entry(c)) for c in findings.changes]
+        changes = [msgspec.to_builtins(change_entry(c, source_names())) for c in findings.changes]
         click.echo(json.dumps(changes, indent=2, default=str))
         return
-    click.echo(f"{len(findings.changes)} changes from audit #{audit_a} to #{audit_b}")
+    click.echo(f"{plural(len(findings.changes), 'change')} from audit #{audit_a} to #{audit_b}")
+    names = source_names()
     for change in findings.changes:
-        click.echo(
-            f"- {one_line(change.project)} {change.kind.value}: {one_line(change.summary, 300)}"
-        )
+        summary = one_line(change_summary(change, names), 300)
+        click.echo(f"- {one_line(change.project)} {kind_name(change.kind)}: {summary}")
 
 
 @cli.command("license")
@@ -459,7 +462,8 @@ def diff(
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def license_command(files: tuple[str, ...], as_json: bool) -> None:
     """Analyse local license files: SPDX ids, verdict, holders, extra text."""
-    from crawler.analysis.licenses import analyze_file, render_text
+    from crawler.analysis.licenses import analyze_file
+    from crawler.report.words import render_analysis
     from crawler.untrusted import terminal_text
 
     for path in files:
@@ -471,7 +475,7 @@ def license_command(files: tuple[str, ...], as_json: bool) -> None:
         return
     for path, analysis in analyses.items():
         # the file's text is quoted: no escape sequence in it may reach the terminal
-        click.echo(terminal_text(render_text(analysis, path)))
+        click.echo(terminal_text(render_analysis(analysis, path)))
 
 
 @cli.command()

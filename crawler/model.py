@@ -320,9 +320,10 @@ class ProjectOutcome:
 
 @dataclass(frozen=True)
 class Change:
+    """A fact that changed; ``crawler.report.words.change_summary`` words it."""
+
     project: str
     kind: ChangeKind
-    summary: str
     before: Any = None
     after: Any = None
     evidence_url: str | None = None
@@ -331,9 +332,10 @@ class Change:
 
 @dataclass(frozen=True)
 class Flag:
+    """A standing condition worth a look; ``crawler.report.words.flag_detail`` words it."""
+
     project: str
     kind: FlagKind
-    detail: str
     new: bool
     evidence_url: str | None = None
     details: dict[str, Any] = field(default_factory=dict)

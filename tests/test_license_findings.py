@@ -11,7 +11,6 @@ import pytest
 
 from crawler.analysis.license_clauses import (
     copyright_clause,
-    finding_sentence,
     reads_as_prose,
     span_effect,
 )
@@ -21,8 +20,8 @@ from crawler.analysis.licenses import (
     LicenseMatch,
     TextSpan,
     analyze_license,
-    license_findings,
 )
+from crawler.report.words import finding_sentence, license_findings
 
 GOVERNMENT = "This grant does not extend to government agencies."
 
@@ -161,7 +160,7 @@ def test_finding_sentence_quotes_locates_and_caps() -> None:
     assert finding_sentence(one) == "adds a restriction: “Use by banks is forbidden.” (line 5)"
     two = TextSpan(7, 8, "See CONTRIBUTING.md\nfor the code of conduct.")
     assert finding_sentence(two) == ("adds text: “See CONTRIBUTING.md for the code of "
-                                     "conduct.” (lines 7-8)")
+                                     "conduct.” (lines 7–8)")
     assert finding_sentence(TextSpan(9, 9, "for a fee,"), altered=True) == (
         "changes the wording to a condition: “for a fee,” (line 9)")
     long = finding_sentence(TextSpan(1, 1, "word " * 200))

@@ -22,6 +22,7 @@ from crawler.config import PageSpec, Settings, TableSpec
 from crawler.diff.pages import diff_page
 from crawler.fakes.pages import FakePageServer
 from crawler.model import ChangeKind, ExtractedTable, PageSnapshot
+from crawler.report.words import change_summary
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import (
     FetchedPage,
@@ -124,6 +125,7 @@ def test_cell_edit_reports_exact_before_and_after(
     assert change.kind is ChangeKind.TABLE_CHANGED
     assert change.evidence_url == "https://docs.acme.example/hw.html"
     assert change.details == {
+        "page": "acme-docs",
         "table": "hardware",
         "key_columns": ["Hardware"],
         "columns_added": [],
@@ -139,7 +141,7 @@ def test_cell_edit_reports_exact_before_and_after(
             }
         ],
     }
-    assert change.summary == (
+    assert change_summary(change, {}) == (
         "acme-docs: table 'hardware': 1 cell changed "
         "(Cambricon MLU Status: 'in progress' → 'supported')"
     )
@@ -157,7 +159,7 @@ def test_row_added_and_row_removed(site: FakePageServer, fetcher: PageFetcher) -
         {"Hardware": "Ascend NPU", "Status": "supported", "Notes": "vllm-ascend"}
     ]
     assert change.details["cells_changed"] == []
-    assert "1 row added (Iluvatar CoreX); 1 row removed (Ascend NPU)" in change.summary
+    assert "1 row added (Iluvatar CoreX); 1 row removed (Ascend NPU)" in change_summary(change, {})
 
 
 def test_rows_resorted_and_columns_reordered_are_not_changes(
@@ -223,8 +225,10 @@ def test_pin_bumped(site: FakePageServer, fetcher: PageFetcher) -> None:
     (change,) = diff_page("acme", before, after)
     assert change.kind is ChangeKind.PIN_CHANGED
     assert (change.before, change.after) == (">=0.27.1,<0.28.0", ">=0.28.0,<0.29.0")
-    assert change.details == {"pin": "vllm"}
-    assert change.summary == "acme-docs: pin 'vllm' '>=0.27.1,<0.28.0' → '>=0.28.0,<0.29.0'"
+    assert change.details == {"page": "acme-docs", "pin": "vllm"}
+    assert change_summary(change, {}) == (
+        "acme-docs: pin 'vllm' '>=0.27.1,<0.28.0' → '>=0.28.0,<0.29.0'"
+    )
 
 
 def test_pin_absent_is_none_and_disappearing_is_a_change(
@@ -262,7 +266,7 @@ def test_column_added_is_reported_once_not_per_cell() -> None:
     (change,) = diff_page("acme", before, after)
     assert change.details["columns_added"] == ["Since"]
     assert change.details["cells_changed"] == [] and change.details["rows_added"] == []
-    assert change.summary == "acme-docs: table 'hardware': 1 column added (Since)"
+    assert change_summary(change, {}) == "acme-docs: table 'hardware': 1 column added (Since)"
 
 
 # --- fetching --------------------------------------------------------------------------------

@@ -278,7 +278,7 @@ def test_a_first_audit_calls_nothing_new_since_a_baseline_it_does_not_have(
     outcome = _audit(renamed_server, db_url, tmp_path, RENAMES, None)
     assert outcome.report.as_json()["audit"]["baseline_audit_id"] is None
     markdown = (tmp_path / "reports" / "latest" / "report.md").read_text()
-    assert "### Phishing — NOASSERTION\n" in markdown
+    assert "### Phishing — NOASSERTION per GitHub\n" in markdown
     assert "new since the baseline" not in markdown
 
 

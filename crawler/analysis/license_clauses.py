@@ -1,10 +1,10 @@
-"""What a piece of license text that no template explains says, in plain words.
+"""What a piece of license text that no template explains does (restricts, conditions, grants).
 
 A template's variable regions (a copyright line, "[fullname]", "the copyright holder") may
 only be filled by what they stand for: a name, a year, an address, a list of holders. These
 helpers tell such fillings from sentences and clauses, find a clause appended to a copyright
-line, and sort extra text by its effect (restriction, condition, grant) so that a reviewer
-reads "adds a restriction" before the wording.
+line, and sort extra text by its effect (restriction, condition, grant); the words a reviewer
+reads for each effect are in ``crawler.report.words``.
 """
 
 from __future__ import annotations
@@ -200,37 +200,7 @@ class TextSpan:
         return self.effect in ("restriction", "condition")
 
 
-_VERB = {
-    "restriction": "adds a restriction",
-    "condition": "adds a condition",
-    "grant": "adds a permission",
-    "other": "adds text",
-}
-_ALTERED_VERB = {
-    "restriction": "changes the wording to a restriction",
-    "condition": "changes the wording to a condition",
-    "grant": "changes the wording to a permission",
-    "other": "changes the wording",
-}
-
-
 def quote(text: str, limit: int = QUOTE_CHARS) -> str:
     """The span's text on one line, whitespace collapsed, cut at ``limit`` characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
-def finding_verb(span: TextSpan, altered: bool = False) -> str:
-    """What the span does, in a reviewer's words: "adds a restriction", "changes the wording"…"""
-    return (_ALTERED_VERB if altered else _VERB)[span.effect]
-
-
-def finding_sentence(span: TextSpan, altered: bool = False) -> str:
-    """The reviewer's sentence for one span of extra text (or, with ``altered``, of text that
-    replaces template words), e.g. 'adds a restriction: “This grant does not extend to
-    government agencies.” (line 5)'. Plain text: the quote is upstream text, capped at
-    QUOTE_CHARS characters but not escaped, so a Markdown or HTML writer escapes it."""
-    verb = finding_verb(span, altered)
-    where = (f"line {span.start_line}" if span.start_line == span.end_line
-             else f"lines {span.start_line}-{span.end_line}")
-    return f"{verb}: “{quote(span.text)}” ({where})"

@@ -23,7 +23,6 @@ from crawler.analysis.license_clauses import (
     SpanEffect,
     TextSpan,
     copyright_clause,
-    finding_sentence,
     reads_as_prose,
     span_effect,
 )
@@ -55,8 +54,7 @@ ENGINE_VERSION = 3  # 2: variable regions take only names, years and holder list
 
 __all__ = [
     "ENGINE_VERSION", "LicenseAnalysis", "LicenseMatch", "SpanEffect", "TextSpan", "analyze_file",
-    "analyze_license", "finding_sentence", "is_license_file", "license_findings",
-    "noassertion_explanation", "normalize_github_spdx", "pick_root_license", "render_text",
+    "analyze_license", "is_license_file", "normalize_github_spdx", "pick_root_license",
     "span_effect", "word_diff",
 ]
 
@@ -112,14 +110,6 @@ def _verdict(value: object) -> LicenseVerdict:
 
 def _span(d: dict[str, Any]) -> TextSpan:
     return TextSpan(int(d["start_line"]), int(d["end_line"]), str(d["text"]))
-
-
-def license_findings(analysis: LicenseAnalysis) -> list[str]:
-    """The reviewer's sentences for an analysis, restrictions and conditions first, then
-    the other extra and altered text in file order (see ``finding_sentence``)."""
-    spans = [(s, False) for s in analysis.extra_text] + [(s, True) for s in analysis.altered_text]
-    spans.sort(key=lambda p: (not p[0].restriction, p[0].start_line))
-    return [finding_sentence(s, altered) for s, altered in spans]
 
 
 @dataclass
@@ -683,30 +673,6 @@ def pick_root_license(paths: Sequence[str]) -> str | None:
     return lesser[0] if stem in ("copying", "license", "licence") and lesser else chosen
 
 
-def noassertion_explanation(analysis: LicenseAnalysis, forge: str = "GitHub's licensee") -> str:
-    """Why the forge (``forge``: who said it) answered NOASSERTION, in one or two sentences,
-    with the ids."""
-    texts = [m for m in analysis.matches if m.verdict != "reference"]
-    refs = [f"{m.spdx_id} (line {m.start_line})" for m in analysis.matches
-            if m.verdict == "reference"]
-    if analysis.verdict == "unknown":
-        if refs:
-            return f"No known license text found; the file only names {', '.join(refs)}."
-        return "No known license text found: unknown or custom license, review the file."
-    named = ", ".join(m.spdx_id for m in texts)
-    several = f" ({len(texts)} licenses in one file)" if len(texts) > 1 else ""
-    also = f"; it also names {', '.join(refs)}" if refs else ""
-    if analysis.verdict == "modified":
-        where = ", ".join(f"lines {s.start_line}-{s.end_line}" for s in analysis.altered_text)
-        return (f"Modified {named} text{several}, {analysis.coverage:.0%} of the template: "
-                f"altered {where or 'by omission (see notes)'}{also}.")
-    if analysis.verdict == "match_with_extra_text":
-        lines = ", ".join(f"lines {s.start_line}-{s.end_line}" for s in analysis.extra_text)
-        return f"Known license {named}{several} plus extra text at {lines}{also}."
-    return (f"Standard {named} text{several}, word for word apart from title, copyright and "
-            f"SPDX lines; {forge} does not recognise it in this form{also}.")
-
-
 def word_diff(old: str, new: str, context: int = 5) -> list[tuple[str, str]]:
     """Word-level diff: ('equal' | 'delete' | 'insert', words); long equal runs keep only
     ``context`` words each side around an ellipsis."""
@@ -726,29 +692,3 @@ def word_diff(old: str, new: str, context: int = 5) -> list[tuple[str, str]]:
         if j2 > j1:
             out.append(("insert", " ".join(b[j1:j2])))
     return out
-
-
-def render_text(analysis: LicenseAnalysis, path: str) -> str:
-    """Plain-text report of one analysis, for the ``crawler license`` command."""
-    head = ", ".join(analysis.spdx_ids) or "no license found"
-    out = [f"{path}: {head} — {analysis.verdict} (coverage {analysis.coverage:.1%})"]
-    out += [f"  finding: {f}" for f in license_findings(analysis)]  # what a reviewer reads first
-    if analysis.expression:
-        out.append(f"  expression: {analysis.expression}")
-    for m in analysis.matches:
-        out.append(f"  {m.spdx_id:<24} lines {m.start_line}-{m.end_line}  "
-                   f"{m.verdict}" + ("" if m.verdict == "reference" else f" {m.coverage:.1%}"))
-    if analysis.copyright_holders:
-        out.append("  copyright holders:")
-        out += [f"    {h}" for h in analysis.copyright_holders]
-    for title, spans in (("extra text", analysis.extra_text),
-                         ("altered text", analysis.altered_text)):
-        for s in spans:
-            out.append(f"  {title}, lines {s.start_line}-{s.end_line}:")
-            out += [f"    | {ln}" for ln in s.text.split("\n")]
-    if analysis.notes:
-        out.append("  notes:")
-        out += [f"    - {n}" for n in analysis.notes]
-    if analysis.verdict != "exact":
-        out.append(f"  why not a plain license: {noassertion_explanation(analysis)}")
-    return "\n".join(out) + "\n"

@@ -256,8 +256,10 @@ def site_input(
     """What the Compatibility Explorer shows: the catalog, each project's release history and
     the changes the exported audit found."""
     from crawler.export.site import SiteChange, SiteInput
-    from crawler.findings import findings_between
+    from crawler.findings import findings_between, source_names
+    from crawler.report.words import change_summary
 
+    names = source_names()
     before = store.audit(audit.baseline_audit_id) if audit.baseline_audit_id else None
     findings = findings_between(store, config, before, audit)[0]
     return SiteInput(
@@ -265,7 +267,7 @@ def site_input(
         checked_on=export.audit_date,
         history={p.name: _history(store, p.name, audit.id) for p in export.projects},
         changes=[
-            SiteChange(c.project, c.kind.value, c.summary, c.evidence_url)
+            SiteChange(c.project, c.kind.value, change_summary(c, names), c.evidence_url)
             for c in findings.changes
         ],
         stale_after_days=stale_after_days,

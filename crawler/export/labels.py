@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from crawler.export.inputs import NOASSERTION, LicenseFacts, ProjectInput, TrackedRef
+from crawler.report import words
 
 MAX_NAME = 120  # a tag or release name shown in a cell
 MAX_QUOTE = 160  # the quoted first line of extra license text
@@ -167,7 +168,7 @@ def caution_sentences(project: ProjectInput) -> list[Cell]:
     sentences: list[Cell] = []
     base = license_base(facts)
     root = facts.root_file
-    forge = project.forge or "the forge"
+    verdict = words.forge_verdict(project.forge, NOASSERTION)
     if facts.forge_verdict == NOASSERTION and root is not None:
         reading = (
             [fixed(" reads as "), upstream(base), fixed(".")]
@@ -177,7 +178,7 @@ def caution_sentences(project: ProjectInput) -> list[Cell]:
         sentences.append(
             (
                 *_who(project),
-                fixed(f": {forge} reports NOASSERTION although a root license file exists; "),
+                fixed(f": {verdict}, although a root license file exists; "),
                 upstream(root.path, root.url),
                 *reading,
             )

@@ -20,7 +20,13 @@ import msgspec
 from crawler import __version__
 from crawler.analysis.license_clauses import TextSpan
 from crawler.diff import Findings
-from crawler.diff.licenses import analysis_of, detected_license, forge_agrees, forge_spdx
+from crawler.diff.licenses import (
+    analysis_of,
+    detected_license,
+    forge_agrees,
+    forge_spdx,
+    license_label_facts,
+)
 from crawler.diff.names import Names, label_of
 from crawler.model import (
     AuditStatus,
@@ -63,12 +69,12 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 
-def change_entry(change: Change) -> ChangeEntry:
+def change_entry(change: Change, names: Names) -> ChangeEntry:
     return ChangeEntry(
         project=change.project,
         kind=change.kind.value,
         section=change.kind.section.value,
-        summary=change.summary,
+        summary=words.change_summary(change, names),
         before=_plain(change.before),
         after=_plain(change.after),
         evidence_url=change.evidence_url,
@@ -172,7 +178,7 @@ def build_report(
                 published_at=row.published_at,
                 prerelease=row.prerelease,
                 newest_prerelease=row.newest_prerelease,
-                license=row.license,
+                license=words.license_label(license_label_facts(snapshot), names),
                 forge_license=forge_spdx(snapshot),
                 detected_license=detected_license(snapshot),
                 license_analysis=license_reading(snapshot, names),
@@ -206,10 +212,15 @@ def build_report(
             changes_by_kind=dict(sorted(counts.items())),
             not_selected=audit.not_selected,
         ),
-        changes=tuple(change_entry(c) for c in findings.changes),
+        changes=tuple(change_entry(c, names) for c in findings.changes),
         flags=tuple(
             FlagEntry(
-                f.project, f.kind.value, f.detail, f.new, f.evidence_url, _plain(f.details)
+                f.project,
+                f.kind.value,
+                words.flag_detail(f, names, analysis_of(states.get(f.project))),
+                f.new,
+                f.evidence_url,
+                _plain(f.details),
             )
             for f in findings.flags
         ),

@@ -180,7 +180,8 @@ def _license_lines(report: Report) -> list[str]:
         if flag is not None:
             # a first audit has no baseline: nothing there is "new since" anything
             since = flag.new and report.audit.baseline_audit_id is not None
-            status = " — NOASSERTION, new since the baseline" if since else " — NOASSERTION"
+            verdict = words.forge_verdict(project.forge_label, words.NOASSERTION)
+            status = f" — {verdict}" + (", new since the baseline" if since else "")
         evidence = (
             link(reading.path, reading.url) if reading else link("license file", None)
         )

@@ -17,11 +17,15 @@ for its own format (Markdown, HTML, JSON).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
+from typing import Any
 
 from crawler.analysis.license_clauses import TextSpan, quote
 from crawler.analysis.licenses import LicenseAnalysis
+from crawler.diff.licenses import LicenseLabelFacts
+from crawler.diff.names import Names, key_of, label_of
+from crawler.model import Change, ChangeKind, Flag, FlagKind
 from crawler.report.model import Report
 
 NOASSERTION = "NOASSERTION"
@@ -241,3 +245,169 @@ def render_analysis(analysis: LicenseAnalysis, path: str) -> str:
     if analysis.verdict != "exact":
         out.append(f"  why not a plain license: {noassertion_explanation(analysis)}")
     return "\n".join(out) + "\n"
+
+
+# -- the catalog's license column ---------------------------------------------------------------
+
+
+def license_label(facts: LicenseLabelFacts | None, names: Names) -> str | None:
+    """The catalog's license column: the forge's verdict, corrected by our reading."""
+    if facts is None:
+        return None
+    forge, ours = facts.forge, facts.detected
+    if forge and forge != NOASSERTION:
+        return f"{forge} (file has extra text)" if facts.extra_text else forge
+    if ours:  # the forge said NOASSERTION, or nothing: our reading names the license
+        suffix = " + extra text" if facts.extra_text else ""
+        verdict = forge_verdict(label_of(names, facts.forge_name), forge)
+        return f"{verdict}; text reads {ours}{suffix}"
+    if forge == NOASSERTION:
+        return NOASSERTION
+    if not facts.license_file and facts.forge_answered:
+        return "none found"
+    return None
+
+
+def _label(facts: Mapping[str, Any] | None, names: Names) -> str | None:
+    return license_label(LicenseLabelFacts(**facts), names) if facts else None
+
+
+# -- changes and flags --------------------------------------------------------------------------
+
+MAX_LISTED = 3  # items named in a one-line summary; the rest are counted
+
+
+def _listing(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:MAX_LISTED])
+    more = len(items) - MAX_LISTED
+    return f"{shown}, +{more} more" if more > 0 else shown
+
+
+def _table_summary(details: Mapping[str, Any]) -> str:
+    key_columns = tuple(details.get("key_columns") or ())
+
+    def row_label(row: Mapping[str, str]) -> str:
+        return " / ".join(row.get(c, "") for c in key_columns) or " / ".join(row.values())
+
+    parts = []
+    for what, field in (("added", "columns_added"), ("removed", "columns_removed")):
+        if details.get(field):
+            parts.append(f"{plural(len(details[field]), 'column')} {what} "
+                         f"({_listing(details[field])})")  # fmt: skip
+    for what, field in (("added", "rows_added"), ("removed", "rows_removed")):
+        if details.get(field):
+            labels = [row_label(r) for r in details[field]]
+            parts.append(f"{plural(len(labels), 'row')} {what} ({_listing(labels)})")
+    cells = details.get("cells_changed") or []
+    if cells:
+        labels = [
+            f"{' / '.join(c['key'].values())} {c['column']}: {c['before']!r} → {c['after']!r}"
+            for c in cells
+        ]
+        parts.append(f"{plural(len(cells), 'cell')} changed ({_listing(labels)})")
+    return f"table {details.get('table')!r}: " + "; ".join(parts)
+
+
+def change_summary(change: Change, names: Names) -> str:
+    """One line saying what changed, from the change's facts."""
+    kind, details = change.kind, change.details
+    if kind in (ChangeKind.NEW_RELEASE, ChangeKind.NEW_PRERELEASE):
+        pre = " (pre-release)" if kind is ChangeKind.NEW_PRERELEASE else ""
+        return f"{change.after}{pre} published {details.get('published_at') or 'undated'}"
+    if kind is ChangeKind.RELEASE_REMOVED:
+        return f"{change.before} is no longer listed as a release"
+    if kind is ChangeKind.NEW_TAG:
+        sha = str(details.get("sha") or "")[:12]
+        return f"tag {change.after} ({sha}) {details.get('date') or ''}".strip()
+    if kind is ChangeKind.NEW_COMMIT:
+        when = f" ({details['date']})" if details.get("date") else ""
+        return f"default branch moved to {str(change.after)[:12]}{when}"
+    if kind is ChangeKind.NEW_PACKAGE_VERSION:
+        pre = " (pre-release)" if details.get("prerelease") else ""
+        when = f" uploaded {details['uploaded_at']}" if details.get("uploaded_at") else ""
+        label = label_of(names, details.get("registry"))
+        return f"{label} {details.get('package')} {change.after}{pre}{when}"
+    if kind is ChangeKind.LICENSE_CHANGED:
+        before = _label(details.get("label_before"), names)
+        after = _label(details.get("label_after"), names)
+        return f"license {before} → {after}"
+    if kind is ChangeKind.LICENSE_TEXT_CHANGED:
+        still = _label(details.get("label_after"), names)
+        return f"{details.get('path')} text changed; license still {still}"
+    if kind is ChangeKind.LICENSE_FILES_CHANGED:
+        parts = [f"{what} {', '.join(details[what])}" for what in ("added", "removed", "changed")
+                 if details.get(what)]  # fmt: skip
+        return "license files " + "; ".join(parts)
+    if kind is ChangeKind.REPO_MOVED:
+        what = f"{change.before} → {change.after}" if details.get("moved") else str(change.after)
+        note = (" (a different repository id: deleted and re-created?)"
+                if details.get("replaced") else "")  # fmt: skip
+        key = key_of(names, details.get("forge"))
+        return f"repository moved {what}{note}; update '{key}' in sources.yaml"
+    if kind is ChangeKind.REPO_ARCHIVED:
+        return f"{details.get('repo')} is archived (read-only upstream)"
+    if kind is ChangeKind.PROJECT_ADDED:
+        return f"now tracking {change.after}" if change.after else "now tracked"
+    if kind is ChangeKind.PROJECT_REMOVED:
+        return "no longer listed in sources.yaml"
+    page = details.get("page")
+    if kind is ChangeKind.TABLE_CHANGED:
+        return f"{page}: {_table_summary(details)}"
+    if kind is ChangeKind.PIN_CHANGED:
+        return f"{page}: pin {details.get('pin')!r} {change.before!r} → {change.after!r}"
+    return f"{page}: watched text changed: {str(details.get('diff') or '')[:200]}"
+
+
+def last_checked(since: datetime | None, now: datetime) -> str:
+    """``last checked 2026-11-20 (10 days ago)``."""
+    if since is None:
+        return "never checked yet"
+    days = (now - since).days
+    ago = "today" if days == 0 else f"{plural(days, 'day')} ago"
+    return f"last checked {day(since)} ({ago})"
+
+
+def flag_detail(flag: Flag, names: Names, analysis: LicenseAnalysis | None = None) -> str:
+    """One line saying what the flag is about, from its facts (``analysis``: the project's
+    reading of its license file, for a NOASSERTION)."""
+    details = flag.details
+    if flag.kind is FlagKind.LICENSE_NOASSERTION:
+        label = label_of(names, details.get("source"))
+        detail = f"{label} reports NOASSERTION"
+        if analysis is not None:
+            detail += f"; {noassertion_explanation(analysis, label)}"
+        return detail
+    if flag.kind is FlagKind.NO_TAGGED_RELEASE:
+        forge = label_of(names, details.get("forge"))
+        ref = details.get("ref")
+        when = f" ({details['date']})" if details.get("date") else ""
+        configured = f" (track: {details.get('track')}; releases not checked)"
+        asked = bool(details.get("releases_checked"))
+        if details.get("tracked_by") == "tag":
+            if asked:
+                return f"no {forge} release; tracked by tag {ref}{when}"
+            return f"tracked by tag {ref}{when}{configured}"
+        if details.get("tracked_by") == "commit":
+            if asked:
+                return f"no {forge} release or tag; tracked by commit {ref}{when}"
+            return f"tracked by commit {ref}{when}{configured}"
+        return f"no {forge} release, tag or commit found"
+    if flag.kind is FlagKind.CHANNEL_MISMATCH:
+        label = label_of(names, details.get("registry"))
+        forge = label_of(names, details.get("forge"))
+        problem = details.get("problem")
+        if problem == "version_ahead":
+            return (f"{label} has {details.get('package_version')} but the newest {forge} "
+                    f"release is {details.get('release')} (published without a release?)")
+        if problem == "release_without_package":
+            return (f"{forge} release {details.get('release')} "
+                    f"({day(details.get('published_at'))}) has no {label} upload after "
+                    f"{plural(int(details.get('days') or 0), 'day')}; newest there is "
+                    f"{details.get('package_version')}")  # fmt: skip
+        return (f"{label} declares license {details.get('declared')}, the repository's "
+                f"license file reads {details.get('detected')}")  # fmt: skip
+    since = details.get("last_checked")
+    ago = (f"last checked {day(since)} ({plural(int(details.get('days') or 0), 'day')} ago)"
+           if since else "never checked yet")  # fmt: skip
+    return (f"not checked for {plural(int(details.get('days') or 0), 'day')}: {ago}; the "
+            "catalog shows its last good state")

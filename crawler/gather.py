@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from crawler.config import DEFAULT_PIN_TEXT_LIMIT, Config, Location, PageSpec, ProjectSpec
 from crawler.model import (
     FetchError,
+    LicenseAnalysis,
     LicenseFile,
     PageSnapshot,
     ProjectResult,
@@ -116,7 +117,7 @@ class Gatherer:
         pin_text_limit: int = DEFAULT_PIN_TEXT_LIMIT,
         project_deadline: float | None = None,
         progress: AuditProgress | None = None,
-        analyse: Callable[[str, str, Sequence[str]], dict[str, Any]] | None = None,
+        analyse: Callable[[str, str, Sequence[str]], LicenseAnalysis] | None = None,
     ) -> None:
         self.web = web
         self.clock = clock
@@ -377,10 +378,10 @@ class LicenseAnalyses:
     def __init__(
         self,
         prior: Iterable[ProjectSnapshot],
-        analyse: Callable[[str, str, Sequence[str]], dict[str, Any]],
+        analyse: Callable[[str, str, Sequence[str]], LicenseAnalysis],
     ) -> None:
         self._analyse = analyse
-        self._known: dict[tuple[str, str, tuple[str, ...]], dict[str, Any]] = {}
+        self._known: dict[tuple[str, str, tuple[str, ...]], LicenseAnalysis] = {}
         self._lock = threading.Lock()  # sources may complete projects from their workers
         self.performed = 0
         for snapshot in prior:
@@ -407,19 +408,16 @@ def _siblings(snapshot: ProjectSnapshot) -> tuple[str, ...]:
     return tuple(sorted(e.path for e in snapshot.license_inventory or () if "/" not in e.path))
 
 
-ENGINE = "engine"
-
-
-def _current_engine(analysis: Mapping[str, Any]) -> bool:
+def _current_engine(analysis: LicenseAnalysis) -> bool:
     from crawler.analysis.licenses import ENGINE_VERSION
 
-    return analysis.get(ENGINE) == ENGINE_VERSION
+    return analysis.engine == ENGINE_VERSION
 
 
-def _analyse_license(text: str, path: str, siblings: Sequence[str]) -> dict[str, Any]:
+def _analyse_license(text: str, path: str, siblings: Sequence[str]) -> LicenseAnalysis:
     from crawler.analysis.licenses import ENGINE_VERSION, analyze_license
 
-    return {**analyze_license(text, path, list(siblings)).to_dict(), ENGINE: ENGINE_VERSION}
+    return replace(analyze_license(text, path, list(siblings)), engine=ENGINE_VERSION)
 
 
 def _extract_page(

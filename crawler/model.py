@@ -158,6 +158,57 @@ class ForgeLicense:
     name: str | None
 
 
+SpanEffect = Literal["restriction", "condition", "grant", "other"]
+
+
+@dataclass(frozen=True, slots=True)
+class TextSpan:
+    """A piece of a license file kept verbatim: extra text no template explains, or text
+    that replaces template words."""
+
+    start_line: int  # 1-based, inclusive
+    end_line: int
+    text: str  # verbatim
+    # what the wording does to the terms, as the analysis read it (crawler.analysis.
+    # license_clauses.span_effect); None in analyses stored before spans had one, which the
+    # store completes when it reads them (crawler.analysis.licenses.with_effects)
+    effect: SpanEffect | None = field(default=None, compare=False)
+
+    @property
+    def restriction(self) -> bool:
+        """The wording restricts or conditions the license: a reviewer reads it first."""
+        return self.effect in ("restriction", "condition")
+
+
+@dataclass(frozen=True, slots=True)
+class LicenseMatch:
+    spdx_id: str
+    start_line: int
+    end_line: int
+    coverage: float
+    verdict: str  # exact | match_with_extra_text | modified (inside the span) | reference
+
+
+@dataclass(frozen=True, slots=True)
+class LicenseAnalysis:
+    """Our reading of one license text (crawler.analysis.licenses.analyze_license), stored
+    with the snapshot as it is: decoded once with the snapshot, never rebuilt from a dict."""
+
+    spdx_ids: tuple[str, ...]  # in file order
+    expression: str | None  # only on explicit evidence
+    verdict: LicenseVerdict
+    coverage: float
+    matches: tuple[LicenseMatch, ...]
+    copyright_holders: tuple[str, ...]
+    extra_text: tuple[TextSpan, ...]
+    altered_text: tuple[TextSpan, ...]
+    notes: tuple[str, ...]
+    engine: int = 0  # the analysis engine that read it; an older one is read again
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(msgspec.to_builtins(self))
+
+
 @dataclass(frozen=True, slots=True)
 class LicenseFile:
     """The root license file, its blob SHA and our own analysis of its text."""
@@ -165,7 +216,7 @@ class LicenseFile:
     path: str
     blob_sha: str
     url: str
-    analysis: dict[str, Any] | None = None  # crawler.analysis.licenses.LicenseAnalysis.to_dict()
+    analysis: LicenseAnalysis | None = None
     text: str | None = None
 
 

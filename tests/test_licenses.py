@@ -8,6 +8,7 @@ import re
 import textwrap
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from crawler.analysis.license_templates import reference_text
@@ -20,6 +21,7 @@ from crawler.analysis.licenses import (
     is_license_file,
     normalize_github_spdx,
     pick_root_license,
+    text_span,
     word_diff,
 )
 from crawler.report.words import noassertion_explanation, render_analysis
@@ -270,7 +272,7 @@ def test_huge_and_binary_input_does_not_crash(tmp_path: Path) -> None:
 def test_to_dict_round_trips_through_json() -> None:
     a = analyze_license(f"{text_of('MIT')}\n\n{NOTE}\n", "LICENSE")
     d = json.loads(json.dumps(a.to_dict()))
-    assert LicenseAnalysis.from_dict(d) == a
+    assert msgspec.convert(d, LicenseAnalysis) == a
     assert d["extra_text"][0]["text"] == NOTE
 
 
@@ -350,7 +352,7 @@ def test_word_diff_is_compact() -> None:
 
 def test_render_analysis() -> None:
     a = _analysis("match_with_extra_text", copyright_holders=("Tile-AI",),
-                  extra_text=(TextSpan(4, 5, "**During the period\nsubject to terms.**"),))
+                  extra_text=(text_span(4, 5, "**During the period\nsubject to terms.**"),))
     assert render_analysis(a, "LICENSE") == (
         "LICENSE: MIT — match_with_extra_text (coverage 100.0%)\n"
         "  finding: adds a condition: “**During the period subject to terms.**” (lines 4–5)\n"

@@ -10,11 +10,10 @@ reads for each effect are in ``crawler.report.words``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from itertools import pairwise
-from typing import Literal
 
-SpanEffect = Literal["restriction", "condition", "grant", "other"]
+from crawler.model import SpanEffect, TextSpan
+
 SPAN_EFFECTS: tuple[SpanEffect, ...] = ("restriction", "condition", "grant", "other")
 QUOTE_CHARS = 300  # a finding quotes at most this much of the span
 
@@ -179,25 +178,9 @@ def span_effect(text: str) -> SpanEffect:
     return "other"
 
 
-@dataclass(frozen=True)
-class TextSpan:
-    """A piece of a license file kept verbatim: extra text no template explains, or text
-    that replaces template words."""
-
-    start_line: int  # 1-based, inclusive
-    end_line: int
-    text: str  # verbatim
-
-    @property
-    def effect(self) -> SpanEffect:
-        """What the wording does to the terms (see ``span_effect``); derived from the text,
-        so analyses stored before this existed read the same."""
-        return span_effect(self.text)
-
-    @property
-    def restriction(self) -> bool:
-        """The wording restricts or conditions the license: a reviewer reads it first."""
-        return self.effect in ("restriction", "condition")
+def text_span(start_line: int, end_line: int, text: str) -> TextSpan:
+    """A span of the file, with what its wording does (``span_effect``)."""
+    return TextSpan(start_line, end_line, text, span_effect(text))
 
 
 def quote(text: str, limit: int = QUOTE_CHARS) -> str:

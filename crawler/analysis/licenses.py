@@ -11,20 +11,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from license_expression import Licensing, get_spdx_licensing
 
 from crawler.analysis.license_clauses import (
-    SpanEffect,
-    TextSpan,
     copyright_clause,
     reads_as_prose,
     span_effect,
+    text_span,
 )
 from crawler.analysis.license_paths import is_test_data
 from crawler.analysis.license_templates import (
@@ -39,7 +37,13 @@ from crawler.analysis.license_templates import (
     tokenize_lines,
 )
 from crawler.analysis.license_variants import accept_variants
-from crawler.model import LICENSE_VERDICTS, LicenseVerdict
+from crawler.model import (
+    LicenseAnalysis,
+    LicenseMatch,
+    LicenseVerdict,
+    SpanEffect,
+    TextSpan,
+)
 
 MAX_CHARS = 256 * 1024  # characters analysed per file
 MAX_MATCHES = 8
@@ -55,61 +59,8 @@ ENGINE_VERSION = 3  # 2: variable regions take only names, years and holder list
 __all__ = [
     "ENGINE_VERSION", "LicenseAnalysis", "LicenseMatch", "SpanEffect", "TextSpan", "analyze_file",
     "analyze_license", "is_license_file", "normalize_github_spdx", "pick_root_license",
-    "span_effect", "word_diff",
+    "span_effect", "text_span", "with_effects", "word_diff",
 ]
-
-
-@dataclass(frozen=True)
-class LicenseMatch:
-    spdx_id: str
-    start_line: int
-    end_line: int
-    coverage: float
-    verdict: str  # exact | match_with_extra_text | modified (inside the span) | reference
-
-
-@dataclass(frozen=True)
-class LicenseAnalysis:
-    spdx_ids: tuple[str, ...]  # in file order
-    expression: str | None  # only on explicit evidence
-    verdict: LicenseVerdict
-    coverage: float
-    matches: tuple[LicenseMatch, ...]
-    copyright_holders: tuple[str, ...]
-    extra_text: tuple[TextSpan, ...]
-    altered_text: tuple[TextSpan, ...]
-    notes: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict; each span also carries its ``effect`` (ignored on loading,
-        where it is derived from the text again)."""
-        d = asdict(self)
-        for key, spans in (("extra_text", self.extra_text), ("altered_text", self.altered_text)):
-            for out, span in zip(d[key], spans, strict=True):
-                out["effect"] = span.effect
-        return d
-
-    @staticmethod
-    def from_dict(d: dict[str, Any]) -> LicenseAnalysis:
-        return LicenseAnalysis(
-            spdx_ids=tuple(d.get("spdx_ids", ())),
-            expression=d.get("expression"),
-            verdict=_verdict(d.get("verdict")),
-            coverage=float(d.get("coverage", 0.0)),
-            matches=tuple(LicenseMatch(**m) for m in d.get("matches", ())),
-            copyright_holders=tuple(d.get("copyright_holders", ())),
-            extra_text=tuple(_span(s) for s in d.get("extra_text", ())),
-            altered_text=tuple(_span(s) for s in d.get("altered_text", ())),
-            notes=tuple(d.get("notes", ())),
-        )
-
-
-def _verdict(value: object) -> LicenseVerdict:
-    return next((v for v in LICENSE_VERDICTS if v == value), "unknown")
-
-
-def _span(d: dict[str, Any]) -> TextSpan:
-    return TextSpan(int(d["start_line"]), int(d["end_line"]), str(d["text"]))
 
 
 @dataclass
@@ -138,7 +89,7 @@ class _Doc:
         while e < ceil and not last[e].isspace():
             e += 1
         parts = [first[s:e]] if l0 == l1 else [first[s:], *self.lines[l0 + 1 : l1], last[:e]]
-        return TextSpan(l0 + 1, l1 + 1, "\n".join(parts))
+        return text_span(l0 + 1, l1 + 1, "\n".join(parts))
 
 
     def prose(self, free: list[int]) -> set[int]:
@@ -692,3 +643,17 @@ def word_diff(old: str, new: str, context: int = 5) -> list[tuple[str, str]]:
         if j2 > j1:
             out.append(("insert", " ".join(b[j1:j2])))
     return out
+
+
+def with_effects(analysis: LicenseAnalysis) -> LicenseAnalysis:
+    """``analysis`` with every span's effect: analyses stored before spans had one get it
+    from their text, once, when the store reads them."""
+    if all(s.effect is not None for s in (*analysis.extra_text, *analysis.altered_text)):
+        return analysis
+
+    def fill(spans: tuple[TextSpan, ...]) -> tuple[TextSpan, ...]:
+        return tuple(s if s.effect is not None else replace(s, effect=span_effect(s.text))
+                     for s in spans)  # fmt: skip
+
+    return replace(analysis, extra_text=fill(analysis.extra_text),
+                   altered_text=fill(analysis.altered_text))  # fmt: skip

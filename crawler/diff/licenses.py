@@ -15,9 +15,9 @@ NOASSERTION = "NOASSERTION"
 
 
 def analysis_of(snapshot: ProjectSnapshot | None) -> LicenseAnalysis | None:
-    if snapshot is None or snapshot.license_file is None or not snapshot.license_file.analysis:
+    if snapshot is None or snapshot.license_file is None:
         return None
-    return LicenseAnalysis.from_dict(snapshot.license_file.analysis)
+    return snapshot.license_file.analysis
 
 
 def forge_spdx(snapshot: ProjectSnapshot | None) -> str | None:
@@ -166,7 +166,7 @@ def noassertion_flag(
         details["analysis"] = {
             "spdx_ids": list(analysis.spdx_ids),
             "verdict": analysis.verdict,
-            "extra_text": [s.__dict__ for s in analysis.extra_text],
+            "extra_text": [asdict(s) for s in analysis.extra_text],
         }
     return Flag(
         project=name,

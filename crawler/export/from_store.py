@@ -14,7 +14,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crawler.analysis.licenses import LicenseAnalysis, is_license_file
+from crawler.analysis.licenses import is_license_file
 from crawler.config import Config, PageSpec, ProjectSpec
 from crawler.diff.licenses import forge_spdx
 from crawler.export.inputs import (
@@ -105,7 +105,7 @@ def _license(snapshot: ProjectSnapshot) -> LicenseFacts | None:
     if snapshot.forge_license is None and snapshot.license_file is None:
         return None
     lf = snapshot.license_file
-    analysis = LicenseAnalysis.from_dict(lf.analysis) if lf and lf.analysis else None
+    analysis = lf.analysis if lf else None
     return license_facts_from_analysis(
         analysis,
         forge_verdict=forge_spdx(snapshot),

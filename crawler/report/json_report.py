@@ -18,7 +18,6 @@ from typing import Any
 import msgspec
 
 from crawler import __version__
-from crawler.analysis.license_clauses import TextSpan
 from crawler.diff import Findings
 from crawler.diff.licenses import (
     analysis_of,
@@ -36,6 +35,7 @@ from crawler.model import (
     ProjectOutcome,
     ProjectSnapshot,
     ProjectStatus,
+    TextSpan,
 )
 from crawler.report import words
 from crawler.report.model import (
@@ -140,7 +140,7 @@ def license_reading(snapshot: ProjectSnapshot | None, names: Names) -> LicenseRe
 
 def _span(span: TextSpan, altered: bool) -> SpanEntry:
     """A span for the report: where, verbatim, and what it does in plain words."""
-    return SpanEntry(span.start_line, span.end_line, span.text, span.effect,
+    return SpanEntry(span.start_line, span.end_line, span.text, span.effect or "other",
                      words.finding_verb(span, altered))  # fmt: skip
 
 

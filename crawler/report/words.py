@@ -21,11 +21,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
-from crawler.analysis.license_clauses import TextSpan, quote
-from crawler.analysis.licenses import LicenseAnalysis
+from crawler.analysis.license_clauses import quote
 from crawler.diff.licenses import LicenseLabelFacts
 from crawler.diff.names import Names, key_of, label_of
-from crawler.model import Change, ChangeKind, Flag, FlagKind
+from crawler.model import Change, ChangeKind, Flag, FlagKind, LicenseAnalysis, TextSpan
 from crawler.report.model import Report
 
 NOASSERTION = "NOASSERTION"
@@ -159,7 +158,7 @@ _ALTERED_VERB = {
 
 def finding_verb(span: TextSpan, altered: bool = False) -> str:
     """What the span does, in a reviewer's words: "adds a restriction", "changes the wording"…"""
-    return (_ALTERED_VERB if altered else _VERB)[span.effect]
+    return (_ALTERED_VERB if altered else _VERB)[span.effect or "other"]
 
 
 def finding_sentence(span: TextSpan, altered: bool = False) -> str:

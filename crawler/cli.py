@@ -504,10 +504,10 @@ def page(
     """Show what would be extracted from a page (URL or file), to write a selector."""
     from crawler.analysis.tables import ExtractionError
     from crawler.config import Settings
+    from crawler.report.words import page_preview
     from crawler.upstream.pages import (
         PRIVATE_HINT,
         PageFetchError,
-        preview_page,
         preview_page_json,
     )
 
@@ -524,7 +524,8 @@ def page(
                 json.dumps(preview_page_json(source, **options), indent=2, ensure_ascii=False)
             )
         else:
-            click.echo(preview_page(source, **options))
+            data = preview_page_json(source, **options)
+            click.echo(page_preview(data, source, table_selector, heading))
     except (ExtractionError, PageFetchError, OSError) as exc:
         # this command has its own switch: name it rather than the sources.yaml setting
         raise click.ClickException(str(exc).replace(PRIVATE_HINT, "pass --allow-private")) from None

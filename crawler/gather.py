@@ -14,7 +14,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from crawler.config import DEFAULT_PIN_TEXT_LIMIT, Config, Location, PageSpec, ProjectSpec
 from crawler.model import (
@@ -26,6 +26,7 @@ from crawler.model import (
     ProjectSnapshot,
     ProjectStatus,
     Provenance,
+    Usage,
 )
 from crawler.upstream.guard import capped, failed, open_source, sealed
 from crawler.upstream.http import ResponseCache
@@ -64,8 +65,12 @@ class OpenSources:
             except Exception:  # closing must not hide the audit's outcome
                 log.warning("closing source %s failed", source.kind.name, exc_info=True)
 
-    def usage(self) -> dict[str, dict[str, Any]]:
+    def usage(self) -> dict[str, Usage]:
         return {name: source.usage() for name, source in self.by_name.items()}
+
+
+def _count(value: int | float | str | bool | None) -> int:
+    return int(value) if isinstance(value, int | float) else 0
 
 
 def used_sources(specs: Sequence[ProjectSpec]) -> list[str]:
@@ -187,8 +192,9 @@ class Gatherer:
         if self.progress is None:
             return
         usage = self.sources.usage()
-        spent = sum(int(u.get("requests") or 0) for u in usage.values())
-        budgets = [int(u["rate_remaining"]) for u in usage.values() if u.get("rate_remaining")]
+        spent = sum(_count(u.get("requests")) for u in usage.values())
+        left = [u.get("rate_remaining") for u in usage.values()]
+        budgets = [_count(n) for n in left if n]
         with self._lock:
             requests, self._requests_seen = spent - self._requests_seen, spent
             self.progress.project_done(

@@ -76,6 +76,8 @@ class FlagKind(StrEnum):
 
 
 VersionSource = Literal["release", "tag", "commit"]
+# what a source spent in one audit (requests, 304 answers, retries, points…), for the report
+Usage = dict[str, int | float | str | bool | None]
 AuditStatus = Literal["running", "complete", "partial", "failed"]
 AUDIT_STATUSES: tuple[AuditStatus, ...] = ("running", "complete", "partial", "failed")
 # our reading of a license file: word for word, with extra text, modified, or not recognised

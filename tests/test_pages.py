@@ -22,14 +22,13 @@ from crawler.config import PageSpec, Settings, TableSpec
 from crawler.diff.pages import diff_page
 from crawler.fakes.pages import FakePageServer
 from crawler.model import ChangeKind, ExtractedTable, PageSnapshot
-from crawler.report.words import change_summary
+from crawler.report.words import change_summary, page_preview
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import (
     FetchedPage,
     PageFetcher,
     PageFetchError,
     decode_body,
-    preview_page,
     preview_page_json,
 )
 
@@ -574,14 +573,16 @@ def test_preview_lists_tables_then_shows_one(tmp_path: Path, site: FakePageServe
         "## Plugins\n\n| Accelerator | Package |\n|---|---|\n| Cambricon MLU | `vllm-mlu` |\n"
         "| Ascend NPU | `vllm-ascend` |\n\n## Other\n\n| A | B |\n|---|---|\n| 1 | 2 |\n"
     )
-    listing = preview_page(
+    found = preview_page_json(
         str(readme), table_selector=None, heading=None, key=(), settings=LOOPBACK
     )
-    assert '[0] under "Plugins", 2 row(s): Accelerator | Package' in listing
-    assert '[1] under "Other", 1 row(s): A | B' in listing
-    shown = preview_page(
+    listing = page_preview(found, str(readme), None, None)
+    assert '[0] under "Plugins", 2 rows: Accelerator | Package' in listing
+    assert '[1] under "Other", 1 row: A | B' in listing
+    one = preview_page_json(
         str(readme), table_selector=None, heading="Plugins", key=("accelerator",), settings=LOOPBACK
     )
+    shown = page_preview(one, str(readme), None, "Plugins")
     assert shown.splitlines()[1:] == [
         "Accelerator   | Package",
         "--------------+------------",

@@ -410,3 +410,46 @@ def flag_detail(flag: Flag, names: Names, analysis: LicenseAnalysis | None = Non
            if since else "never checked yet")  # fmt: skip
     return (f"not checked for {plural(int(details.get('days') or 0), 'day')}: {ago}; the "
             "catalog shows its last good state")
+
+
+# -- the terminal ------------------------------------------------------------------------------
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def page_preview(
+    data: Mapping[str, Any], source: str, table_selector: str | None, heading: str | None
+) -> str:
+    """``crawler page`` on a terminal: the tables found (``preview_page_json``'s answer), or
+    the one selected as an aligned table, and the pins."""
+    lines: list[str] = []
+    if "tables" in data:
+        tables = data["tables"]
+        found = f"{plural(len(tables), 'table')} in {source}:"
+        lines.append(found if tables else f"No table in {source}.")
+        for info in tables:
+            under = f'under "{info["heading"]}"' if info["heading"] else "before any heading"
+            rows = "too many rows" if info["row_count"] < 0 else plural(info["row_count"], "row")
+            lines.append(f"  [{info['index']}] {under}, {rows}: {' | '.join(info['columns'])}")
+            if info["selector"]:
+                lines.append(f"      selector: {info['selector']}")
+        if tables:
+            lines.append("Choose one with --heading TEXT or --table SELECTOR, and --key COLUMN.")
+    else:
+        table = data["table"]
+        where = f"selector `{table_selector}`" if table_selector else f"heading {heading!r}"
+        keyed = f", keyed by {', '.join(table['key_columns'])}" if table["key_columns"] else ""
+        lines.append(f"Table at {where} in {source}: {plural(len(table['rows']), 'row')}{keyed}")
+        columns: list[str] = table["columns"]
+        cells = [columns] + [[row[c] for c in columns] for row in table["rows"]]
+        widths = [min(60, max(len(r[i]) for r in cells)) for i in range(len(columns))]
+        for n, row in enumerate(cells):
+            padded = (_clip(v, w).ljust(w) for v, w in zip(row, widths, strict=True))
+            lines.append(" | ".join(padded).rstrip())
+            if n == 0:
+                lines.append("-+-".join("-" * w for w in widths))
+    for name, value in (data.get("pins") or {}).items():
+        lines.append(f"pin {name}: {value if value is not None else '(not found)'}")
+    return "\n".join(lines)

@@ -112,4 +112,4 @@ def test_layers_contract_is_kept() -> None:
         timeout=300,
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "Contracts: 2 kept, 0 broken." in run.stdout
+    assert "Contracts: 4 kept, 0 broken." in run.stdout

@@ -156,3 +156,34 @@ def test_words_dates_and_plurals() -> None:
     assert words.line_range(203, 203) == "line 203"
     assert words.line_range(4, 5) == "lines 4–5"
     assert words.version_date(None) == "—"
+
+
+def test_facts_are_worded_only_by_the_presentation_model() -> None:
+    """No function of the analysis, the diff or the sources returns a sentence: the changes
+    and flags they return carry facts, and the words come from crawler.report.words."""
+    import dataclasses
+
+    import grimp
+
+    import crawler.analysis.license_clauses as clauses
+    import crawler.analysis.licenses as licenses
+    import crawler.diff.licenses as diff_licenses
+    import crawler.diff.pages as diff_pages
+    import crawler.upstream.pages as pages
+    from crawler.model import Change, Flag
+
+    graph = grimp.build_graph("crawler", cache_dir=None)
+    for below in ("crawler.analysis", "crawler.diff", "crawler.upstream", "crawler.model"):
+        for module in graph.find_descendants(below) | {below}:
+            assert not graph.find_shortest_chains(importer=module, imported="crawler.report")
+    moved = {
+        licenses: ("render_text", "noassertion_explanation", "license_findings"),
+        clauses: ("finding_sentence", "finding_verb"),
+        diff_licenses: ("license_label", "license_reading"),
+        diff_pages: ("_table_summary",),
+        pages: ("preview_page",),
+    }
+    for module, names in moved.items():
+        assert [n for n in names if hasattr(module, n)] == [], module.__name__
+    assert "summary" not in {f.name for f in dataclasses.fields(Change)}
+    assert "detail" not in {f.name for f in dataclasses.fields(Flag)}

@@ -141,7 +141,7 @@ def test_first_audit_then_every_gitlab_change_with_links_on_the_instance(
     flags = {(f["project"], f["kind"]): f for f in report["flags"]}
     noassertion = flags[("Shim", "license_noassertion")]
     assert noassertion["new"] is True
-    assert noassertion["detail"].startswith("GitLab reports NOASSERTION; ")
+    assert noassertion["detail"].startswith("NOASSERTION per GitLab; ")
     assert flags[("Shim", "no_tagged_release")]["detail"] == (
         "no GitLab release; tracked by tag v0.4.0 (2026-11-12T09:00:00Z)"
     )

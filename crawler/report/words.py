@@ -88,7 +88,7 @@ _KIND_NAMES = {
     "table_changed": "support table changed",
     "pin_changed": "pinned version changed",
     "page_changed": "page changed",
-    "license_noassertion": "no license verdict (NOASSERTION)",
+    "license_noassertion": "license NOASSERTION",
     "no_tagged_release": "no tagged release",
     "channel_mismatch": "package and forge disagree",
     "stale": "stale",
@@ -372,7 +372,7 @@ def flag_detail(flag: Flag, names: Names, analysis: LicenseAnalysis | None = Non
     details = flag.details
     if flag.kind is FlagKind.LICENSE_NOASSERTION:
         label = label_of(names, details.get("source"))
-        detail = f"{label} reports NOASSERTION"
+        detail = forge_verdict(label, NOASSERTION)
         if analysis is not None:
             detail += f"; {noassertion_explanation(analysis, label)}"
         return detail

@@ -277,7 +277,9 @@ def test_moved_missing_and_empty_repositories(harness: Harness, mode: str) -> No
     assert _kinds(report) == [("Alpha", "repo_moved")]
     change = report["changes"][0]
     assert (change["before"], change["after"]) == ("org/alpha", "neworg/alpha-renamed")
-    assert change["details"] == {"before_id": 1, "after_id": 1}
+    assert change["details"] == {
+        "before_id": 1, "after_id": 1, "moved": True, "replaced": False, "forge": "github"
+    }
     [error] = report["errors"]
     assert error["project"] == "Beta"
     if mode == "rest":

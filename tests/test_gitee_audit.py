@@ -122,9 +122,10 @@ def test_each_change_kind_is_reported_with_links_on_the_gitee_web_host(harness: 
     }
     assert [(r["version"], r["version_source"], r["license"]) for r in rows.values()] == [
         ("v1.0.0", "release", "Apache-2.0"),
-        ("v1.0.0", "tag", "NOASSERTION per Gitee; text reads MIT"),
+        ("v1.0.0", "tag", "no verdict from Gitee; text reads MIT"),
         ("d" * 12, "commit", "MIT"),
     ]
+    assert rows["Toolkit"]["forge_license"] is None  # Gitee named no license: not NOASSERTION
     assert rows["Plugin"]["published_at"] == "2026-09-01T02:00:00Z"  # Gitee's +08:00, in UTC
 
     harness.gitee.set_state(_world(changed=True))
@@ -191,7 +192,9 @@ def test_a_renamed_repository_keeps_its_id_and_is_reported_moved(harness: Harnes
     assert (change["project"], change["kind"], change["before"], change["after"]) == (
         "Toolkit", "repo_moved", "deep-spark/toolkit", "iluvatar/toolkit-ng"
     )  # fmt: skip
-    assert change["details"] == {"before_id": 502, "after_id": 502}
+    assert change["details"] == {
+        "before_id": 502, "after_id": 502, "moved": True, "replaced": False, "forge": "gitee"
+    }
     assert change["evidence_url"] == f"{WEB}/iluvatar/toolkit-ng"
     assert change["summary"] == (
         "repository moved deep-spark/toolkit → iluvatar/toolkit-ng; update 'gitee' in sources.yaml"

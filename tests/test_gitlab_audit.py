@@ -174,7 +174,9 @@ def test_a_renamed_project_is_reported_moved_with_its_stable_id(harness: Harness
     assert _kinds(report) == [("Shim", "repo_moved")]
     [change] = report["changes"]
     assert (change["before"], change["after"]) == ("acme/shim", "platform/shim")
-    assert change["details"] == {"before_id": 22, "after_id": 22}
+    assert change["details"] == {
+        "before_id": 22, "after_id": 22, "moved": True, "replaced": False, "forge": "gitlab"
+    }
     assert change["evidence_url"] == f"{WEB}/platform/shim"
     assert "update 'gitlab' in sources.yaml" in change["summary"]
     rows = {p["name"]: p for p in report["projects"]}

@@ -484,10 +484,10 @@ def test_an_only_report_says_what_was_left_out(tmp_path: Path) -> None:
     assert only.report_dir is not None
     written = (only.report_dir / "report.md").read_text(encoding="utf-8")
     for markdown in (written, rebuilt):  # the live report and `crawler report` alike
-        assert "flags, 0 errors; 2 other project(s) not selected (--only).\n" in markdown
+        assert " 0 errors; 2 other projects not selected (--only).\n" in markdown
         section = markdown.split("## Not checked, or only in part\n\n")[1].split("\n\n")[0]
         assert section == (
-            "- 2 other project(s) of sources.yaml were not selected for this audit (--only)"
+            "- 2 other projects of sources.yaml were not selected for this audit (--only)"
         )
 
 

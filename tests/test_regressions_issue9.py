@@ -102,7 +102,7 @@ def test_a_report_that_cannot_be_written_fails_the_audit_and_the_next_reports_ag
     (run.workdir / "file.txt").write_text("a regular file: nothing can be created under it\n")
     blocked = run("audit", "--reports", "file.txt/sub")
     assert blocked.exit_code == 1
-    assert "audit #2 failed: 1 changes, 0 flags, 0 errors, 0 deferred" in blocked.stdout
+    assert "audit #2 failed: 1 change, 0 flags, 0 errors, 0 deferred" in blocked.stdout
     assert blocked.stderr.splitlines()[-1] == (
         "error: could not write the report under file.txt/sub: Not a directory; nothing was "
         "delivered, and the next audit reports these findings again"
@@ -197,7 +197,7 @@ def test_an_audit_whose_only_problem_is_a_failed_page_exits_1(run: Cli) -> None:
         site.set_page("/support.html", b"<p>down for maintenance</p>", status=503)
         failed = run("audit")
     assert failed.exit_code == 1
-    assert "audit #2 partial: 0 changes, 0 flags, 1 errors, 0 deferred" in failed.stdout
+    assert "audit #2 partial: 0 changes, 0 flags, 1 error, 0 deferred" in failed.stdout
     report = run.report()
     assert [(e["project"], e["source"], e["error"]) for e in report["errors"]] == [
         ("Vendor", "page:support", f"HTTP 503 from {site.base_url}/support.html")
@@ -207,7 +207,7 @@ def test_an_audit_whose_only_problem_is_a_failed_page_exits_1(run: Cli) -> None:
     assert (summary["checked"], summary["checked_in_part"]) == (2, 1)
     markdown = run.markdown()
     assert "Every project was checked" not in markdown
-    assert "**Not all clear:** 1 project(s) had errors." in markdown
+    assert "**Not all clear:** 1 project had errors." in markdown
     assert "- **Vendor** checked in part" in markdown
 
 
@@ -222,7 +222,7 @@ def test_only_one_of_twenty_reports_that_one_and_the_next_full_audit_adds_nothin
     run.server.set_state(_many(names))
     only = run("audit", "--only", "P19")
     assert only.exit_code == 0
-    assert "audit #1 complete: 1 changes, 0 flags, 0 errors, 0 deferred" in only.stdout
+    assert "audit #1 complete: 1 change, 0 flags, 0 errors, 0 deferred" in only.stdout
     report = run.report()
     assert (report["summary"]["projects"], report["summary"]["checked"]) == (1, 1)
     assert [(p["name"], p["status"], p["version"]) for p in report["projects"]] == [
@@ -230,7 +230,7 @@ def test_only_one_of_twenty_reports_that_one_and_the_next_full_audit_adds_nothin
     ]
     assert _changes(report) == [("P19", "project_added", None, "org/p19")]
     markdown = run.markdown()
-    assert "1 projects, 1 checked" in markdown
+    assert "1 project, 1 checked" in markdown
     assert "| — |" not in markdown and "P00" not in markdown
     assert [p.path for p in run.server.requests if p.path.startswith("/repos/org/p0")] == []
 

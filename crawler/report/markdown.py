@@ -260,11 +260,15 @@ def _headline(report: Report) -> list[str]:
     ]
     gaps = []
     if summary.deferred:
-        gaps.append(f"{words.plural(summary.deferred, 'project')} not checked (deferred)")
+        were = "was" if summary.deferred == 1 else "were"
+        gaps.append(f"{words.plural(summary.deferred, 'project')} {were} not checked (deferred)")
     if summary.stale:
-        gaps.append(f"{words.plural(summary.stale, 'project')} unchecked too long (stale)")
+        have = "has" if summary.stale == 1 else "have"
+        gaps.append(
+            f"{words.plural(summary.stale, 'project')} {have} gone unchecked too long (stale)"
+        )
     if summary.projects_with_errors:
-        gaps.append(f"{words.plural(summary.projects_with_errors, 'project')} with errors")
+        gaps.append(f"{words.plural(summary.projects_with_errors, 'project')} had errors")
     if gaps:
         lines += [
             "**Not all clear:** " + "; ".join(gaps) + ". Their last good state is shown; see "
@@ -351,9 +355,10 @@ def render_markdown(report: Report) -> str:
     ]
     not_selected = report.summary.not_selected
     if not_selected:  # an --only run: "every project" would claim the whole catalog
+        were = "was" if not_selected == 1 else "were"
         unchecked.append(
-            f"- {words.plural(not_selected, 'other project')} of sources.yaml not selected for "
-            "this audit (--only)"
+            f"- {words.plural(not_selected, 'other project')} of sources.yaml {were} not selected "
+            "for this audit (--only)"
         )
     lines += _section("Not checked, or only in part", unchecked, "Every project was checked.")
     rows = [

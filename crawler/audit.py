@@ -9,6 +9,7 @@ next audit reports its findings again instead of losing them.
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import os
 import re
@@ -18,12 +19,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import msgspec
 from sqlalchemy.exc import SQLAlchemyError
 
 from crawler.config import Config, ConfigError, ProjectSpec
 from crawler.diff import DiffRules, Findings, Tracked, diff_audit
+from crawler.diff.names import Names as SourceNamesMap
+from crawler.diff.pending import PendingItem
 from crawler.findings import findings_between as findings_between  # re-exported
 from crawler.findings import location_of as _location
 from crawler.findings import source_names as source_names
@@ -38,10 +42,12 @@ from crawler.model import (
     ProjectStatus,
     audit_status,
 )
-from crawler.report.json_report import AuditHeader, build_report
+from crawler.report.json_report import AuditHeader, build_report, pending_entry
 from crawler.report.markdown import render_markdown
 from crawler.report.model import Report
+from crawler.report.words import change_summary
 from crawler.report.words import last_checked as _since
+from crawler.report.words import plural as counted
 from crawler.store import AuditInfo, Store
 from crawler.store.database import StoreError, describe_db_error
 from crawler.store.lock import AuditLockLost
@@ -89,7 +95,10 @@ def select_projects(config: Config, only: Sequence[str] | None) -> list[ProjectS
     names = {p.name for p in config.projects}
     unknown = [n for n in only if n not in names]
     if unknown:
-        raise ConfigError(f"--only: unknown project(s) {unknown}; known: {sorted(names)}")
+        raise ConfigError(
+            f"--only: unknown {'project' if len(unknown) == 1 else 'projects'} {unknown}; "
+            f"known: {sorted(names)}"
+        )
     return [p for p in config.projects if p.name in only]
 
 
@@ -115,19 +124,22 @@ def check_removals(config: Config, baseline: AuditInfo | None, allow_removals: b
             f" and {len(dropped) - 5} more" if len(dropped) > 5 else ""
         )
         raise ConfigError(
-            f"{config.path}: lists {len(listed)} project(s) where the last audit tracked "
+            f"{config.path}: lists {counted(len(listed), 'project')} where the last audit tracked "
             f"{len(baseline.projects)}: {len(dropped)} would be reported removed ({shown}). "
             "If that is intended, run with --allow-removals; otherwise check the file."
         )
 
 
-def write_report(report: Report, reports_dir: Path) -> Path:
-    """reports/<UTC timestamp>-audit<N>/report.{md,json}, then refresh reports/latest/."""
+def write_report(report: Report, reports_dir: Path, *, refresh_latest: bool = True) -> Path:
+    """reports/<UTC timestamp>-audit<N>/report.{md,json}, then (for the audit just run)
+    refresh reports/latest/."""
     stamp = report.audit.started_at.replace(":", "").replace("-", "")
     target = reports_dir / f"{stamp}-audit{report.audit.id}"
     target.mkdir(parents=True, exist_ok=True)
     (target / "report.json").write_bytes(report.to_json())
     (target / "report.md").write_text(render_markdown(report), encoding="utf-8")
+    if not refresh_latest:
+        return target
     latest = reports_dir / "latest"
     staging = reports_dir / ".latest.tmp"
     shutil.rmtree(staging, ignore_errors=True)
@@ -341,6 +353,7 @@ def _run_audit(
         for name, o in outcomes.items()
     }
     errors = [e for r in results.values() for e in r.errors] + list(findings.problems)
+    pending = _pending(config, store, audit_id, started, findings, names)
     finished = _now()
     stats = {"sources": usage}
     report = build_report(
@@ -358,6 +371,9 @@ def _run_audit(
         states=current,
         usage=stats,
         names=names,
+    )
+    report = msgspec.structs.replace(
+        report, pending=tuple(pending_entry(item, audit_id) for item in pending)
     )
     report_dir: Path | None = None
     report_error: str | None = None
@@ -409,6 +425,45 @@ def _store_failed(store: Store, audit_id: int, results: Iterable[ProjectResult])
     )
 
 
+def curated_catalog_path(config: Config) -> Path | None:
+    """``settings.catalog``, relative to the folder of sources.yaml."""
+    if config.settings.catalog is None:
+        return None
+    return Path(config.path).parent / config.settings.catalog
+
+
+def read_curated(path: Path) -> dict[str, Any] | None:
+    """The curated catalog, or None (logged) when it cannot be read: then nothing is taken."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        log.error("curated catalog %s unreadable (%s): nothing pending is taken from it", path, exc)
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _pending(
+    config: Config,
+    store: Store,
+    audit_id: int,
+    started: datetime,
+    findings: Findings,
+    names: SourceNamesMap,
+) -> list[PendingItem]:
+    """Record tonight's pending-worthy changes, close what the curated catalog (if configured)
+    already holds, and return everything still pending, newest first."""
+    from crawler.store.pending import close_taken, open_pending, record_pending
+
+    record_pending(
+        store, audit_id, started, findings.changes, lambda change: change_summary(change, names)
+    )
+    path = curated_catalog_path(config)
+    curated = read_curated(path) if path is not None else None
+    if curated is not None:
+        close_taken(store, curated, started)
+    return open_pending(store)
+
+
 # -- re-rendering stored audits -------------------------------------------------------------------
 
 
@@ -431,8 +486,10 @@ def rebuild_report(store: Store, config: Config | None, audit_id: int | None) ->
         if audit.checked is not None
         else set()
     )
-    findings = replace(
-        findings, projects=tuple(p for p in findings.projects if p.project not in left_out)
+    findings = replace(  # neither their rows nor their flags: they were not looked at
+        findings,
+        projects=tuple(p for p in findings.projects if p.project not in left_out),
+        flags=tuple(f for f in findings.flags if f.project not in left_out),
     )
     return build_report(
         audit=AuditHeader(

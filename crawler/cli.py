@@ -12,6 +12,7 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     import threading
 
     from crawler.audit import AuditOutcome
+    from crawler.diff.pending import PendingItem
 
 DEFAULT_REPORTS = "reports"
 # audit ids are database integers: anything larger is refused by click, not by the database
@@ -123,6 +125,7 @@ def _audit_and_deliver(
     from crawler.audit import run_audit
     from crawler.notify import deliver
     from crawler.progress import make_progress
+    from crawler.report.words import audit_line
     from crawler.upstream.sources.github import github_endpoint
 
     progress = make_progress(output)
@@ -138,8 +141,6 @@ def _audit_and_deliver(
         )
     finally:
         progress.close()
-    from crawler.report.words import audit_line
-
     progress.finish(audit_line(outcome.report, status=outcome.status))
     if outcome.report_dir is None:
         output.error(
@@ -325,8 +326,10 @@ def health(heartbeat: str, max_age: int) -> None:
 
     try:
         state = check_heartbeat(Path(heartbeat), datetime.now(UTC), max_age)
-    except UnreadableFile as exc:  # a FIFO or /dev/zero: a wrong --heartbeat, not a dead one
-        raise click.UsageError(f"--heartbeat {exc}") from None
+    except UnreadableFile as exc:  # a FIFO or /dev/zero: unhealthy, said (never read)
+        # exit 1, not 2: Docker reserves a HEALTHCHECK's exit status 2 ("do not use")
+        click.echo(f"unhealthy: --heartbeat {exc}", err=True)
+        sys.exit(1)
     click.echo(state.message, err=not state.healthy)
     sys.exit(0 if state.healthy else 1)
 
@@ -343,7 +346,7 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
     from crawler.untrusted import one_line
     from crawler.versions import current_version
 
-    store = _open_store(db_url)
+    store = _open_store(db_url, reading=True)
     try:
         entries = store.history(name)
         known = store.known_projects() if not entries else []
@@ -378,7 +381,7 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
     if not rows:
         click.echo(f"no history for {name} yet: run `crawler audit`")
     for row in rows:
-        when = f"{row['date'][:19]}  audit #{row['audit']}"
+        when = f"{row['date']}  audit #{row['audit']}"
         if row["status"] == "ok" and "version" in row:
             pre = ", pre-release" if row["prerelease"] else ""
             click.echo(
@@ -407,7 +410,7 @@ def report(
     from crawler.report.markdown import render_markdown
 
     config = _load_if_present(config_path)
-    store = _open_store(db_url)
+    store = _open_store(db_url, reading=True)
     try:
         rendered = rebuild_report(store, config, audit_id)
     except ConfigError as exc:
@@ -417,7 +420,10 @@ def report(
     if stdout:
         click.echo(render_markdown(rendered), nl=False)
     else:
-        click.echo(f"report: {write_report(rendered, Path(reports_dir)) / 'report.md'}")
+        # a re-rendered report is written to its own folder; reports/latest/ stays the latest
+        # audit's report (a reading command changes nothing else)
+        written = write_report(rendered, Path(reports_dir), refresh_latest=False)
+        click.echo(f"report: {written / 'report.md'}")
 
 
 @cli.command()
@@ -436,7 +442,7 @@ def diff(
     from crawler.untrusted import one_line
 
     config = _load_if_present(config_path)
-    store = _open_store(db_url)
+    store = _open_store(db_url, reading=True)
     try:
         before, after = store.audit(audit_a), store.audit(audit_b)
         if before is None or after is None:
@@ -553,7 +559,8 @@ def validate(file: str) -> None:
 @config_option
 @db_option
 @click.option("--audit", "audit_id", type=AUDIT_ID, default=None,
-              help="The audit to export [default: the latest complete one].")  # fmt: skip
+              help="The audit to export [default: the latest; a project it could not read is "
+                   "exported from its last good state, marked stale].")  # fmt: skip
 @click.option(
     "--out",
     "out_dir",
@@ -586,14 +593,14 @@ def export_command(
     """Turn a stored audit into the catalog's files: snapshot.md (the release and license
     snapshot), catalog.json and its schema; optionally merge into a curated catalog."""
     from crawler.audit import source_names
-    from crawler.export.from_store import NothingToExport, export_audit
+    from crawler.export.from_store import NothingToExport, describe, export_audit
     from crawler.export.integrations import ExportError
     from crawler.export.merge import MergeError, render_merge_report
     from crawler.export.writer import ExportWriteError
 
     config = _load_if_present(config_path)
     labels = {name: names.label for name, names in source_names().items()}
-    store = _open_store(db_url)
+    store = _open_store(db_url, reading=True)
     try:
         outcome = export_audit(
             store, config, audit_id, Path(out_dir), into=Path(into) if into else None,
@@ -606,17 +613,57 @@ def export_command(
         raise click.ClickException(str(exc)) from None
     finally:
         store.close()
-    export = outcome.export
-    click.echo(
-        f"exported audit #{export.audit_id} ({export.audit_date.isoformat()}): "
-        f"{len(export.projects)} projects, "
-        f"{sum(p.checked_in_audit for p in export.projects)} checked in that audit"
-    )
+    for line in describe(outcome.export):
+        click.echo(line)
+    if outcome.failed_since and audit_id is None:
+        shown = ", ".join(f"#{n}" for n in outcome.failed_since)
+        click.echo(f"newer audits failed and read nothing, so they are not exported: {shown}")
     for path in outcome.written:
         click.echo(f"wrote {path}")
     if outcome.merge_report is not None:
         for line in render_merge_report(outcome.merge_report):
             click.echo(line)
+    if outcome.taken:
+        click.echo(f"no longer pending (the catalog holds them): {_listed(outcome.taken)}")
+
+
+def _listed(items: Sequence[PendingItem]) -> str:
+    from crawler.report.words import day, kind_name
+    from crawler.untrusted import one_line
+
+    return "; ".join(
+        f"{one_line(i.project)} {kind_name(i.kind)} {one_line(i.value, 80)} "
+        f"(since {day(i.first_seen_at)})"
+        for i in items
+    )
+
+
+@cli.command()
+@click.argument("projects", nargs=-1)
+@click.option("--kind", "kinds", multiple=True, help="Only changes of this kind (new_release, "
+              "license_changed, table_changed, ...); repeatable.")  # fmt: skip
+@click.option("--all", "everything", is_flag=True, help="Every pending change.")
+@db_option
+def ack(
+    projects: tuple[str, ...], kinds: tuple[str, ...], everything: bool, db_url: str | None
+) -> None:
+    """Acknowledge pending changes (by project, by kind, or --all): they leave the report's
+    pending list, the notification and the catalog issue."""
+    from datetime import UTC, datetime
+
+    from crawler.store.pending import acknowledge
+
+    if not (projects or kinds or everything):
+        raise click.UsageError("name the projects to acknowledge, give --kind, or --all")
+    store = _open_store(db_url, reading=True)
+    try:
+        done = acknowledge(store, projects, kinds, datetime.now(UTC).replace(microsecond=0))
+    finally:
+        store.close()
+    if not done:
+        click.echo("nothing pending matched: nothing acknowledged")
+        return
+    click.echo(f"acknowledged {len(done)} pending change{'s' * (len(done) != 1)}: {_listed(done)}")
 
 
 @cli.command()

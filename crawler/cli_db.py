@@ -7,8 +7,10 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import click
+from sqlalchemy.engine import make_url
 
 from crawler.cli_ops import Failure
 from crawler.store import DEFAULT_DB_URL, Store
@@ -33,9 +35,23 @@ def _url(db_url: str | None) -> str:
     return find_db_url(db_url, os.environ)
 
 
-def open_store(db_url: str | None) -> Store:
-    """The store, or an error (exit 2) that says "cannot open database" (no password, no trace)."""
+def open_store(db_url: str | None, *, reading: bool = False) -> Store:
+    """The store, or an error (exit 2) that says "cannot open database" (no password, no
+    trace); for a ``reading`` command, only one that exists: reading never creates a database
+    file (it says there is none instead)."""
     url = _url(db_url)
+    if reading:
+        try:
+            parsed = make_url(url)
+        except Exception:  # malformed: opening it below says why
+            parsed = None
+        path = parsed.database if parsed is not None and parsed.drivername.startswith(
+            "sqlite") else None  # fmt: skip
+        if path and path != ":memory:" and not Path(path).exists():
+            raise Failure(
+                f"no database at {path}: run `crawler audit` first (or point --db / "
+                "CRAWLER_DB_URL at an existing one)"
+            )
     try:
         return Store(url)
     except Exception as exc:  # a bad URL or an unreachable server: say so, with no traceback

@@ -202,6 +202,7 @@ EXAMPLES: dict[str, list[str]] = {
         "crawler export --into catalog.json --site site",
     ],
     "demo": ["crawler demo --output demo-output"],
+    "ack": ["crawler ack 'Project A' --kind new_release", "crawler ack --all"],
     "db": ["crawler db upgrade --db postgresql+psycopg://crawler@db/crawler", "crawler db check"],
     "db upgrade": ["crawler db upgrade --db sqlite:///db/crawler.sqlite"],
     "db check": ["crawler db check --db postgresql+psycopg://crawler@db/crawler"],

@@ -340,6 +340,7 @@ def test_a_gitee_outage_leaves_a_github_project_in_the_same_audit_unaffected(
     )
     assert errors["G4"] == "not attempted: Gitee unreachable (3 requests in a row got no answer)"
     assert (outcome.status, outcome.exit_code) == ("partial", 1)
+    # issue 20: added when first read; the unreachable G1-G4 were not
     assert [(c["project"], c["kind"]) for c in outcome.report.as_json()["changes"]] == [
-        (n, "project_added") for n in ("Engine", "G1", "G2", "G3", "G4")
+        ("Engine", "project_added")
     ]

@@ -75,9 +75,12 @@ def test_webhook_and_catalog_issue_created_then_updated(
     # the webhook: one JSON message per audit, title, summary, link, report.md attached
     bodies = hook.json_bodies()
     assert [p["path"] for p in hook.posts] == [f"/hook/{HOOK_SECRET}"] * 2
+    [pending] = json.loads((second_dir / "report.json").read_text())["pending"]
+    since = pending["first_seen"]  # issue 20: the new release stays pending until taken
     assert [b["title"] for b in bodies] == [
         "crawler audit #1 complete: 2 changes, 0 flags, 0 errors, 0 deferred",
-        "crawler audit #2 complete: 1 change, 0 flags, 0 errors, 0 deferred",
+        "crawler audit #2 complete: 1 change, 0 flags, 0 errors, 0 deferred; "
+        f"1 new tonight, 1 pending since {since}",
     ]
     [change] = json.loads((second_dir / "report.json").read_text())["changes"]
     assert (change["project"], change["kind"], "v1.1" in change["summary"]) == (
@@ -87,7 +90,9 @@ def test_webhook_and_catalog_issue_created_then_updated(
     )
     # escaped as the Markdown report escapes (crawler.report.markdown owns that)
     assert bodies[1]["message"] == (
-        f"- **Alpha** new release: {escape(change['summary'], 160)}\n\n"
+        f"- **Alpha** new release: {escape(change['summary'], 160)}\n"
+        f"- pending until the catalog takes them: 1 new tonight, 1 pending since {since} "
+        f"(newest: Alpha v1.1 since {since})\n\n"
         f"[full report](<https://ci.example/reports/{second_dir.name}/report.md>)"
     )
     assert [a["filename"] for a in bodies[1]["attachments"]] == ["report.md"]
@@ -106,7 +111,8 @@ def test_webhook_and_catalog_issue_created_then_updated(
     assert issue.body == ISSUE_MARKER + "\n" + (second_dir / "report.md").read_text()
     assert [c.body.splitlines()[0] for c in issue.comments] == [
         "**crawler audit #1 complete: 2 changes, 0 flags, 0 errors, 0 deferred**",
-        "**crawler audit #2 complete: 1 change, 0 flags, 0 errors, 0 deferred**",
+        "**crawler audit #2 complete: 1 change, 0 flags, 0 errors, 0 deferred; "
+        f"1 new tonight, 1 pending since {since}**",
     ]
 
     # what was delivered is recorded beside the report

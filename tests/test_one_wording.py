@@ -135,14 +135,18 @@ def test_change_kinds_counts_and_line_ranges_read_as_prose(outputs: Outputs) -> 
 def test_a_project_not_read_this_audit_carries_the_day_of_its_facts(outputs: Outputs) -> None:
     rows = {p.name: p for p in outputs.report.projects}
     assert rows["Vanished Operators"].status == "error"
-    checked = _catalog_project(outputs, "Vanished Operators")["last_checked"]
-    assert isinstance(checked, str)
-    marker = words.as_of(checked)
-    assert marker == f"as of {checked}"
+    record = _catalog_project(outputs, "Vanished Operators")
+    checked = record["last_checked"]
+    assert isinstance(checked, str) and record["stale"] is True
+    marker = words.stale_marker(checked)
+    assert marker == f"stale: facts of {checked}"
     snapshot_row = next(
         line for line in outputs.snapshot_md.splitlines() if line.startswith("| Vanished Operators")
     )
     assert f"({marker})" in snapshot_row
+    assert f"Vanished Operators {marker}" in outputs.explorer
+    for name, text in outputs.texts().items():  # the old wordings of the same fact
+        assert re.search(r"\(as of \d{4}-\d{2}-\d{2}\)", text) is None, name
 
 
 def test_words_dates_and_plurals() -> None:

@@ -204,11 +204,12 @@ def test_an_audit_whose_only_problem_is_a_failed_page_exits_1(run: Cli) -> None:
     ]
     summary = report["summary"]
     assert (summary["errors"], summary["projects_with_errors"]) == (len(report["errors"]), 1)
-    assert (summary["checked"], summary["checked_in_part"]) == (2, 1)
+    # issue 20: a project without a forge whose only page failed read nothing: not checked
+    assert (summary["checked"], summary["checked_in_part"]) == (1, 0)
     markdown = run.markdown()
     assert "Every project was checked" not in markdown
     assert "**Not all clear:** 1 project had errors." in markdown
-    assert "- **Vendor** checked in part" in markdown
+    assert "- **Vendor** not checked (error)" in markdown
 
 
 # -- item 5: --only reports only what it fetched ----------------------------------------------
@@ -238,7 +239,9 @@ def test_only_one_of_twenty_reports_that_one_and_the_next_full_audit_adds_nothin
     assert full.exit_code == 0
     report = run.report()
     assert report["summary"]["projects"] == 20 and report["summary"]["checked"] == 20
-    assert report["changes"] == []  # nobody added (they were listed) nor removed
+    # issue 20: a project is added when first read: the other 19 now, once; P19 not again,
+    # nobody removed
+    assert _changes(report) == [(n, "project_added", None, f"org/{n.lower()}") for n in names[:19]]
 
     run.server.set_state(_many(names, ("v1.0", "v1.1")))
     assert run("audit", "--only", "P19").exit_code == 0
@@ -262,7 +265,7 @@ def test_a_file_dropping_most_projects_is_refused_unless_allowed(run: Cli) -> No
     emptied = run("audit")
     assert emptied.exit_code == 2
     assert (
-        "sources.yaml: lists 0 project(s) where the last audit tracked 5: 5 would be reported "
+        "sources.yaml: lists 0 projects where the last audit tracked 5: 5 would be reported "
         "removed (P00, P01, P02, P03, P04). If that is intended, run with --allow-removals; "
         "otherwise check the file."
     ) in " ".join(emptied.output.split())
@@ -272,7 +275,7 @@ def test_a_file_dropping_most_projects_is_refused_unless_allowed(run: Cli) -> No
     truncated = run("audit")
     assert truncated.exit_code == 2
     assert (
-        "sources.yaml: lists 2 project(s) where the last audit tracked 5: 3 would be reported "
+        "sources.yaml: lists 2 projects where the last audit tracked 5: 3 would be reported "
         "removed (P02, P03, P04). If that is intended, run with --allow-removals"
     ) in " ".join(truncated.output.split())
     assert run.audits() == [(1, "complete"), (2, "complete")]  # nothing stored

@@ -120,7 +120,7 @@ def project_record(project: ProjectInput, ident: str, audit_id: int) -> dict[str
         "license": license_record(project.license) if project.license is not None else None,
         "last_checked": checked,
         "evidence": evidence,
-    }
+    } | ({"stale": True} if project.stale else {})
 
 
 def build_catalog(export: ExportInput) -> dict[str, Any]:

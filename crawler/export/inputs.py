@@ -123,6 +123,7 @@ class WatchedPage:
     tables: tuple[WatchedTable, ...] = ()
     pins: tuple[Pin, ...] = ()
     integration: PageIntegration | None = None
+    stale: bool = False  # the exported audit could not read it: its facts are of observed_on
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,11 @@ class ProjectInput:
     checked_in_audit: bool
     evidence: tuple[EvidenceLink, ...] = ()
     pages: tuple[WatchedPage, ...] = ()
+
+    @property
+    def stale(self) -> bool:
+        """The audit could not read it: its facts are its last good state, of ``last_checked``."""
+        return not self.checked_in_audit and self.last_checked is not None
 
 
 @dataclass(frozen=True)

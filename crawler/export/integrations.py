@@ -130,7 +130,7 @@ class IntegrationBuilder:
             "row": row,
             "wording": _cap(wording),
             "status": status,
-        }
+        } | ({"stale": True} if page.stale else {})
 
     def _add_page(self, project: ProjectInput, owner: str, page: WatchedPage, where: str) -> None:
         spec = page.integration

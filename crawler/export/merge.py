@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from crawler.export.validate import CatalogFileError, read_catalog
+from crawler.report.words import plural as counted
 from crawler.untrusted import one_line
 
 COLLECTIONS = ("projects", "platforms", "integrations")
 TOP_LEVEL_OWNED = ("schema_version", "audit")
 CRAWLER_OWNED: dict[str, tuple[str, ...]] = {
-    "projects": ("name", "repository", "tracked_ref", "license", "last_checked"),
+    "projects": ("name", "repository", "tracked_ref", "license", "last_checked", "stale"),
     "platforms": (),
     "integrations": ("version_range", "pins"),
 }
@@ -115,6 +116,9 @@ def _merge_record(
     """Update one curated record in place; return the fields it changed."""
     changed = []
     owned = CRAWLER_OWNED[collection]
+    if collection == "projects" and "stale" in record and "stale" not in fresh:
+        del record["stale"]  # read again: the crawler's own marker goes
+        changed.append("stale")
     for key, value in sorted(fresh.items()):
         if key == "id":
             continue
@@ -146,7 +150,8 @@ def render_merge_report(report: dict[str, Any]) -> list[str]:
     lines = [
         f"merge of audit #{report['audit']['id']} ({report['audit']['date']}): "
         f"{len(report['added'])} added, {len(report['updated'])} updated, "
-        f"{len(report['conflicts'])} conflict(s), {len(report['not_in_crawl'])} not in the crawl"
+        f"{counted(len(report['conflicts']), 'conflict')}, "
+        f"{len(report['not_in_crawl'])} not in the crawl"
     ]
     for conflict in report["conflicts"]:
         evidence = ", ".join(one_line(url, 300) for url in conflict["evidence"]) or "no URL"

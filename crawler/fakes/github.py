@@ -432,6 +432,12 @@ class _Handler(BaseHTTPRequestHandler):
     def _fake(self) -> FakeGitHub:
         return cast(_Server, self.server).fake
 
+    def send_response(self, code: int, message: str | None = None) -> None:
+        # the answer starts: this request is no longer in flight (the client may send its next
+        # one as soon as it has read this answer, before this thread returns from dispatch)
+        self._fake().answering(self)
+        super().send_response(code, message)
+
     def do_GET(self) -> None:
         self._fake().dispatch(self, "GET")
 
@@ -476,6 +482,7 @@ class FakeGitHub(LoopbackService):
         self.max_graphql_aliases = max_graphql_aliases
         self.requests: list[RequestRecord] = []
         self._in_flight = 0
+        self._open: set[int] = set()  # handlers whose request is not answered yet
         self.max_in_flight = 0  # the most requests it served at once since reset_log
         self.issues = IssueTracker()
         self._lock = threading.RLock()
@@ -608,10 +615,17 @@ class FakeGitHub(LoopbackService):
         with self._lock:
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            self._open.add(id(handler))
         try:
             self._dispatch(handler, method)
         finally:
-            with self._lock:
+            self.answering(handler)
+
+    def answering(self, handler: BaseHTTPRequestHandler) -> None:
+        """The request ``handler`` serves is answered (or dropped): once per request."""
+        with self._lock:
+            if id(handler) in self._open:
+                self._open.discard(id(handler))
                 self._in_flight -= 1
 
     def _dispatch(self, handler: BaseHTTPRequestHandler, method: str) -> None:

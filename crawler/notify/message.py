@@ -10,7 +10,7 @@ from typing import Literal
 
 from crawler.report.markdown import escape, link
 from crawler.report.model import Report
-from crawler.report.words import audit_line, kind_name, plural
+from crawler.report.words import audit_line, kind_name, pending_of, pending_phrase, plural
 
 When = Literal["always", "changes", "errors"]
 ISSUE_BODY_LIMIT = 65536  # GitHub refuses an issue or comment body longer than this
@@ -65,6 +65,16 @@ def summary_body(report: Report, report_link: str | None, report_path: str) -> s
     if report.errors:
         names = ", ".join(sorted({escape(e.project) for e in report.errors}))
         lines.append(f"- errors in: {names} (the last good state is kept)")
+    pending = pending_of(report)
+    if pending:
+        lines.append(
+            f"- pending until the catalog takes them: {pending_phrase(pending)} (newest: "
+            + "; ".join(
+                f"{escape(i.project)} {escape(i.value, 80)} since {i.first_seen}"
+                for i in pending[:3]
+            )
+            + ")"
+        )
     if not lines:
         lines.append("- no changes")
     where = link("full report", report_link) if report_link else f"full report: `{report_path}`"

@@ -27,6 +27,7 @@ from crawler.diff.licenses import (
     license_label_facts,
 )
 from crawler.diff.names import Names, label_of
+from crawler.diff.pending import PendingItem
 from crawler.model import (
     AuditStatus,
     Change,
@@ -45,6 +46,7 @@ from crawler.report.model import (
     FlagEntry,
     LicenseReading,
     PackageEntry,
+    PendingEntry,
     ProjectEntry,
     Report,
     Requests,
@@ -142,6 +144,20 @@ def _span(span: TextSpan, altered: bool) -> SpanEntry:
     """A span for the report: where, verbatim, and what it does in plain words."""
     return SpanEntry(span.start_line, span.end_line, span.text, span.effect or "other",
                      words.finding_verb(span, altered))  # fmt: skip
+
+
+def pending_entry(item: PendingItem, audit_id: int) -> PendingEntry:
+    """A pending item as the report carries it (``new``: first seen by this audit)."""
+    return PendingEntry(
+        project=item.project,
+        kind=item.kind,
+        value=item.value,
+        summary=item.summary,
+        evidence_url=item.evidence_url,
+        first_audit=item.first_audit_id,
+        first_seen=words.day(item.first_seen_at) or "",
+        new=item.first_audit_id == audit_id,
+    )
 
 
 def build_report(

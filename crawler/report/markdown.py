@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, unquote
@@ -27,7 +28,7 @@ from urllib.parse import quote, unquote
 from linkify_it import LinkifyIt
 
 from crawler.report import words
-from crawler.report.model import ChangeEntry, ProjectEntry, Report
+from crawler.report.model import ChangeEntry, ErrorEntry, PendingEntry, ProjectEntry, Report
 from crawler.untrusted import INVISIBLE, MAX_CELL, one_line
 
 MAX_QUOTE = 1200
@@ -43,6 +44,39 @@ _LINE_START = re.compile(
 _WORDS = re.compile(r"([ |])")
 _LINK_HINT = re.compile(r"://|www\.|@|mailto:|xmpp:", re.IGNORECASE)
 _DOT_LIKE = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+
+
+def quoted(value: Any, limit: int = MAX_CELL) -> str:
+    """Untrusted text (an error message, an exception's words) quoted whole as one code span:
+    read as it was, never as markup or a link, never cut into several spans."""
+    text = one_line(value, limit)
+    runs = [len(run) for run in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+# An API endpoint is evidence for a machine: the page a person opens instead.
+_API_PAGES = (
+    (re.compile(r"^(https?://)api\.github\.com/repos/([^/?#]+/[^/?#]+)"), r"\1github.com/\2"),
+    (re.compile(r"^(https?://[^/]+)/api/v3/repos/([^/?#]+/[^/?#]+)"), r"\1/\2"),
+    (re.compile(r"^(https?://[^/]+)/api/v5/repos/([^/?#]+/[^/?#]+)"), r"\1/\2"),
+    (re.compile(r"^(https?://[^/]+)/api/v4/projects/([^/?#]+)"), r"\1/\2"),
+    (re.compile(r"^(https?://[^/]+)/pypi/([^/?#]+)/json"), r"\1/project/\2/"),
+)
+
+
+def page_for(url: str | None) -> str | None:
+    """The web page for an API URL (GitHub, GitHub Enterprise, Gitee, GitLab, PyPI), the URL
+    itself when it is not an API endpoint, None when it is one of an unknown shape."""
+    if not url:
+        return None
+    for pattern, page in _API_PAGES:
+        if pattern.match(url):
+            return unquote(pattern.sub(page, url, count=1).split("?")[0])
+    if "/api/" in url or "/graphql" in url or "/repos/" in url:
+        return None
+    return url
 
 
 @lru_cache(maxsize=1)
@@ -258,6 +292,11 @@ def _headline(report: Report) -> list[str]:
         + ".",
         "",
     ]
+    if words.reached_nothing(summary):
+        lines[0] = lines[0][:-1] + (
+            "; **reached nothing**: no project could be read (offline, or every source "
+            "unreachable)."
+        )
     gaps = []
     if summary.deferred:
         were = "was" if summary.deferred == 1 else "were"
@@ -310,11 +349,36 @@ def _page_lines(changes: list[ChangeEntry]) -> list[str]:
     return lines
 
 
+def _pending_lines(pending: Sequence[PendingEntry]) -> list[str]:
+    phrase = words.pending_phrase(pending)
+    if phrase is None:
+        return []
+    lines = [
+        f"{phrase}. Newest first; an item leaves this list when the curated catalog takes it "
+        "(`crawler export --into`) or when acknowledged (`crawler ack`).",
+        "",
+    ]
+    rows = [
+        [
+            escape(item.first_seen) + (" (new)" if item.new else ""),
+            escape(item.project),
+            words.kind_name(item.kind),
+            escape(item.summary, 300),
+            link("evidence", item.evidence_url) if item.evidence_url else "—",
+        ]
+        for item in pending
+    ]
+    return lines + _table(["First seen", "Project", "Change", "What", "Link"], rows)
+
+
 def render_markdown(report: Report) -> str:
     audit = report.audit
     changes = report.changes
     lines = [f"# Upstream audit #{audit.id} — {escape(words.moment(audit.started_at))}", ""]
     lines += _headline(report)
+    pending = words.pending_of(report)
+    if pending:
+        lines += _section("Pending until the catalog takes them", _pending_lines(pending), "")
 
     def section(name: str) -> list[ChangeEntry]:
         return [c for c in changes if c.section == name]
@@ -339,9 +403,17 @@ def render_markdown(report: Report) -> str:
         if f.kind != "license_noassertion"
     ]
     lines += _section("Other changes and flags", other_lines, "No other changes.")
+    repo_pages = {p.name: p.repo_url for p in report.projects}
+
+    def error_page(error: ErrorEntry) -> str | None:
+        page = page_for(error.url)
+        if page is None or error.source in ("github", "gitee", "gitlab"):
+            return repo_pages.get(error.project) or page
+        return page
+
     error_lines = [
-        f"- **{escape(e.project)}** ({escape(e.source)}): {escape(e.error, 400)}"
-        + (f" — {link(e.url, e.url)}" if e.url else "")
+        f"- **{escape(e.project)}** ({escape(e.source)}): {quoted(e.error, 400)}"
+        + (f" — {link('page', error_page(e))}" if error_page(e) else "")
         + "; the last good state, if any, is kept"
         for e in report.errors
     ]

@@ -133,6 +133,19 @@ class ProjectEntry(_Part, frozen=True):
     url: str | None
 
 
+class PendingEntry(_Part, frozen=True):
+    """A change the catalog has not taken yet (crawler.diff.pending)."""
+
+    project: str
+    kind: str
+    value: str
+    summary: str
+    evidence_url: str | None
+    first_audit: int
+    first_seen: str  # YYYY-MM-DD
+    new: bool  # first seen by this audit
+
+
 class Report(_Part, frozen=True):
     schema_version: int
     crawler_version: str
@@ -143,6 +156,8 @@ class Report(_Part, frozen=True):
     errors: tuple[ErrorEntry, ...]
     projects: tuple[ProjectEntry, ...]
     requests: Requests
+    # newest first; absent from a re-rendered report (the pending list is tonight's)
+    pending: tuple[PendingEntry, ...] | msgspec.UnsetType = msgspec.UNSET
 
     def to_json(self) -> bytes:
         """report.json's bytes: two-space indent, UTF-8 as is, a final newline."""

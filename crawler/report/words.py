@@ -7,7 +7,7 @@ same everywhere:
 * the forge's license verdict: ``MIT per GitHub``, ``NOASSERTION per Gitee``, ``no verdict
   from GitLab``;
 * the latest version, its kind and its date: a pre-release is named and dated like a release;
-* a project whose facts are older than the audit: ``as of 2026-11-28``;
+* a project whose facts are older than the audit: ``stale: facts of 2026-11-28``;
 * dates as ``YYYY-MM-DD``, times as ISO 8601 UTC (``2026-11-30T02:00:00Z``);
 * counts with their plural (``1 error``, ``3 errors``), change kinds in prose (``new release``).
 
@@ -21,11 +21,13 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
+import msgspec
+
 from crawler.analysis.license_clauses import quote
 from crawler.diff.licenses import LicenseLabelFacts
 from crawler.diff.names import Names, key_of, label_of
 from crawler.model import Change, ChangeKind, Flag, FlagKind, LicenseAnalysis, TextSpan
-from crawler.report.model import Report
+from crawler.report.model import PendingEntry, Report, Summary
 
 NOASSERTION = "NOASSERTION"
 NO_DATE = "—"  # a date no source gave
@@ -55,13 +57,12 @@ def moment(value: datetime | str | None) -> str | None:
     return aware.isoformat().replace("+00:00", "Z")
 
 
-_PLURALS = {"flag": "flags", "change": "changes", "error": "errors", "project": "projects",
-            "entry": "entries", "version": "versions", "file": "files", "row": "rows"}  # fmt: skip
+_PLURALS = {"entry": "entries", "new flag": "new flags"}
 
 
-def plural(count: int, noun: str) -> str:
-    """``1 error``, ``0 errors``, ``3 projects``."""
-    return f"{count} {noun if count == 1 else _PLURALS.get(noun, noun + 's')}"
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``1 error``, ``0 errors``, ``3 projects`` (``many``: the plural when not ``noun + s``)."""
+    return f"{count} {noun if count == 1 else many or _PLURALS.get(noun, noun + 's')}"
 
 
 def line_range(start: int, end: int) -> str:
@@ -79,18 +80,18 @@ _KIND_NAMES = {
     "new_commit": "new commit",
     "new_package_version": "new package version",
     "license_changed": "license changed",
-    "license_text_changed": "license text changed",
+    "license_text_changed": "license text edited",
     "license_files_changed": "license files changed",
     "repo_moved": "repository moved",
     "repo_archived": "repository archived",
     "project_added": "project added",
     "project_removed": "project removed",
-    "table_changed": "table changed",
-    "pin_changed": "pin changed",
+    "table_changed": "support table changed",
+    "pin_changed": "version pin changed",
     "page_changed": "page changed",
-    "license_noassertion": "license NOASSERTION",
+    "license_noassertion": "no license verdict (NOASSERTION)",
     "no_tagged_release": "no tagged release",
-    "channel_mismatch": "package and forge disagree",
+    "channel_mismatch": "package and release disagree",
     "stale": "stale",
 }
 
@@ -122,22 +123,53 @@ def version_date(published: str | date | datetime | None) -> str:
     return day(published) or NO_DATE
 
 
-def as_of(checked_on: str | date | datetime | None) -> str:
-    """The stale marker: facts not read in this audit, shown with the day they were read."""
+def stale_marker(checked_on: str | date | datetime | None) -> str:
+    """The stale marker: facts the audit could not read, shown with the day they were read."""
     shown = day(checked_on)
-    return f"as of {shown}" if shown else "not checked yet"
+    return f"stale: facts of {shown}" if shown else "not checked yet"
 
 
-def audit_line(report: Report, status: str | None = None) -> str:
-    """The one-line summary of an audit, on the terminal and as a notification's title:
-    ``audit #7 complete: 3 changes, 0 flags, 1 error, 0 deferred`` (``, 2 stale`` when some
-    are)."""
-    summary = report.summary
+def reached_nothing(summary: Summary) -> bool:
+    """An audit that read no project at all (offline, every source unreachable)."""
+    return bool(summary.projects) and not summary.checked and not summary.untracked
+
+
+def summary_line(status: str, summary: Summary) -> str:
+    """``complete: 3 changes, 0 flags, 1 error, 0 deferred`` (``, 2 stale`` when some are); an
+    audit that reached nothing says so instead of reading like a quiet night."""
     parts = [plural(summary.changes, "change"), plural(summary.flags, "flag"),
              plural(summary.errors, "error"), f"{summary.deferred} deferred"]  # fmt: skip
     if summary.stale:
         parts.append(f"{summary.stale} stale")
-    return f"audit #{report.audit.id} {status or report.audit.status}: " + ", ".join(parts)
+    line = f"{status}: " + ", ".join(parts)
+    if reached_nothing(summary):
+        line += (
+            f"; reached nothing: none of the {plural(summary.projects, 'project')} could be "
+            "read (offline, or every source unreachable)"
+        )
+    return line
+
+
+def pending_phrase(pending: Sequence[PendingEntry]) -> str | None:
+    """``3 new tonight, 7 pending since 2026-11-28`` (None when nothing is pending)."""
+    if not pending:
+        return None
+    new = sum(1 for item in pending if item.new)
+    oldest = min(item.first_seen for item in pending)
+    return f"{new} new tonight, {len(pending)} pending since {oldest}"
+
+
+def pending_of(report: Report) -> tuple[PendingEntry, ...]:
+    return () if isinstance(report.pending, msgspec.UnsetType) else report.pending
+
+
+def audit_line(report: Report, status: str | None = None) -> str:
+    """The one line about an audit, on the terminal and as a notification's title:
+    ``audit #7 complete: 3 changes, 0 flags, 1 error, 0 deferred; 1 new tonight, 4 pending
+    since 2026-11-28``."""
+    line = f"audit #{report.audit.id} {summary_line(status or report.audit.status, report.summary)}"
+    phrase = pending_phrase(pending_of(report))
+    return line + (f"; {phrase}" if phrase else "")
 
 
 # -- license readings ---------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import socket
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -73,3 +74,16 @@ def rate_number(value: object) -> int | None:
     past any real reset (11 digits reach the year 5138; 20 would overflow a date)."""
     text = str(value).strip() if value is not None else ""
     return int(text) if _RATE_NUMBER.fullmatch(text) else None
+
+
+def unresolved_name(exc: BaseException) -> bool:
+    """True when ``exc`` (or what caused it) is a failed name lookup: a host that does not
+    resolve now will not resolve a second later, so it is not retried like a timeout."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, socket.gaierror):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False

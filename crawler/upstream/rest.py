@@ -43,6 +43,7 @@ from crawler.upstream.http import (
     rate_number,
     redact,
     token_identity,
+    unresolved_name,
 )
 from crawler.upstream.source import SourceDeferred, SourceError
 
@@ -139,11 +140,16 @@ class ApiResponse:
 
 class _Transient(Exception):
     def __init__(
-        self, message: str, retry_after: float | None = None, unanswered: bool = False
+        self,
+        message: str,
+        retry_after: float | None = None,
+        unanswered: bool = False,
+        unresolved: bool = False,
     ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.unanswered = unanswered  # no HTTP answer at all (DNS, refused, reset, timeout)
+        self.unresolved = unresolved  # the host name does not resolve: not worth a retry
 
 
 def _origin(url: str) -> tuple[str, str]:
@@ -360,6 +366,14 @@ class JsonApi:
             ) from None
         except httpx.HTTPError as exc:
             kind = self.redact(type(exc).__name__)
+            if not answered and unresolved_name(exc):
+                host = self.redact(urlsplit(current).hostname or "")
+                raise _Transient(
+                    f"no answer from {self.name}: the name {host} does not resolve (DNS lookup "
+                    "failed)",
+                    unanswered=True,
+                    unresolved=True,
+                ) from None
             raise _Transient(
                 f"{self.name} answer cut short ({kind})"
                 if answered
@@ -455,6 +469,10 @@ class JsonApi:
             except _Transient as exc:
                 last = str(exc)
                 unanswered = exc.unanswered
+                if exc.unresolved:  # every later request to this API would fail the same way
+                    with self._lock:
+                        self._unanswered = UNREACHABLE_AFTER
+                    raise SourceError(self.redact(f"{last}; not retried"), url) from None
                 if number == settings.max_retries:
                     break
                 if exc.retry_after is not None:

@@ -40,7 +40,6 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     environment.filters["plural"] = words.plural  # {{ n|plural("project") }}: "1 project"
-    environment.filters["as_of"] = words.as_of  # {{ day|as_of }}: "as of 2026-11-28"
     return environment
 
 

@@ -42,6 +42,7 @@ from crawler.upstream.http import (
     rate_number,
     redact,
     token_identity,
+    unresolved_name,
 )
 from crawler.upstream.network import ca_bundle
 from crawler.upstream.source import SourceDeferred, SourceError
@@ -64,10 +65,16 @@ class GitHubError(SourceError):
     """A request that failed for good; ``url`` is the evidence of the failure."""
 
     def __init__(
-        self, message: str, url: str, status: int | None = None, unreachable: bool = False
+        self,
+        message: str,
+        url: str,
+        status: int | None = None,
+        unreachable: bool = False,
+        unresolved: bool = False,
     ) -> None:
         super().__init__(message, url, status)
         self.unreachable = unreachable  # no HTTP answer at all (DNS, refused, reset, timeout)
+        self.unresolved = unresolved  # the host name does not resolve: nothing else will
 
 
 class BudgetExhausted(SourceDeferred, GitHubError):
@@ -537,6 +544,10 @@ class GitHubApi:
             raise GitHubError(_cut(self._redact(str(exc))), url) from None
         except Exception as exc:  # connection reset, timeout, deadline, protocol error
             message = _cut(self._redact(_transport_message(exc)))
+            if unresolved_name(exc):  # a name that does not resolve is not retried
+                raise GitHubError(
+                    f"{message}; not retried", url, unreachable=True, unresolved=True
+                ) from None
             raise _Transient(message, unreachable=not _answered(exc)) from None
         finally:
             budget.release()

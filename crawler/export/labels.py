@@ -52,10 +52,7 @@ def is_release_candidate(name: str) -> bool:
 
 def prerelease_label(ref: TrackedRef) -> str:
     """``" (release candidate)"`` for rc tags, ``" (pre-release)"`` for other pre-releases."""
-    name = ref.name or ""
-    if is_release_candidate(name):
-        return " (release candidate)"
-    return " (pre-release)" if ref.prerelease else ""
+    return words.prerelease_mark(ref.prerelease, is_release_candidate(ref.name or ""))
 
 
 def short_sha(name: str) -> str:
@@ -77,7 +74,7 @@ def ref_cell(ref: TrackedRef | None, forge: str | None) -> Cell:
             upstream(ref.name, ref.url),
             fixed(prerelease_label(ref)),
         )
-    when = f" ({ref.date.isoformat()})" if ref.date else ""
+    when = f" ({words.day(ref.date)})" if ref.date else ""
     return (
         fixed("no tagged release; tracked by commit "),
         upstream(short_sha(ref.name), ref.url),
@@ -86,7 +83,7 @@ def ref_cell(ref: TrackedRef | None, forge: str | None) -> Cell:
 
 
 def ref_date(ref: TrackedRef | None) -> str | None:
-    return ref.date.isoformat() if ref is not None and ref.date is not None else None
+    return words.day(ref.date) if ref is not None else None
 
 
 def license_base(facts: LicenseFacts) -> str | None:

@@ -97,7 +97,7 @@ _KIND_NAMES = {
 
 
 def kind_name(kind: str) -> str:
-    """A change or flag kind in prose: ``license_text_changed`` → ``license text changed``."""
+    """A change or flag kind in prose: ``license_text_changed`` → ``license text edited``."""
     return _KIND_NAMES.get(kind, kind.replace("_", " "))
 
 
@@ -111,7 +111,7 @@ def forge_verdict(forge_label: str | None, verdict: str | None) -> str:
     return f"{verdict} per {who}" if verdict else f"no verdict from {who}"
 
 
-def prerelease_mark(name: str | None, prerelease: bool, candidate: bool = False) -> str:
+def prerelease_mark(prerelease: bool, candidate: bool = False) -> str:
     """`` (release candidate)`` for an rc, `` (pre-release)`` for another pre-release."""
     if candidate:
         return " (release candidate)"

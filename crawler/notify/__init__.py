@@ -7,14 +7,13 @@ never fails the audit and never touches the report files.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+import msgspec
 from pydantic import ValidationError
 
 from crawler.config import GitHubIssueSettings, NotifySettings
@@ -41,13 +40,20 @@ class Delivery:
     def failed(self) -> list[ChannelResult]:
         return [r for r in self.results if not r.ok]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "audit": self.audit_id,
-            "sent": self.wanted and bool(self.results),
-            "reason": self.reason,
-            "channels": [asdict(r) for r in self.results],
-        }
+    def record(self) -> DeliveryRecord:
+        """What delivery.json holds."""
+        return DeliveryRecord(
+            self.audit_id, self.wanted and bool(self.results), self.reason, self.results
+        )
+
+
+class DeliveryRecord(msgspec.Struct, frozen=True):
+    """delivery.json: whether the audit's summary was sent, why, and on which channels."""
+
+    audit: int
+    sent: bool
+    reason: str
+    channels: tuple[ChannelResult, ...]
 
 
 def notify_urls(settings: NotifySettings, env: Mapping[str, str]) -> list[str]:
@@ -138,7 +144,8 @@ def deliver(
 
 def _record(delivery: Delivery, report_dir: Path, secrets: list[str]) -> None:
     """delivery.json beside the report; a write failure is logged, the report is untouched."""
-    text = redact(json.dumps(delivery.to_dict(), indent=2, ensure_ascii=False) + "\n", secrets)
+    encoded = msgspec.json.format(msgspec.json.encode(delivery.record()), indent=2)
+    text = redact(encoded.decode("utf-8") + "\n", secrets)
     try:
         (report_dir / DELIVERY_FILE).write_text(text, encoding="utf-8")
     except OSError as exc:

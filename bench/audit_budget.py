@@ -529,7 +529,7 @@ def run_shipped(variant: str, mode: str) -> ShippedRun:
                                 sleep=lambda _seconds: None)  # fmt: skip
         finally:
             store.close()
-        report = outcome.report
+        report = outcome.report.as_json()
         deferred = [p["name"] for p in report["projects"] if p["status"] == "deferred"]
         wanted = sum(1 for spec in config.projects for page in spec.pages
                      if (page.location or spec.forge).source == "github")  # fmt: skip

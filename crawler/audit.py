@@ -26,21 +26,28 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from crawler.config import Config, ConfigError, ProjectSpec
 from crawler.diff import DiffRules, Findings, Tracked, diff_audit
-from crawler.diff.pending import PendingItem, pending_record
+from crawler.diff.names import Names as SourceNamesMap
+from crawler.diff.pending import PendingItem
 from crawler.findings import findings_between as findings_between  # re-exported
 from crawler.findings import location_of as _location
 from crawler.findings import source_names as source_names
 from crawler.gather import Gatherer, open_sources
 from crawler.model import (
+    AuditStatus,
     Flag,
     FlagKind,
     ProjectOutcome,
     ProjectResult,
     ProjectSnapshot,
     ProjectStatus,
+    audit_status,
 )
-from crawler.report.json_report import AuditHeader, build_report
-from crawler.report.markdown import counted, render_markdown
+from crawler.report.json_report import AuditHeader, build_report, pending_entry
+from crawler.report.markdown import render_markdown
+from crawler.report.model import Report
+from crawler.report.words import change_summary
+from crawler.report.words import last_checked as _since
+from crawler.report.words import plural as counted
 from crawler.store import AuditInfo, Store
 from crawler.store.database import StoreError, describe_db_error
 from crawler.store.lock import AuditLockLost
@@ -57,8 +64,8 @@ _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|PRIVATE", re.IG
 @dataclass(frozen=True)
 class AuditOutcome:
     audit_id: int
-    status: str
-    report: dict[str, Any]
+    status: AuditStatus
+    report: Report
     report_dir: Path | None
     report_error: str | None = None  # why the report files could not be written
 
@@ -66,8 +73,7 @@ class AuditOutcome:
     def exit_code(self) -> int:
         """0 all checked and reported; 1 when anything needs a person (errors, stale
         projects, a report that could not be written)."""
-        summary = self.report["summary"]
-        return 1 if self.report_error or summary["errors"] or summary["stale"] else 0
+        return 1 if self.report_error or self.report.needs_attention else 0
 
 
 def _now() -> datetime:
@@ -124,16 +130,13 @@ def check_removals(config: Config, baseline: AuditInfo | None, allow_removals: b
         )
 
 
-def write_report(report: dict[str, Any], reports_dir: Path, *, refresh_latest: bool = True) -> Path:
+def write_report(report: Report, reports_dir: Path, *, refresh_latest: bool = True) -> Path:
     """reports/<UTC timestamp>-audit<N>/report.{md,json}, then (for the audit just run)
     refresh reports/latest/."""
-    stamp = report["audit"]["started_at"].replace(":", "").replace("-", "")
-    target = reports_dir / f"{stamp}-audit{report['audit']['id']}"
+    stamp = report.audit.started_at.replace(":", "").replace("-", "")
+    target = reports_dir / f"{stamp}-audit{report.audit.id}"
     target.mkdir(parents=True, exist_ok=True)
-    # msgspec writes what json.dumps(indent=2, ensure_ascii=False) writes, twenty times faster
-    (target / "report.json").write_bytes(
-        msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n"
-    )
+    (target / "report.json").write_bytes(report.to_json())
     (target / "report.md").write_text(render_markdown(report), encoding="utf-8")
     if not refresh_latest:
         return target
@@ -146,7 +149,7 @@ def write_report(report: dict[str, Any], reports_dir: Path, *, refresh_latest: b
     return target
 
 
-def _overall_status(results: Mapping[str, ProjectResult], stopped: bool) -> str:
+def _overall_status(results: Mapping[str, ProjectResult], stopped: bool) -> AuditStatus:
     tracked = [r for r in results.values() if r.status != ProjectStatus.UNTRACKED]
     if tracked and all(r.status == ProjectStatus.ERROR for r in tracked):
         return "failed"
@@ -162,14 +165,6 @@ def _outcomes(results: Mapping[str, ProjectResult]) -> dict[str, ProjectOutcome]
         for name, r in results.items()
         if r.status != ProjectStatus.OK or r.note or r.errors
     }
-
-
-def _age(since: datetime | None, now: datetime) -> str:
-    if since is None:
-        return "never checked yet"
-    days = (now - since).days
-    ago = "today" if days == 0 else f"{days} day{'s' * (days != 1)} ago"
-    return f"last checked {since.date().isoformat()} ({ago})"
 
 
 def stale_flags(
@@ -191,15 +186,10 @@ def stale_flags(
         waited = now - (since or first_audit or now)
         if waited <= stale_after:
             continue
-        detail = (
-            f"not checked for {waited.days} days: {_age(since, now)}; the catalog shows its "
-            "last good state"
-        )
         flags.append(
             Flag(
                 project=name,
                 kind=FlagKind.STALE,
-                detail=detail,
                 new=True,
                 details={"last_checked": _iso(since) if since else None, "days": waited.days},
             )
@@ -355,14 +345,15 @@ def _run_audit(
         timedelta(days=config.settings.stale_after_days),
     )  # fmt: skip
     findings = replace(findings, flags=(*findings.flags, *stale))
+    checked_on = last_checked.get
     outcomes = {
-        name: replace(o, note=f"{o.note or 'not checked'}; {_age(last_checked.get(name), started)}")
+        name: replace(o, note=f"{o.note or 'not checked'}; {_since(checked_on(name), started)}")
         if o.status == ProjectStatus.DEFERRED
         else o
         for name, o in outcomes.items()
     }
     errors = [e for r in results.values() for e in r.errors] + list(findings.problems)
-    pending = _pending(config, store, audit_id, started, findings)
+    pending = _pending(config, store, audit_id, started, findings, names)
     finished = _now()
     stats = {"sources": usage}
     report = build_report(
@@ -381,7 +372,9 @@ def _run_audit(
         usage=stats,
         names=names,
     )
-    report["pending"] = [pending_record(item, audit_id) for item in pending]
+    report = msgspec.structs.replace(
+        report, pending=tuple(pending_entry(item, audit_id) for item in pending)
+    )
     report_dir: Path | None = None
     report_error: str | None = None
     try:  # frozen past the lock's lease, another audit may have run: record nothing then
@@ -450,13 +443,20 @@ def read_curated(path: Path) -> dict[str, Any] | None:
 
 
 def _pending(
-    config: Config, store: Store, audit_id: int, started: datetime, findings: Findings
+    config: Config,
+    store: Store,
+    audit_id: int,
+    started: datetime,
+    findings: Findings,
+    names: SourceNamesMap,
 ) -> list[PendingItem]:
     """Record tonight's pending-worthy changes, close what the curated catalog (if configured)
     already holds, and return everything still pending, newest first."""
     from crawler.store.pending import close_taken, open_pending, record_pending
 
-    record_pending(store, audit_id, started, findings.changes)
+    record_pending(
+        store, audit_id, started, findings.changes, lambda change: change_summary(change, names)
+    )
     path = curated_catalog_path(config)
     curated = read_curated(path) if path is not None else None
     if curated is not None:
@@ -467,7 +467,7 @@ def _pending(
 # -- re-rendering stored audits -------------------------------------------------------------------
 
 
-def rebuild_report(store: Store, config: Config | None, audit_id: int | None) -> dict[str, Any]:
+def rebuild_report(store: Store, config: Config | None, audit_id: int | None) -> Report:
     audit = store.audit(audit_id) if audit_id is not None else store.latest_audit()
     if audit is None:
         raise ConfigError(f"no audit {audit_id} in the database" if audit_id else "no audits yet")
@@ -496,7 +496,7 @@ def rebuild_report(store: Store, config: Config | None, audit_id: int | None) ->
             audit.id,
             audit.started_at,
             audit.finished_at,
-            audit.status,
+            audit_status(audit.status),
             audit.baseline_audit_id,
             not_selected=len(left_out),
         ),

@@ -125,7 +125,7 @@ def _audit_and_deliver(
     from crawler.audit import run_audit
     from crawler.notify import deliver
     from crawler.progress import make_progress
-    from crawler.report.markdown import pending_phrase, summary_line
+    from crawler.report.words import audit_line
     from crawler.upstream.sources.github import github_endpoint
 
     progress = make_progress(output)
@@ -141,12 +141,7 @@ def _audit_and_deliver(
         )
     finally:
         progress.close()
-    summary = outcome.report["summary"]
-    phrase = pending_phrase(outcome.report.get("pending") or [])
-    progress.finish(
-        f"audit #{outcome.audit_id} {summary_line(outcome.status, summary)}"
-        + (f"; {phrase}" if phrase else "")
-    )
+    progress.finish(audit_line(outcome.report, status=outcome.status))
     if outcome.report_dir is None:
         output.error(
             f"{outcome.report_error}; nothing was delivered, and the next audit reports these "
@@ -346,7 +341,8 @@ def health(heartbeat: str, max_age: int) -> None:
 def history(name: str, db_url: str | None, as_json: bool) -> None:
     """The dated versions and licenses stored for one project (from the database alone)."""
     from crawler.audit import source_names
-    from crawler.diff.licenses import license_label
+    from crawler.diff.licenses import license_label_facts
+    from crawler.report.words import license_label, moment
     from crawler.untrusted import one_line
     from crawler.versions import current_version
 
@@ -364,12 +360,13 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
     for entry in entries:
         row: dict[str, Any] = {
             "audit": entry.audit_id,
-            "date": entry.audit_started_at.isoformat().replace("+00:00", "Z"),  # ISO 8601 UTC
+            "date": moment(entry.audit_started_at),
             "status": entry.status,
             "note": entry.note,
         }
         if entry.snapshot is not None:
-            version = current_version(name, entry.snapshot, license_label(entry.snapshot, names))
+            label = license_label(license_label_facts(entry.snapshot), names)
+            version = current_version(name, entry.snapshot, label)
             row.update(
                 version=version.version,
                 source=version.version_source,
@@ -439,8 +436,9 @@ def diff(
     audit_a: int, audit_b: int, config_path: str | None, db_url: str | None, as_json: bool
 ) -> None:
     """What changed between two stored audits."""
-    from crawler.audit import findings_between
-    from crawler.report.json_report import change_to_dict
+    from crawler.audit import findings_between, source_names
+    from crawler.report.json_report import change_entry
+    from crawler.report.words import change_summary, kind_name, plural
     from crawler.untrusted import one_line
 
     config = _load_if_present(config_path)
@@ -453,14 +451,16 @@ def diff(
     finally:
         store.close()
     if as_json:
-        changes = [change_to_dict(c) for c in findings.changes]
+        import msgspec
+
+        changes = [msgspec.to_builtins(change_entry(c, source_names())) for c in findings.changes]
         click.echo(json.dumps(changes, indent=2, default=str))
         return
-    click.echo(f"{len(findings.changes)} changes from audit #{audit_a} to #{audit_b}")
+    click.echo(f"{plural(len(findings.changes), 'change')} from audit #{audit_a} to #{audit_b}")
+    names = source_names()
     for change in findings.changes:
-        click.echo(
-            f"- {one_line(change.project)} {change.kind.value}: {one_line(change.summary, 300)}"
-        )
+        summary = one_line(change_summary(change, names), 300)
+        click.echo(f"- {one_line(change.project)} {kind_name(change.kind)}: {summary}")
 
 
 @cli.command("license")
@@ -468,7 +468,8 @@ def diff(
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def license_command(files: tuple[str, ...], as_json: bool) -> None:
     """Analyse local license files: SPDX ids, verdict, holders, extra text."""
-    from crawler.analysis.licenses import analyze_file, render_text
+    from crawler.analysis.licenses import analyze_file
+    from crawler.report.words import render_analysis
     from crawler.untrusted import terminal_text
 
     for path in files:
@@ -480,7 +481,7 @@ def license_command(files: tuple[str, ...], as_json: bool) -> None:
         return
     for path, analysis in analyses.items():
         # the file's text is quoted: no escape sequence in it may reach the terminal
-        click.echo(terminal_text(render_text(analysis, path)))
+        click.echo(terminal_text(render_analysis(analysis, path)))
 
 
 @cli.command()
@@ -509,10 +510,10 @@ def page(
     """Show what would be extracted from a page (URL or file), to write a selector."""
     from crawler.analysis.tables import ExtractionError
     from crawler.config import Settings
+    from crawler.report.words import page_preview
     from crawler.upstream.pages import (
         PRIVATE_HINT,
         PageFetchError,
-        preview_page,
         preview_page_json,
     )
 
@@ -529,7 +530,8 @@ def page(
                 json.dumps(preview_page_json(source, **options), indent=2, ensure_ascii=False)
             )
         else:
-            click.echo(preview_page(source, **options))
+            data = preview_page_json(source, **options)
+            click.echo(page_preview(data, source, table_selector, heading))
     except (ExtractionError, PageFetchError, OSError) as exc:
         # this command has its own switch: name it rather than the sources.yaml setting
         raise click.ClickException(str(exc).replace(PRIVATE_HINT, "pass --allow-private")) from None
@@ -626,12 +628,12 @@ def export_command(
 
 
 def _listed(items: Sequence[PendingItem]) -> str:
-    from crawler.report.markdown import kind_words
+    from crawler.report.words import day, kind_name
     from crawler.untrusted import one_line
 
     return "; ".join(
-        f"{one_line(i.project)} {kind_words(i.kind)} {one_line(i.value, 80)} "
-        f"(since {i.first_seen_at.date().isoformat()})"
+        f"{one_line(i.project)} {kind_name(i.kind)} {one_line(i.value, 80)} "
+        f"(since {day(i.first_seen_at)})"
         for i in items
     )
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import click
 
 from crawler.config import Config, ConfigError, load_config
 from crawler.locations import config_path
 from crawler.model import ChangeKind, FlagKind
+from crawler.report.model import Report
 
 EXIT_FAIL_ON = 4  # the audit found a kind named by --fail-on
 
@@ -156,18 +156,15 @@ fail_on_option = click.option(
 )
 
 
-def fail_on_found(report: Mapping[str, Any], kinds: Iterable[str]) -> dict[str, int]:
+def fail_on_found(report: Report, kinds: Iterable[str]) -> dict[str, int]:
     """How many changes and flags of each of ``kinds`` the report holds."""
     wanted = set(kinds)
-    found = Counter(
-        entry["kind"]
-        for entry in (*report.get("changes", ()), *report.get("flags", ()))
-        if entry.get("kind") in wanted
-    )
+    kinds_found = [c.kind for c in report.changes] + [f.kind for f in report.flags]
+    found = Counter(kind for kind in kinds_found if kind in wanted)
     return dict(sorted(found.items()))
 
 
-def fail_on_exit(report: Mapping[str, Any], kinds: frozenset[str] | None) -> int | None:
+def fail_on_exit(report: Report, kinds: frozenset[str] | None) -> int | None:
     """EXIT_FAIL_ON (after saying what was found) when the report holds one of ``kinds``."""
     if not kinds:
         return None

@@ -14,17 +14,19 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from crawler.config import DEFAULT_PIN_TEXT_LIMIT, Config, Location, PageSpec, ProjectSpec
 from crawler.model import (
     FetchError,
+    LicenseAnalysis,
     LicenseFile,
     PageSnapshot,
     ProjectResult,
     ProjectSnapshot,
     ProjectStatus,
     Provenance,
+    Usage,
 )
 from crawler.upstream.guard import capped, failed, open_source, sealed
 from crawler.upstream.http import ResponseCache
@@ -63,8 +65,12 @@ class OpenSources:
             except Exception:  # closing must not hide the audit's outcome
                 log.warning("closing source %s failed", source.kind.name, exc_info=True)
 
-    def usage(self) -> dict[str, dict[str, Any]]:
+    def usage(self) -> dict[str, Usage]:
         return {name: source.usage() for name, source in self.by_name.items()}
+
+
+def _count(value: int | float | str | bool | None) -> int:
+    return int(value) if isinstance(value, int | float) else 0
 
 
 def used_sources(specs: Sequence[ProjectSpec]) -> list[str]:
@@ -116,7 +122,7 @@ class Gatherer:
         pin_text_limit: int = DEFAULT_PIN_TEXT_LIMIT,
         project_deadline: float | None = None,
         progress: AuditProgress | None = None,
-        analyse: Callable[[str, str, Sequence[str]], dict[str, Any]] | None = None,
+        analyse: Callable[[str, str, Sequence[str]], LicenseAnalysis] | None = None,
     ) -> None:
         self.web = web
         self.clock = clock
@@ -186,8 +192,9 @@ class Gatherer:
         if self.progress is None:
             return
         usage = self.sources.usage()
-        spent = sum(int(u.get("requests") or 0) for u in usage.values())
-        budgets = [int(u["rate_remaining"]) for u in usage.values() if u.get("rate_remaining")]
+        spent = sum(_count(u.get("requests")) for u in usage.values())
+        left = [u.get("rate_remaining") for u in usage.values()]
+        budgets = [_count(n) for n in left if n]
         with self._lock:
             requests, self._requests_seen = spent - self._requests_seen, spent
             self.progress.project_done(
@@ -388,10 +395,10 @@ class LicenseAnalyses:
     def __init__(
         self,
         prior: Iterable[ProjectSnapshot],
-        analyse: Callable[[str, str, Sequence[str]], dict[str, Any]],
+        analyse: Callable[[str, str, Sequence[str]], LicenseAnalysis],
     ) -> None:
         self._analyse = analyse
-        self._known: dict[tuple[str, str, tuple[str, ...]], dict[str, Any]] = {}
+        self._known: dict[tuple[str, str, tuple[str, ...]], LicenseAnalysis] = {}
         self._lock = threading.Lock()  # sources may complete projects from their workers
         self.performed = 0
         for snapshot in prior:
@@ -418,19 +425,16 @@ def _siblings(snapshot: ProjectSnapshot) -> tuple[str, ...]:
     return tuple(sorted(e.path for e in snapshot.license_inventory or () if "/" not in e.path))
 
 
-ENGINE = "engine"
-
-
-def _current_engine(analysis: Mapping[str, Any]) -> bool:
+def _current_engine(analysis: LicenseAnalysis) -> bool:
     from crawler.analysis.licenses import ENGINE_VERSION
 
-    return analysis.get(ENGINE) == ENGINE_VERSION
+    return analysis.engine == ENGINE_VERSION
 
 
-def _analyse_license(text: str, path: str, siblings: Sequence[str]) -> dict[str, Any]:
+def _analyse_license(text: str, path: str, siblings: Sequence[str]) -> LicenseAnalysis:
     from crawler.analysis.licenses import ENGINE_VERSION, analyze_license
 
-    return {**analyze_license(text, path, list(siblings)).to_dict(), ENGINE: ENGINE_VERSION}
+    return replace(analyze_license(text, path, list(siblings)), engine=ENGINE_VERSION)
 
 
 def _extract_page(

@@ -76,6 +76,23 @@ class FlagKind(StrEnum):
 
 
 VersionSource = Literal["release", "tag", "commit"]
+# what a source spent in one audit (requests, 304 answers, retries, points…), for the report
+Usage = dict[str, int | float | str | bool | None]
+AuditStatus = Literal["running", "complete", "partial", "failed"]
+AUDIT_STATUSES: tuple[AuditStatus, ...] = ("running", "complete", "partial", "failed")
+# our reading of a license file: word for word, with extra text, modified, or not recognised
+LicenseVerdict = Literal["exact", "match_with_extra_text", "modified", "unknown"]
+LICENSE_VERDICTS: tuple[LicenseVerdict, ...] = (
+    "exact", "match_with_extra_text", "modified", "unknown"
+)
+
+
+def audit_status(value: str) -> AuditStatus:
+    """A status read back from the store, checked."""
+    for status in AUDIT_STATUSES:
+        if status == value:
+            return status
+    raise ValueError(f"unknown audit status {value!r}")
 TrackMode = Literal["auto", "releases", "tags", "commits"]
 
 
@@ -143,6 +160,57 @@ class ForgeLicense:
     name: str | None
 
 
+SpanEffect = Literal["restriction", "condition", "grant", "other"]
+
+
+@dataclass(frozen=True, slots=True)
+class TextSpan:
+    """A piece of a license file kept verbatim: extra text no template explains, or text
+    that replaces template words."""
+
+    start_line: int  # 1-based, inclusive
+    end_line: int
+    text: str  # verbatim
+    # what the wording does to the terms, as the analysis read it (crawler.analysis.
+    # license_clauses.span_effect); None in analyses stored before spans had one, which the
+    # store completes when it reads them (crawler.analysis.licenses.with_effects)
+    effect: SpanEffect | None = field(default=None, compare=False)
+
+    @property
+    def restriction(self) -> bool:
+        """The wording restricts or conditions the license: a reviewer reads it first."""
+        return self.effect in ("restriction", "condition")
+
+
+@dataclass(frozen=True, slots=True)
+class LicenseMatch:
+    spdx_id: str
+    start_line: int
+    end_line: int
+    coverage: float
+    verdict: str  # exact | match_with_extra_text | modified (inside the span) | reference
+
+
+@dataclass(frozen=True, slots=True)
+class LicenseAnalysis:
+    """Our reading of one license text (crawler.analysis.licenses.analyze_license), stored
+    with the snapshot as it is: decoded once with the snapshot, never rebuilt from a dict."""
+
+    spdx_ids: tuple[str, ...]  # in file order
+    expression: str | None  # only on explicit evidence
+    verdict: LicenseVerdict
+    coverage: float
+    matches: tuple[LicenseMatch, ...]
+    copyright_holders: tuple[str, ...]
+    extra_text: tuple[TextSpan, ...]
+    altered_text: tuple[TextSpan, ...]
+    notes: tuple[str, ...]
+    engine: int = 0  # the analysis engine that read it; an older one is read again
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(msgspec.to_builtins(self))
+
+
 @dataclass(frozen=True, slots=True)
 class LicenseFile:
     """The root license file, its blob SHA and our own analysis of its text."""
@@ -150,7 +218,7 @@ class LicenseFile:
     path: str
     blob_sha: str
     url: str
-    analysis: dict[str, Any] | None = None  # crawler.analysis.licenses.LicenseAnalysis.to_dict()
+    analysis: LicenseAnalysis | None = None
     text: str | None = None
 
 
@@ -305,9 +373,10 @@ class ProjectOutcome:
 
 @dataclass(frozen=True)
 class Change:
+    """A fact that changed; ``crawler.report.words.change_summary`` words it."""
+
     project: str
     kind: ChangeKind
-    summary: str
     before: Any = None
     after: Any = None
     evidence_url: str | None = None
@@ -316,9 +385,10 @@ class Change:
 
 @dataclass(frozen=True)
 class Flag:
+    """A standing condition worth a look; ``crawler.report.words.flag_detail`` words it."""
+
     project: str
     kind: FlagKind
-    detail: str
     new: bool
     evidence_url: str | None = None
     details: dict[str, Any] = field(default_factory=dict)

@@ -1,20 +1,19 @@
-"""What a piece of license text that no template explains says, in plain words.
+"""What a piece of license text that no template explains does (restricts, conditions, grants).
 
 A template's variable regions (a copyright line, "[fullname]", "the copyright holder") may
 only be filled by what they stand for: a name, a year, an address, a list of holders. These
 helpers tell such fillings from sentences and clauses, find a clause appended to a copyright
-line, and sort extra text by its effect (restriction, condition, grant) so that a reviewer
-reads "adds a restriction" before the wording.
+line, and sort extra text by its effect (restriction, condition, grant); the words a reviewer
+reads for each effect are in ``crawler.report.words``.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from itertools import pairwise
-from typing import Literal
 
-SpanEffect = Literal["restriction", "condition", "grant", "other"]
+from crawler.model import SpanEffect, TextSpan
+
 SPAN_EFFECTS: tuple[SpanEffect, ...] = ("restriction", "condition", "grant", "other")
 QUOTE_CHARS = 300  # a finding quotes at most this much of the span
 
@@ -179,58 +178,12 @@ def span_effect(text: str) -> SpanEffect:
     return "other"
 
 
-@dataclass(frozen=True)
-class TextSpan:
-    """A piece of a license file kept verbatim: extra text no template explains, or text
-    that replaces template words."""
-
-    start_line: int  # 1-based, inclusive
-    end_line: int
-    text: str  # verbatim
-
-    @property
-    def effect(self) -> SpanEffect:
-        """What the wording does to the terms (see ``span_effect``); derived from the text,
-        so analyses stored before this existed read the same."""
-        return span_effect(self.text)
-
-    @property
-    def restriction(self) -> bool:
-        """The wording restricts or conditions the license: a reviewer reads it first."""
-        return self.effect in ("restriction", "condition")
-
-
-_VERB = {
-    "restriction": "adds a restriction",
-    "condition": "adds a condition",
-    "grant": "adds a permission",
-    "other": "adds text",
-}
-_ALTERED_VERB = {
-    "restriction": "changes the wording to a restriction",
-    "condition": "changes the wording to a condition",
-    "grant": "changes the wording to a permission",
-    "other": "changes the wording",
-}
+def text_span(start_line: int, end_line: int, text: str) -> TextSpan:
+    """A span of the file, with what its wording does (``span_effect``)."""
+    return TextSpan(start_line, end_line, text, span_effect(text))
 
 
 def quote(text: str, limit: int = QUOTE_CHARS) -> str:
     """The span's text on one line, whitespace collapsed, cut at ``limit`` characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
-def finding_verb(span: TextSpan, altered: bool = False) -> str:
-    """What the span does, in a reviewer's words: "adds a restriction", "changes the wording"…"""
-    return (_ALTERED_VERB if altered else _VERB)[span.effect]
-
-
-def finding_sentence(span: TextSpan, altered: bool = False) -> str:
-    """The reviewer's sentence for one span of extra text (or, with ``altered``, of text that
-    replaces template words), e.g. 'adds a restriction: “This grant does not extend to
-    government agencies.” (line 5)'. Plain text: the quote is upstream text, capped at
-    QUOTE_CHARS characters but not escaped, so a Markdown or HTML writer escapes it."""
-    verb = finding_verb(span, altered)
-    where = (f"line {span.start_line}" if span.start_line == span.end_line
-             else f"lines {span.start_line}-{span.end_line}")
-    return f"{verb}: “{quote(span.text)}” ({where})"

@@ -11,21 +11,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from license_expression import Licensing, get_spdx_licensing
 
 from crawler.analysis.license_clauses import (
-    SpanEffect,
-    TextSpan,
     copyright_clause,
-    finding_sentence,
     reads_as_prose,
     span_effect,
+    text_span,
 )
 from crawler.analysis.license_paths import is_test_data
 from crawler.analysis.license_templates import (
@@ -40,6 +37,13 @@ from crawler.analysis.license_templates import (
     tokenize_lines,
 )
 from crawler.analysis.license_variants import accept_variants
+from crawler.model import (
+    LicenseAnalysis,
+    LicenseMatch,
+    LicenseVerdict,
+    SpanEffect,
+    TextSpan,
+)
 
 MAX_CHARS = 256 * 1024  # characters analysed per file
 MAX_MATCHES = 8
@@ -54,67 +58,9 @@ ENGINE_VERSION = 3  # 2: variable regions take only names, years and holder list
 
 __all__ = [
     "ENGINE_VERSION", "LicenseAnalysis", "LicenseMatch", "SpanEffect", "TextSpan", "analyze_file",
-    "analyze_license", "finding_sentence", "is_license_file", "license_findings",
-    "noassertion_explanation", "normalize_github_spdx", "pick_root_license", "render_text",
-    "span_effect", "word_diff",
+    "analyze_license", "is_license_file", "normalize_github_spdx", "pick_root_license",
+    "span_effect", "text_span", "with_effects", "word_diff",
 ]
-
-
-@dataclass(frozen=True)
-class LicenseMatch:
-    spdx_id: str
-    start_line: int
-    end_line: int
-    coverage: float
-    verdict: str  # exact | match_with_extra_text | modified (inside the span) | reference
-
-
-@dataclass(frozen=True)
-class LicenseAnalysis:
-    spdx_ids: tuple[str, ...]  # in file order
-    expression: str | None  # only on explicit evidence
-    verdict: str  # exact | match_with_extra_text | modified | unknown
-    coverage: float
-    matches: tuple[LicenseMatch, ...]
-    copyright_holders: tuple[str, ...]
-    extra_text: tuple[TextSpan, ...]
-    altered_text: tuple[TextSpan, ...]
-    notes: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict; each span also carries its ``effect`` (ignored on loading,
-        where it is derived from the text again)."""
-        d = asdict(self)
-        for key, spans in (("extra_text", self.extra_text), ("altered_text", self.altered_text)):
-            for out, span in zip(d[key], spans, strict=True):
-                out["effect"] = span.effect
-        return d
-
-    @staticmethod
-    def from_dict(d: dict[str, Any]) -> LicenseAnalysis:
-        return LicenseAnalysis(
-            spdx_ids=tuple(d.get("spdx_ids", ())),
-            expression=d.get("expression"),
-            verdict=d.get("verdict", "unknown"),
-            coverage=float(d.get("coverage", 0.0)),
-            matches=tuple(LicenseMatch(**m) for m in d.get("matches", ())),
-            copyright_holders=tuple(d.get("copyright_holders", ())),
-            extra_text=tuple(_span(s) for s in d.get("extra_text", ())),
-            altered_text=tuple(_span(s) for s in d.get("altered_text", ())),
-            notes=tuple(d.get("notes", ())),
-        )
-
-
-def _span(d: dict[str, Any]) -> TextSpan:
-    return TextSpan(int(d["start_line"]), int(d["end_line"]), str(d["text"]))
-
-
-def license_findings(analysis: LicenseAnalysis) -> list[str]:
-    """The reviewer's sentences for an analysis, restrictions and conditions first, then
-    the other extra and altered text in file order (see ``finding_sentence``)."""
-    spans = [(s, False) for s in analysis.extra_text] + [(s, True) for s in analysis.altered_text]
-    spans.sort(key=lambda p: (not p[0].restriction, p[0].start_line))
-    return [finding_sentence(s, altered) for s, altered in spans]
 
 
 @dataclass
@@ -143,7 +89,7 @@ class _Doc:
         while e < ceil and not last[e].isspace():
             e += 1
         parts = [first[s:e]] if l0 == l1 else [first[s:], *self.lines[l0 + 1 : l1], last[:e]]
-        return TextSpan(l0 + 1, l1 + 1, "\n".join(parts))
+        return text_span(l0 + 1, l1 + 1, "\n".join(parts))
 
 
     def prose(self, free: list[int]) -> set[int]:
@@ -539,6 +485,7 @@ def _build(doc: _Doc, found: list[Alignment], index: TemplateIndex, path: str | 
     prose = "\n".join(s.text for s in extra)
     matches = _matches(doc, found, ranges, prose, index, notes)
     expression = _expression(doc, found, matches, prose, index, path, siblings, notes)
+    verdict: LicenseVerdict
     if not found:
         verdict = "unknown"
     elif any(m.verdict == "modified" for m in found):
@@ -677,30 +624,6 @@ def pick_root_license(paths: Sequence[str]) -> str | None:
     return lesser[0] if stem in ("copying", "license", "licence") and lesser else chosen
 
 
-def noassertion_explanation(analysis: LicenseAnalysis, forge: str = "GitHub's licensee") -> str:
-    """Why the forge (``forge``: who said it) answered NOASSERTION, in one or two sentences,
-    with the ids."""
-    texts = [m for m in analysis.matches if m.verdict != "reference"]
-    refs = [f"{m.spdx_id} (line {m.start_line})" for m in analysis.matches
-            if m.verdict == "reference"]
-    if analysis.verdict == "unknown":
-        if refs:
-            return f"No known license text found; the file only names {', '.join(refs)}."
-        return "No known license text found: unknown or custom license, review the file."
-    named = ", ".join(m.spdx_id for m in texts)
-    several = f" ({len(texts)} licenses in one file)" if len(texts) > 1 else ""
-    also = f"; it also names {', '.join(refs)}" if refs else ""
-    if analysis.verdict == "modified":
-        where = ", ".join(f"lines {s.start_line}-{s.end_line}" for s in analysis.altered_text)
-        return (f"Modified {named} text{several}, {analysis.coverage:.0%} of the template: "
-                f"altered {where or 'by omission (see notes)'}{also}.")
-    if analysis.verdict == "match_with_extra_text":
-        lines = ", ".join(f"lines {s.start_line}-{s.end_line}" for s in analysis.extra_text)
-        return f"Known license {named}{several} plus extra text at {lines}{also}."
-    return (f"Standard {named} text{several}, word for word apart from title, copyright and "
-            f"SPDX lines; {forge} does not recognise it in this form{also}.")
-
-
 def word_diff(old: str, new: str, context: int = 5) -> list[tuple[str, str]]:
     """Word-level diff: ('equal' | 'delete' | 'insert', words); long equal runs keep only
     ``context`` words each side around an ellipsis."""
@@ -722,27 +645,15 @@ def word_diff(old: str, new: str, context: int = 5) -> list[tuple[str, str]]:
     return out
 
 
-def render_text(analysis: LicenseAnalysis, path: str) -> str:
-    """Plain-text report of one analysis, for the ``crawler license`` command."""
-    head = ", ".join(analysis.spdx_ids) or "no license found"
-    out = [f"{path}: {head} — {analysis.verdict} (coverage {analysis.coverage:.1%})"]
-    out += [f"  finding: {f}" for f in license_findings(analysis)]  # what a reviewer reads first
-    if analysis.expression:
-        out.append(f"  expression: {analysis.expression}")
-    for m in analysis.matches:
-        out.append(f"  {m.spdx_id:<24} lines {m.start_line}-{m.end_line}  "
-                   f"{m.verdict}" + ("" if m.verdict == "reference" else f" {m.coverage:.1%}"))
-    if analysis.copyright_holders:
-        out.append("  copyright holders:")
-        out += [f"    {h}" for h in analysis.copyright_holders]
-    for title, spans in (("extra text", analysis.extra_text),
-                         ("altered text", analysis.altered_text)):
-        for s in spans:
-            out.append(f"  {title}, lines {s.start_line}-{s.end_line}:")
-            out += [f"    | {ln}" for ln in s.text.split("\n")]
-    if analysis.notes:
-        out.append("  notes:")
-        out += [f"    - {n}" for n in analysis.notes]
-    if analysis.verdict != "exact":
-        out.append(f"  why not a plain license: {noassertion_explanation(analysis)}")
-    return "\n".join(out) + "\n"
+def with_effects(analysis: LicenseAnalysis) -> LicenseAnalysis:
+    """``analysis`` with every span's effect: analyses stored before spans had one get it
+    from their text, once, when the store reads them."""
+    if all(s.effect is not None for s in (*analysis.extra_text, *analysis.altered_text)):
+        return analysis
+
+    def fill(spans: tuple[TextSpan, ...]) -> tuple[TextSpan, ...]:
+        return tuple(s if s.effect is not None else replace(s, effect=span_effect(s.text))
+                     for s in spans)  # fmt: skip
+
+    return replace(analysis, extra_text=fill(analysis.extra_text),
+                   altered_text=fill(analysis.altered_text))  # fmt: skip

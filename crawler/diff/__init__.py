@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from crawler.diff.licenses import license_changes, license_label, noassertion_flag
+from crawler.diff.licenses import license_changes, noassertion_flag
 from crawler.diff.names import Names, SourceNames
 from crawler.diff.packages import channel_flags, package_changes
 from crawler.diff.pages import diff_page
@@ -118,7 +118,7 @@ def diff_audit(
         after = current.get(name)
         try:
             found, raised = _compare(project, before, after, name in observed, rules)
-            rows.append(current_version(name, after, license_label(after, rules.names)))
+            rows.append(current_version(name, after, None))
         except Exception as exc:  # one project's surprise must not end the audit
             log.warning("diff of %s failed", name, exc_info=True)
             problems.append(FetchError(name, "diff", "", f"could not compare: {exc!r}"[:300]))
@@ -130,7 +130,6 @@ def diff_audit(
                 Change(
                     name,
                     ChangeKind.PROJECT_ADDED,
-                    f"now tracking {project.location}" if project.location else "now tracked",
                     after=project.location,
                     evidence_url=after.repo.url if after and after.repo else None,
                 )
@@ -139,9 +138,7 @@ def diff_audit(
         flags += raised
     for name in sorted(known - set(listed)):
         changes.append(
-            Change(
-                name, ChangeKind.PROJECT_REMOVED, "no longer listed in sources.yaml", before=name
-            )
+            Change(name, ChangeKind.PROJECT_REMOVED, before=name)
         )
     return Findings(tuple(changes), tuple(flags), tuple(rows), tuple(problems))
 

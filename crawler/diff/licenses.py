@@ -3,22 +3,21 @@ changed in it, and the NOASSERTION flag. Pure."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from crawler.analysis.license_clauses import TextSpan, finding_verb
 from crawler.analysis.license_names import same_license
-from crawler.analysis.licenses import LicenseAnalysis, noassertion_explanation, word_diff
-from crawler.diff.names import Names, label_of
+from crawler.analysis.licenses import LicenseAnalysis, word_diff
+from crawler.diff.names import Names
 from crawler.model import Change, ChangeKind, Flag, FlagKind, ProjectSnapshot
 
 NOASSERTION = "NOASSERTION"
 
 
 def analysis_of(snapshot: ProjectSnapshot | None) -> LicenseAnalysis | None:
-    if snapshot is None or snapshot.license_file is None or not snapshot.license_file.analysis:
+    if snapshot is None or snapshot.license_file is None:
         return None
-    return LicenseAnalysis.from_dict(snapshot.license_file.analysis)
+    return snapshot.license_file.analysis
 
 
 def forge_spdx(snapshot: ProjectSnapshot | None) -> str | None:
@@ -46,75 +45,39 @@ def forge_agrees(forge: str | None, ours: str | None) -> bool:
     return forge == ours or same_license(forge, ours) is True
 
 
+def _label_facts(snapshot: ProjectSnapshot) -> dict[str, Any]:
+    facts = license_label_facts(snapshot)
+    return asdict(facts) if facts else {}
+
+
 def _carries_more(analysis: LicenseAnalysis | None) -> bool:
     return analysis is not None and analysis.verdict in ("match_with_extra_text", "modified")
 
 
-def license_reading(snapshot: ProjectSnapshot | None, names: Names) -> dict[str, Any] | None:
-    """Our reading of the root license file, for the report: ids, verdict, the text that
-    differs from the template (verbatim, with lines) and why the forge may disagree."""
-    analysis = analysis_of(snapshot)
-    if snapshot is None or snapshot.license_file is None or analysis is None:
-        return None
-    forge = forge_spdx(snapshot)
-    ours = detected_license(snapshot)
-    agree = forge_agrees(forge, ours)
-    differs = not agree or analysis.verdict != "exact"
-    why = None
-    if differs:
-        label = label_of(names, snapshot.repo.forge if snapshot.repo else None)
-        why = noassertion_explanation(analysis, label)
-        if forge not in (None, NOASSERTION) and not agree:
-            why = f"{label} reads {forge}, the file reads {ours or 'no known license'}: {why}"
-        elif forge not in (None, NOASSERTION) and _carries_more(analysis):
-            why = f"{label} reads {forge} and ignores the rest: {why}"
-    return {
-        "path": snapshot.license_file.path,
-        "url": snapshot.license_file.url or None,
-        "blob_sha": snapshot.license_file.blob_sha,
-        "spdx_ids": list(analysis.spdx_ids),
-        "expression": analysis.expression,
-        "verdict": analysis.verdict,
-        "coverage": round(analysis.coverage, 3),
-        "copyright_holders": list(analysis.copyright_holders[:20]),
-        "extra_text": [_span(span, False) for span in analysis.extra_text[:10]],
-        "altered_text": [_span(span, True) for span in analysis.altered_text[:10]],
-        "notes": list(analysis.notes[:10]),
-        "differs_from_forge": differs,
-        "restricts": any(s.restriction for s in (*analysis.extra_text, *analysis.altered_text)),
-        "why": why,
-    }
+@dataclass(frozen=True)
+class LicenseLabelFacts:
+    """What the catalog's license column says of a project, as facts (worded by
+    ``crawler.report.words.license_label``)."""
+
+    forge: str | None  # the forge's SPDX id, NOASSERTION, or None when it gave none
+    detected: str | None  # our reading of the root license file
+    extra_text: bool  # the file carries more than the license
+    license_file: bool  # a root license file was found
+    forge_name: str | None  # the source serving the repository (a registry name)
+    forge_answered: bool  # the forge was asked and answered (even with no license)
 
 
-def _span(span: TextSpan, altered: bool) -> dict[str, Any]:
-    """A span for the report: where, verbatim, and what it does in plain words."""
-    return {
-        "start_line": span.start_line,
-        "end_line": span.end_line,
-        "text": span.text,
-        "effect": span.effect,
-        "finding": finding_verb(span, altered),
-    }
-
-
-def license_label(snapshot: ProjectSnapshot | None, names: Names) -> str | None:
-    """The catalog's license column: the forge's verdict, corrected by our reading."""
+def license_label_facts(snapshot: ProjectSnapshot | None) -> LicenseLabelFacts | None:
     if snapshot is None:
         return None
-    forge = forge_spdx(snapshot)
-    ours = detected_license(snapshot)
-    extra = _carries_more(analysis_of(snapshot))
-    if forge and forge != NOASSERTION:
-        return f"{forge} (file has extra text)" if extra else forge
-    if ours:
-        suffix = " + extra text" if extra else ""
-        label = label_of(names, snapshot.repo.forge if snapshot.repo else None)
-        return f"NOASSERTION per {label}; text reads {ours}{suffix}"
-    if forge == NOASSERTION:
-        return NOASSERTION
-    if snapshot.license_file is None and snapshot.forge_license is not None:
-        return "none found"
-    return None
+    return LicenseLabelFacts(
+        forge=forge_spdx(snapshot),
+        detected=detected_license(snapshot),
+        extra_text=_carries_more(analysis_of(snapshot)),
+        license_file=snapshot.license_file is not None,
+        forge_name=snapshot.repo.forge if snapshot.repo else None,
+        forge_answered=snapshot.forge_license is not None,
+    )
 
 
 def license_changes(
@@ -132,12 +95,13 @@ def license_changes(
                 Change(
                     project=name,
                     kind=ChangeKind.LICENSE_CHANGED,
-                    summary=(
-                        f"license {license_label(before, names)} → {license_label(after, names)}"
-                    ),
                     before={"forge": old_ids[0], "detected": old_ids[1]},
                     after={"forge": new_ids[0], "detected": new_ids[1]},
                     evidence_url=evidence,
+                    details={
+                        "label_before": _label_facts(before),
+                        "label_after": _label_facts(after),
+                    },
                 )
             )
         elif (
@@ -150,14 +114,14 @@ def license_changes(
                 Change(
                     project=name,
                     kind=ChangeKind.LICENSE_TEXT_CHANGED,
-                    summary=(
-                        f"{after.license_file.path} text changed; license still "
-                        f"{license_label(after, names)}"
-                    ),
                     before=before.license_file.blob_sha,
                     after=after.license_file.blob_sha,
                     evidence_url=evidence,
-                    details={"path": after.license_file.path, "word_diff": diff},
+                    details={
+                        "path": after.license_file.path,
+                        "word_diff": diff,
+                        "label_after": _label_facts(after),
+                    },
                 )
             )
     changes += _inventory_changes(name, before, after)
@@ -176,16 +140,10 @@ def _inventory_changes(name: str, before: ProjectSnapshot, after: ProjectSnapsho
     changed = sorted(p for p in set(old) & set(new) if old[p] != new[p] and p != root)
     if not (added or removed or changed):
         return []
-    parts = [
-        f"{label} {', '.join(paths)}"
-        for label, paths in (("added", added), ("removed", removed), ("changed", changed))
-        if paths
-    ]
     return [
         Change(
             project=name,
             kind=ChangeKind.LICENSE_FILES_CHANGED,
-            summary="license files " + "; ".join(parts),
             before=sorted(old),
             after=sorted(new),
             evidence_url=after.repo.url if after.repo else None,
@@ -200,23 +158,19 @@ def noassertion_flag(
     if forge_spdx(after) != NOASSERTION:
         return None
     analysis = analysis_of(after)
-    label = label_of(names, after.repo.forge if after.repo else None)
-    detail = f"{label} reports NOASSERTION"
-    if analysis is not None:
-        detail += f"; {noassertion_explanation(analysis, label)}"
     details: dict[str, Any] = {
-        "forge": asdict(after.forge_license) if after.forge_license else None
+        "forge": asdict(after.forge_license) if after.forge_license else None,
+        "source": after.repo.forge if after.repo else None,
     }
     if analysis is not None:
         details["analysis"] = {
             "spdx_ids": list(analysis.spdx_ids),
             "verdict": analysis.verdict,
-            "extra_text": [s.__dict__ for s in analysis.extra_text],
+            "extra_text": [asdict(s) for s in analysis.extra_text],
         }
     return Flag(
         project=name,
         kind=FlagKind.LICENSE_NOASSERTION,
-        detail=detail,
         new=forge_spdx(before) != NOASSERTION,
         evidence_url=after.license_file.url if after.license_file else None,
         details=details,

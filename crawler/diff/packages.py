@@ -6,12 +6,13 @@ package after the grace period, or a declared license that differs from the lice
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
 from crawler.analysis.license_names import same_license
 from crawler.diff.licenses import detected_license
-from crawler.diff.names import Names, label_of
+from crawler.diff.names import Names
 from crawler.model import (
     Change,
     ChangeKind,
@@ -42,15 +43,11 @@ def package_changes(
         known = {v.version for v in previous.versions}
         newest_before = _newest(previous.versions, stable=False)
         fresh = [v for v in package.versions if v.version not in known and not v.yanked]
-        label = label_of(names, package.registry)
         for version in reversed(fresh[:MAX_NEW_VERSIONS]):
-            pre = " (pre-release)" if version.prerelease else ""
-            when = f" uploaded {version.uploaded_at}" if version.uploaded_at else ""
             changes.append(
                 Change(
                     project=name,
                     kind=ChangeKind.NEW_PACKAGE_VERSION,
-                    summary=f"{label} {package.name} {version.version}{pre}{when}",
                     before=newest_before.version if newest_before else None,
                     after=version.version,
                     evidence_url=f"{package.url.rstrip('/')}/{version.version}/",
@@ -93,53 +90,39 @@ def channel_flags(
 ) -> list[Flag]:
     flags: list[Flag] = []
     row = current_version(name, after, None)
-    forge = label_of(names, after.repo.forge if after.repo else None)
     for package in after.packages:
-        label = label_of(names, package.registry)
-        problems: list[tuple[str, str]] = []
+        problems: list[tuple[str, dict[str, Any]]] = []
         newest = _newest(package.versions, stable=True)
         if row.version_source == "release" and not row.prerelease and newest and row.version:
             released, published = _parse(row.version), _parse(newest.version)
+            facts = {"package_version": newest.version, "release": row.version}
             if released and published and published > released:
-                problems.append(
-                    (
-                        "version_ahead",
-                        f"{label} has {newest.version} but the newest {forge} release is "
-                        f"{row.version} (published without a release?)",
-                    )
-                )
+                problems.append(("version_ahead", facts))
             elif released and published and released > published and row.published_at:
                 age = now - datetime.fromisoformat(row.published_at.replace("Z", "+00:00"))
                 if age > grace:
                     problems.append(
                         (
                             "release_without_package",
-                            f"{forge} release {row.version} ({row.published_at[:10]}) has no "
-                            f"{label} upload after {age.days} days; newest there is "
-                            f"{newest.version}",
+                            {**facts, "published_at": row.published_at, "days": age.days},
                         )
                     )
         detected = detected_license(after)
         if package.license and detected and _same_license(package.license, detected) is False:
-            problems.append(
-                (
-                    "license",
-                    f"{label} declares license {package.license}, the repository's license file "
-                    f"reads {detected}",
-                )
-            )
-        for problem, detail in problems:
+            problems.append(("license", {"declared": package.license, "detected": detected}))
+        for problem, facts in problems:
             flags.append(
                 Flag(
                     project=name,
                     kind=FlagKind.CHANNEL_MISMATCH,
-                    detail=detail,
                     new=True,  # diff_audit compares with the baseline's flags
                     evidence_url=package.url,
                     details={
                         "registry": package.registry,
                         "package": package.name,
                         "problem": problem,
+                        "forge": after.repo.forge if after.repo else None,
+                        **facts,
                     },
                 )
             )

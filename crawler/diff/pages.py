@@ -14,7 +14,6 @@ from typing import Any
 
 from crawler.model import Change, ChangeKind, ExtractedTable, PageSnapshot
 
-MAX_SUMMARY_ITEMS = 3
 MAX_WORD_HUNKS = 20
 WORD_CONTEXT = 5
 MAX_HUNK_CHARS = 200
@@ -38,12 +37,6 @@ def _keyed(table: ExtractedTable, key_columns: tuple[str, ...]) -> dict[RowKey, 
 
 def _key_dict(key_columns: tuple[str, ...], key: RowKey) -> dict[str, str]:
     return dict(zip(key_columns, key[0], strict=False))
-
-
-def _listing(items: list[str]) -> str:
-    shown = ", ".join(items[:MAX_SUMMARY_ITEMS])
-    more = len(items) - MAX_SUMMARY_ITEMS
-    return f"{shown}, +{more} more" if more > 0 else shown
 
 
 def diff_table(before: ExtractedTable, after: ExtractedTable) -> dict[str, Any] | None:
@@ -76,30 +69,6 @@ def diff_table(before: ExtractedTable, after: ExtractedTable) -> dict[str, Any] 
     if not any(details[k] for k in _PARTS):
         return None
     return details
-
-
-def _table_summary(details: dict[str, Any], key_columns: tuple[str, ...]) -> str:
-    def row_label(row: dict[str, str]) -> str:
-        return " / ".join(row.get(c, "") for c in key_columns) or " / ".join(row.values())
-
-    parts = []
-    for what, field in (("added", "columns_added"), ("removed", "columns_removed")):
-        if details[field]:
-            n = len(details[field])
-            parts.append(f"{n} column{'s' * (n != 1)} {what} ({_listing(details[field])})")
-    for what, field in (("added", "rows_added"), ("removed", "rows_removed")):
-        if details[field]:
-            n = len(details[field])
-            labels = [row_label(r) for r in details[field]]
-            parts.append(f"{n} row{'s' * (n != 1)} {what} ({_listing(labels)})")
-    if details["cells_changed"]:
-        n = len(details["cells_changed"])
-        labels = [
-            f"{' / '.join(c['key'].values())} {c['column']}: {c['before']!r} → {c['after']!r}"
-            for c in details["cells_changed"]
-        ]
-        parts.append(f"{n} cell{'s' * (n != 1)} changed ({_listing(labels)})")
-    return f"table {details['table']!r}: " + "; ".join(parts)
 
 
 def _clip(words: list[str]) -> str:
@@ -149,14 +118,12 @@ def diff_page(project: str, before: PageSnapshot, after: PageSnapshot) -> list[C
             continue
         details = diff_table(previous, table)
         if details is not None:
-            summary = _table_summary(details, tuple(details["key_columns"]))
             changes.append(
                 Change(
                     project=project,
                     kind=ChangeKind.TABLE_CHANGED,
-                    summary=f"{after.name}: {summary}",
                     evidence_url=url,
-                    details=details,
+                    details={"page": after.name, **details},
                 )
             )
     old_pins = dict(before.pins)
@@ -166,11 +133,10 @@ def diff_page(project: str, before: PageSnapshot, after: PageSnapshot) -> list[C
                 Change(
                     project=project,
                     kind=ChangeKind.PIN_CHANGED,
-                    summary=f"{after.name}: pin {name!r} {old_pins[name]!r} → {value!r}",
                     before=old_pins[name],
                     after=value,
                     evidence_url=url,
-                    details={"pin": name},
+                    details={"page": after.name, "pin": name},
                 )
             )
     if before.text is not None and after.text is not None and before.text != after.text:
@@ -179,11 +145,10 @@ def diff_page(project: str, before: PageSnapshot, after: PageSnapshot) -> list[C
             Change(
                 project=project,
                 kind=ChangeKind.PAGE_CHANGED,
-                summary=f"{after.name}: watched text changed: {compact[:200]}",
                 before=before.text,
                 after=after.text,
                 evidence_url=url,
-                details={"diff": compact, "hunks": hunks},
+                details={"page": after.name, "diff": compact, "hunks": hunks},
             )
         )
     return changes

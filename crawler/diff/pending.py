@@ -46,10 +46,10 @@ class PendingItem:
     first_seen_at: datetime
 
 
-def pending_value(change: Change) -> str:
+def pending_value(change: Change, summary: str) -> str:
     """What the crawl says, as one comparable string: the new tag, the new SPDX id, or (for an
-    edited text or table) the change's own summary."""
-    value = change.after if isinstance(change.after, str) and change.after else change.summary
+    edited text or table) the change's ``summary`` (as crawler.report.words says it)."""
+    value = change.after if isinstance(change.after, str) and change.after else summary
     return value[:MAX_VALUE]
 
 
@@ -124,17 +124,3 @@ def taken_by_catalog(items: Sequence[PendingItem], curated: Mapping[str, Any]) -
         if held and item.kind in LICENSE_KINDS | SUPPORT_KINDS:
             taken.append(item.id)
     return sorted(set(taken))
-
-
-def pending_record(item: PendingItem, audit_id: int) -> dict[str, Any]:
-    """An item as the report's JSON carries it (``new``: first seen by this audit)."""
-    return {
-        "project": item.project,
-        "kind": item.kind,
-        "value": item.value,
-        "summary": item.summary,
-        "evidence_url": item.evidence_url,
-        "first_audit": item.first_audit_id,
-        "first_seen": item.first_seen_at.date().isoformat(),
-        "new": item.first_audit_id == audit_id,
-    }

@@ -3,7 +3,7 @@ Pure; the rules come from the Tracking stored with the current snapshot."""
 
 from __future__ import annotations
 
-from crawler.diff.names import Names, label_of
+from crawler.diff.names import Names
 from crawler.model import Change, ChangeKind, Flag, FlagKind, ProjectSnapshot
 from crawler.versions import (
     current_version,
@@ -28,12 +28,10 @@ def _release_changes(name: str, before: ProjectSnapshot, after: ProjectSnapshot)
         if release.tag in old_tags:
             continue
         pre = is_prerelease(release)
-        label = " (pre-release)" if pre else ""
         changes.append(
             Change(
                 project=name,
                 kind=ChangeKind.NEW_PRERELEASE if pre else ChangeKind.NEW_RELEASE,
-                summary=f"{release.tag}{label} published {release.published_at or 'undated'}",
                 before=previous,
                 after=release.tag,
                 evidence_url=release.url or None,
@@ -54,7 +52,6 @@ def _release_changes(name: str, before: ProjectSnapshot, after: ProjectSnapshot)
             Change(
                 project=name,
                 kind=ChangeKind.RELEASE_REMOVED,
-                summary=f"{release.tag} is no longer listed as a release",
                 before=release.tag,
                 after=None,
                 evidence_url=release.url or (after.repo.url if after.repo else None),
@@ -76,10 +73,10 @@ def version_changes(name: str, before: ProjectSnapshot, after: ProjectSnapshot) 
                     Change(
                         project=name,
                         kind=ChangeKind.NEW_TAG,
-                        summary=f"tag {tag.name} ({tag.sha[:12]}) {tag.date or ''}".strip(),
                         before=previous[0].name if previous else None,
                         after=tag.name,
                         evidence_url=tag.url,
+                        details={"sha": tag.sha, "date": tag.date},
                     )
                 )
     if source == "commit" and before.head and after.head and before.head.sha != after.head.sha:
@@ -87,11 +84,10 @@ def version_changes(name: str, before: ProjectSnapshot, after: ProjectSnapshot) 
             Change(
                 project=name,
                 kind=ChangeKind.NEW_COMMIT,
-                summary=f"default branch moved to {after.head.sha[:12]}"
-                + (f" ({after.head.date})" if after.head.date else ""),
                 before=before.head.sha,
                 after=after.head.sha,
                 evidence_url=after.head.url or None,
+                details={"date": after.head.date},
             )
         )
     return changes
@@ -106,27 +102,19 @@ def no_release_flag(
     version = current_version(name, after, None)
     if version.version_source == "release":
         return None
-    forge = label_of(names, after.repo.forge)
-    when = f" ({version.published_at})" if version.published_at else ""  # REST tags: undated
-    # releases never asked for (track: tags or commits) were not seen to be absent
-    asked = after.releases is not None
-    configured = f" (track: {after.tracking.track}; releases not checked)"
-    if version.version_source == "tag":
-        detail = f"tracked by tag {version.version}{when}{configured}"
-        if asked:
-            detail = f"no {forge} release; tracked by tag {version.version}{when}"
-    elif version.version_source == "commit":
-        detail = f"tracked by commit {version.version}{when}{configured}"
-        if asked:
-            detail = f"no {forge} release or tag; tracked by commit {version.version}{when}"
-    else:
-        detail = f"no {forge} release, tag or commit found"
     was = current_version(name, before, None).version_source if before else None
     return Flag(
         project=name,
         kind=FlagKind.NO_TAGGED_RELEASE,
-        detail=detail,
         new=before is None or was == "release",
         evidence_url=version.url,
-        details={"tracked_by": version.version_source, "ref": version.version},
+        details={
+            "tracked_by": version.version_source,
+            "ref": version.version,
+            "date": version.published_at,  # REST tags: undated
+            "forge": after.repo.forge,
+            # releases never asked for (track: tags or commits) were not seen to be absent
+            "releases_checked": after.releases is not None,
+            "track": after.tracking.track,
+        },
     )

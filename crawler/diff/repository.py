@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crawler.diff.names import Names, key_of
+from crawler.diff.names import Names
 from crawler.model import Change, ChangeKind, ProjectSnapshot
 
 
@@ -21,20 +21,19 @@ def repo_changes(
     moved = old_name is not None and old_name.lower() != after.repo.full_name.lower()
     replaced = before is not None and before.repo is not None and before.repo.id != after.repo.id
     if moved or replaced:
-        what = f"{old_name} → {after.repo.full_name}" if moved else after.repo.full_name
-        note = " (a different repository id: deleted and re-created?)" if replaced else ""
-        key = key_of(names, after.repo.forge)
         changes.append(
             Change(
                 project=name,
                 kind=ChangeKind.REPO_MOVED,
-                summary=f"repository moved {what}{note}; update '{key}' in sources.yaml",
                 before=old_name,
                 after=after.repo.full_name,
                 evidence_url=after.repo.url,
                 details={
                     "before_id": before.repo.id if before and before.repo else None,
                     "after_id": after.repo.id,
+                    "moved": moved,
+                    "replaced": replaced,
+                    "forge": after.repo.forge,
                 },
             )
         )
@@ -43,10 +42,10 @@ def repo_changes(
             Change(
                 project=name,
                 kind=ChangeKind.REPO_ARCHIVED,
-                summary=f"{after.repo.full_name} is archived (read-only upstream)",
                 before=False,
                 after=True,
                 evidence_url=after.repo.url,
+                details={"repo": after.repo.full_name},
             )
         )
     return changes

@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crawler.analysis.licenses import LicenseAnalysis, is_license_file
+from crawler.analysis.licenses import is_license_file
 from crawler.config import Config, PageSpec, ProjectSpec
 from crawler.diff.licenses import forge_spdx
 from crawler.diff.pending import PendingItem
@@ -108,7 +108,7 @@ def _license(snapshot: ProjectSnapshot) -> LicenseFacts | None:
     if snapshot.forge_license is None and snapshot.license_file is None:
         return None
     lf = snapshot.license_file
-    analysis = LicenseAnalysis.from_dict(lf.analysis) if lf and lf.analysis else None
+    analysis = lf.analysis if lf else None
     return license_facts_from_analysis(
         analysis,
         forge_verdict=forge_spdx(snapshot),
@@ -332,8 +332,10 @@ def site_input(
     """What the Compatibility Explorer shows: the catalog, each project's release history and
     the changes the exported audit found."""
     from crawler.export.site import SiteChange, SiteInput
-    from crawler.findings import findings_between
+    from crawler.findings import findings_between, source_names
+    from crawler.report.words import change_summary
 
+    names = source_names()
     before = store.audit(audit.baseline_audit_id) if audit.baseline_audit_id else None
     findings = findings_between(store, config, before, audit)[0]
     return SiteInput(
@@ -341,7 +343,7 @@ def site_input(
         checked_on=export.audit_date,
         history={p.name: _history(store, p.name, audit.id) for p in export.projects},
         changes=[
-            SiteChange(c.project, c.kind.value, c.summary, c.evidence_url)
+            SiteChange(c.project, c.kind.value, change_summary(c, names), c.evidence_url)
             for c in findings.changes
         ],
         stale_after_days=stale_after_days,

@@ -14,9 +14,9 @@ from typing import Literal
 
 from crawler.analysis.licenses import LicenseAnalysis
 from crawler.config import PageIntegration, TableIntegrations, TableSpec
+from crawler.model import LicenseVerdict
 
 RefKind = Literal["release", "tag", "commit", "none"]
-LicenseVerdict = Literal["exact", "match_with_extra_text", "modified", "unknown"]
 NOASSERTION = "NOASSERTION"
 _VERDICTS: dict[str, LicenseVerdict] = {
     "exact": "exact",

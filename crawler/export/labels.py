@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from crawler.export.inputs import NOASSERTION, LicenseFacts, ProjectInput, TrackedRef
+from crawler.report import words
 
 MAX_NAME = 120  # a tag or release name shown in a cell
 MAX_QUOTE = 160  # the quoted first line of extra license text
@@ -51,10 +52,7 @@ def is_release_candidate(name: str) -> bool:
 
 def prerelease_label(ref: TrackedRef) -> str:
     """``" (release candidate)"`` for rc tags, ``" (pre-release)"`` for other pre-releases."""
-    name = ref.name or ""
-    if is_release_candidate(name):
-        return " (release candidate)"
-    return " (pre-release)" if ref.prerelease else ""
+    return words.prerelease_mark(ref.prerelease, is_release_candidate(ref.name or ""))
 
 
 def short_sha(name: str) -> str:
@@ -76,7 +74,7 @@ def ref_cell(ref: TrackedRef | None, forge: str | None) -> Cell:
             upstream(ref.name, ref.url),
             fixed(prerelease_label(ref)),
         )
-    when = f" ({ref.date.isoformat()})" if ref.date else ""
+    when = f" ({words.day(ref.date)})" if ref.date else ""
     return (
         fixed("no tagged release; tracked by commit "),
         upstream(short_sha(ref.name), ref.url),
@@ -85,7 +83,7 @@ def ref_cell(ref: TrackedRef | None, forge: str | None) -> Cell:
 
 
 def ref_date(ref: TrackedRef | None) -> str | None:
-    return ref.date.isoformat() if ref is not None and ref.date is not None else None
+    return words.day(ref.date) if ref is not None else None
 
 
 def license_base(facts: LicenseFacts) -> str | None:
@@ -155,7 +153,7 @@ def license_cell(facts: LicenseFacts | None) -> Cell:
 def _who(project: ProjectInput) -> list[Segment]:
     who = [upstream(project.name)]
     if not project.checked_in_audit and project.last_checked is not None:
-        who.append(fixed(f" (stale: facts of {project.last_checked.isoformat()})"))
+        who.append(fixed(f" ({words.stale_marker(project.last_checked)})"))
     return who
 
 
@@ -167,7 +165,7 @@ def caution_sentences(project: ProjectInput) -> list[Cell]:
     sentences: list[Cell] = []
     base = license_base(facts)
     root = facts.root_file
-    forge = project.forge or "the forge"
+    verdict = words.forge_verdict(project.forge, NOASSERTION)
     if facts.forge_verdict == NOASSERTION and root is not None:
         reading = (
             [fixed(" reads as "), upstream(base), fixed(".")]
@@ -177,7 +175,7 @@ def caution_sentences(project: ProjectInput) -> list[Cell]:
         sentences.append(
             (
                 *_who(project),
-                fixed(f": {forge} reports NOASSERTION although a root license file exists; "),
+                fixed(f": {verdict}, although a root license file exists; "),
                 upstream(root.path, root.url),
                 *reading,
             )

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.export.validate import CatalogFileError, read_catalog
-from crawler.report.markdown import counted
+from crawler.report.words import plural as counted
 from crawler.untrusted import one_line
 
 COLLECTIONS = ("projects", "platforms", "integrations")

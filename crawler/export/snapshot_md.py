@@ -16,6 +16,7 @@ from crawler.export.labels import (
     ref_cell,
     ref_date,
 )
+from crawler.report import words
 from crawler.report.markdown import escape, link
 
 MAX_CELL = 400  # a composed cell (several escaped parts) may exceed one part's cap
@@ -54,7 +55,7 @@ def render_cell(cell: Cell) -> str:
 def _row(project: ProjectInput) -> str:
     release = render_cell(ref_cell(project.ref, project.forge))
     if not project.checked_in_audit and project.last_checked is not None:
-        release += f" (stale: facts of {project.last_checked.isoformat()})"
+        release += f" ({words.stale_marker(project.last_checked)})"
     date = ref_date(project.ref)
     cells = [escape(project.name), release, date or "—", render_cell(license_cell(project.license))]
     return "| " + " | ".join(cells) + " |"

@@ -7,14 +7,13 @@ never fails the audit and never touches the report files.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+import msgspec
 from pydantic import ValidationError
 
 from crawler.config import GitHubIssueSettings, NotifySettings
@@ -22,6 +21,7 @@ from crawler.notify.channels import ChannelResult, send_apprise
 from crawler.notify.github_issue import publish_issue
 from crawler.notify.message import comment_body, headline, issue_body, should_notify, summary_body
 from crawler.output import redact
+from crawler.report.model import Report
 
 __all__ = ["ChannelResult", "Delivery", "deliver", "notify_urls", "report_link"]
 
@@ -40,13 +40,20 @@ class Delivery:
     def failed(self) -> list[ChannelResult]:
         return [r for r in self.results if not r.ok]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "audit": self.audit_id,
-            "sent": self.wanted and bool(self.results),
-            "reason": self.reason,
-            "channels": [asdict(r) for r in self.results],
-        }
+    def record(self) -> DeliveryRecord:
+        """What delivery.json holds."""
+        return DeliveryRecord(
+            self.audit_id, self.wanted and bool(self.results), self.reason, self.results
+        )
+
+
+class DeliveryRecord(msgspec.Struct, frozen=True):
+    """delivery.json: whether the audit's summary was sent, why, and on which channels."""
+
+    audit: int
+    sent: bool
+    reason: str
+    channels: tuple[ChannelResult, ...]
 
 
 def notify_urls(settings: NotifySettings, env: Mapping[str, str]) -> list[str]:
@@ -72,7 +79,7 @@ def report_link(
 
 
 def deliver(
-    report: dict[str, Any],
+    report: Report,
     report_dir: Path,
     settings: NotifySettings,
     *,
@@ -84,7 +91,7 @@ def deliver(
 ) -> Delivery:
     """Send the audit's summary on every configured channel, if ``settings.when`` asks for it."""
     secret_list = [s for s in (*secrets, token) if s]
-    audit_id = int(report["audit"]["id"])
+    audit_id = report.audit.id
     urls = notify_urls(settings, env)
     issue = settings.github_issue
     if issue is None and env.get("CRAWLER_ISSUE_REPO"):  # e.g. ${{ github.repository }}
@@ -102,7 +109,7 @@ def deliver(
         shown_path = str(markdown_path)
         title = headline(report)
         body = summary_body(report, link, shown_path)
-        failure = bool(report["summary"].get("errors"))
+        failure = report.summary.errors > 0
         attachment = markdown_path if settings.attach_report and markdown_path.is_file() else None
         for url in urls:
             results.append(
@@ -137,7 +144,8 @@ def deliver(
 
 def _record(delivery: Delivery, report_dir: Path, secrets: list[str]) -> None:
     """delivery.json beside the report; a write failure is logged, the report is untouched."""
-    text = redact(json.dumps(delivery.to_dict(), indent=2, ensure_ascii=False) + "\n", secrets)
+    encoded = msgspec.json.format(msgspec.json.encode(delivery.record()), indent=2)
+    text = redact(encoded.decode("utf-8") + "\n", secrets)
     try:
         (report_dir / DELIVERY_FILE).write_text(text, encoding="utf-8")
     except OSError as exc:

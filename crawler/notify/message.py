@@ -6,16 +6,11 @@ capped and escaped with the Markdown report's own helpers.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from crawler.report.markdown import (
-    counted,
-    escape,
-    kind_words,
-    link,
-    pending_phrase,
-    summary_line,
-)
+from crawler.report.markdown import escape, link
+from crawler.report.model import Report
+from crawler.report.words import audit_line, kind_name, pending_of, pending_phrase, plural
 
 When = Literal["always", "changes", "errors"]
 ISSUE_BODY_LIMIT = 65536  # GitHub refuses an issue or comment body longer than this
@@ -23,58 +18,59 @@ ISSUE_MARKER = "<!-- crawler:catalog-issue -->"  # finds the issue again whateve
 MAX_LISTED = 10  # changes listed in a chat message; the report has them all
 
 
-def should_notify(report: dict[str, Any], when: When) -> tuple[bool, str]:
+def should_notify(report: Report, when: When) -> tuple[bool, str]:
     """``always``; ``errors``: any error; ``changes``: any change, error or new flag. A flag
     raised by the previous audit too (a NOASSERTION seen every night, a project tracked by tag)
     does not send again, or ``changes`` would send every night; a stale project is new each
     night it stays unchecked."""
-    summary = report["summary"]
-    errors = int(summary.get("errors") or 0)
+    errors = report.summary.errors
     if when == "always":
         return True, "notify.when is 'always'"
     if when == "errors":
         if errors:
-            return True, counted(errors, "error")
+            return True, plural(errors, "error")
         return False, "no errors (notify.when is 'errors')"
-    flags = report.get("flags") or []
-    new_flags = sum(1 for f in flags if f.get("new"))
-    counts = {"changes": int(summary.get("changes") or 0), "new flags": new_flags, "errors": errors}
-    found = [counted(n, key.removesuffix("s"), key) for key, n in counts.items() if n]
+    new_flags = sum(1 for f in report.flags if f.new)
+    found = [
+        text
+        for n, text in (
+            (report.summary.changes, plural(report.summary.changes, "change")),
+            (new_flags, "1 new flag" if new_flags == 1 else f"{new_flags} new flags"),
+            (errors, plural(errors, "error")),
+        )
+        if n
+    ]
     if found:
         return True, ", ".join(found)
-    standing = len(flags) - new_flags
-    also = f"; {counted(standing, 'flag')} raised before" if standing else ""
+    standing = len(report.flags) - new_flags
+    also = f"; {plural(standing, 'flag')} raised before" if standing else ""
     return False, f"no changes, new flags or errors (notify.when is 'changes'{also})"
 
 
-def headline(report: dict[str, Any]) -> str:
-    audit, summary = report["audit"], report["summary"]
-    phrase = pending_phrase(report.get("pending") or [])
-    line = f"crawler audit #{audit['id']} {summary_line(audit['status'], summary)}"
-    return line + (f"; {phrase}" if phrase else "")
+def headline(report: Report) -> str:
+    return f"crawler {audit_line(report)}"
 
 
-def summary_body(report: dict[str, Any], report_link: str | None, report_path: str) -> str:
+def summary_body(report: Report, report_link: str | None, report_path: str) -> str:
     """A short Markdown message: the headline's details, the first changes, where the report is."""
     lines: list[str] = []
-    for change in report["changes"][:MAX_LISTED]:
+    for change in report.changes[:MAX_LISTED]:
         lines.append(
-            f"- **{escape(change.get('project'))}** {kind_words(str(change.get('kind')))}: "
-            f"{escape(change.get('summary'), 160)}"
+            f"- **{escape(change.project)}** {escape(kind_name(change.kind))}: "
+            f"{escape(change.summary, 160)}"
         )
-    more = len(report["changes"]) - MAX_LISTED
+    more = len(report.changes) - MAX_LISTED
     if more > 0:
-        lines.append(f"- … and {more} more changes")
-    errors = report["errors"]
-    if errors:
-        names = ", ".join(sorted({escape(e.get("project")) for e in errors}))
+        lines.append(f"- … and {plural(more, 'more change')}")
+    if report.errors:
+        names = ", ".join(sorted({escape(e.project) for e in report.errors}))
         lines.append(f"- errors in: {names} (the last good state is kept)")
-    pending = report.get("pending") or []
+    pending = pending_of(report)
     if pending:
         lines.append(
             f"- pending until the catalog takes them: {pending_phrase(pending)} (newest: "
             + "; ".join(
-                f"{escape(i['project'])} {escape(i['value'], 80)} since {i['first_seen']}"
+                f"{escape(i.project)} {escape(i.value, 80)} since {i.first_seen}"
                 for i in pending[:3]
             )
             + ")"
@@ -104,5 +100,5 @@ def issue_body(markdown_report: str, report_link: str | None, report_path: str) 
     return head + markdown_report[:cut].rstrip() + notice
 
 
-def comment_body(report: dict[str, Any], report_link: str | None, report_path: str) -> str:
+def comment_body(report: Report, report_link: str | None, report_path: str) -> str:
     return f"**{headline(report)}**\n\n" + summary_body(report, report_link, report_path)

@@ -1,12 +1,14 @@
-"""The machine-readable report: one dict, described by ``report.schema.json``.
+"""The machine-readable report: typed structures (``crawler.report.model``) built here once,
+described by ``report.schema.json``.
 
-The Markdown report is rendered from this same dict, so the two never disagree. The tests
-validate every report they produce against the schema.
+The Markdown report, the notifications and the CLI read these same structures, so they never
+disagree. The tests validate every report they produce against the schema.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from functools import cache
@@ -17,9 +19,40 @@ import msgspec
 
 from crawler import __version__
 from crawler.diff import Findings
-from crawler.diff.licenses import detected_license, forge_spdx, license_reading
+from crawler.diff.licenses import (
+    analysis_of,
+    detected_license,
+    forge_agrees,
+    forge_spdx,
+    license_label_facts,
+)
 from crawler.diff.names import Names, label_of
-from crawler.model import Change, FetchError, ProjectOutcome, ProjectSnapshot, ProjectStatus
+from crawler.diff.pending import PendingItem
+from crawler.model import (
+    AuditStatus,
+    Change,
+    FetchError,
+    FlagKind,
+    ProjectOutcome,
+    ProjectSnapshot,
+    ProjectStatus,
+    TextSpan,
+)
+from crawler.report import words
+from crawler.report.model import (
+    AuditPart,
+    ChangeEntry,
+    ErrorEntry,
+    FlagEntry,
+    LicenseReading,
+    PackageEntry,
+    PendingEntry,
+    ProjectEntry,
+    Report,
+    Requests,
+    SpanEntry,
+    Summary,
+)
 
 SCHEMA_VERSION = 2
 
@@ -29,7 +62,7 @@ class AuditHeader:
     id: int
     started_at: datetime
     finished_at: datetime | None
-    status: str
+    status: AuditStatus
     baseline_audit_id: int | None
     not_selected: int = 0  # projects of sources.yaml that --only left out of this audit
 
@@ -38,38 +71,93 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 
-def change_to_dict(change: Change) -> dict[str, Any]:
-    return {
-        "project": change.project,
-        "kind": change.kind.value,
-        "section": change.kind.section.value,
-        "summary": change.summary,
-        "before": change.before,
-        "after": change.after,
-        "evidence_url": change.evidence_url,
-        "details": change.details,
-    }
+def change_entry(change: Change, names: Names) -> ChangeEntry:
+    return ChangeEntry(
+        project=change.project,
+        kind=change.kind.value,
+        section=change.kind.section.value,
+        summary=words.change_summary(change, names),
+        before=_plain(change.before),
+        after=_plain(change.after),
+        evidence_url=change.evidence_url,
+        details=_plain(change.details),
+    )
 
 
-def _packages(snapshot: ProjectSnapshot | None, names: Names) -> list[dict[str, Any]]:
+def _plain(value: Any) -> Any:
+    """A change's before/after/details as JSON holds them (tuples as lists, dataclasses as
+    objects), so that the typed report equals the one read back from report.json."""
+    return msgspec.json.decode(msgspec.json.encode(value, enc_hook=_default))
+
+
+def _packages(snapshot: ProjectSnapshot | None, names: Names) -> tuple[PackageEntry, ...]:
     if snapshot is None:
-        return []
+        return ()
     out = []
     for package in snapshot.packages:
         newest = next((v for v in package.versions if not v.yanked), None)
         out.append(
-            {
-                "registry": package.registry,
-                "registry_label": label_of(names, package.registry),
-                "name": package.name,
-                "url": package.url,
-                "version": newest.version if newest else None,
-                "uploaded_at": newest.uploaded_at if newest else None,
-                "prerelease": newest.prerelease if newest else False,
-                "license": package.license,
-            }
+            PackageEntry(
+                registry=package.registry,
+                registry_label=label_of(names, package.registry),
+                name=package.name,
+                url=package.url,
+                version=newest.version if newest else None,
+                uploaded_at=newest.uploaded_at if newest else None,
+                prerelease=newest.prerelease if newest else False,
+                license=package.license,
+            )
         )
-    return out
+    return tuple(out)
+
+
+def license_reading(snapshot: ProjectSnapshot | None, names: Names) -> LicenseReading | None:
+    """Our reading of the root license file, for the report: ids, verdict, the text that
+    differs from the template (verbatim, with lines) and why the forge may disagree."""
+    analysis = analysis_of(snapshot)
+    if snapshot is None or snapshot.license_file is None or analysis is None:
+        return None
+    forge = forge_spdx(snapshot)
+    ours = detected_license(snapshot)
+    agree = forge_agrees(forge, ours)
+    differs = not agree or analysis.verdict != "exact"
+    label = label_of(names, snapshot.repo.forge if snapshot.repo else None)
+    return LicenseReading(
+        path=snapshot.license_file.path,
+        url=snapshot.license_file.url or None,
+        blob_sha=snapshot.license_file.blob_sha,
+        spdx_ids=tuple(analysis.spdx_ids),
+        expression=analysis.expression,
+        verdict=analysis.verdict,
+        coverage=round(analysis.coverage, 3),
+        copyright_holders=tuple(analysis.copyright_holders[:20]),
+        extra_text=tuple(_span(span, False) for span in analysis.extra_text[:10]),
+        altered_text=tuple(_span(span, True) for span in analysis.altered_text[:10]),
+        notes=tuple(analysis.notes[:10]),
+        differs_from_forge=differs,
+        restricts=any(s.restriction for s in (*analysis.extra_text, *analysis.altered_text)),
+        why=words.why_forge_differs(analysis, label, forge, ours, agree) if differs else None,
+    )
+
+
+def _span(span: TextSpan, altered: bool) -> SpanEntry:
+    """A span for the report: where, verbatim, and what it does in plain words."""
+    return SpanEntry(span.start_line, span.end_line, span.text, span.effect or "other",
+                     words.finding_verb(span, altered))  # fmt: skip
+
+
+def pending_entry(item: PendingItem, audit_id: int) -> PendingEntry:
+    """A pending item as the report carries it (``new``: first seen by this audit)."""
+    return PendingEntry(
+        project=item.project,
+        kind=item.kind,
+        value=item.value,
+        summary=item.summary,
+        evidence_url=item.evidence_url,
+        first_audit=item.first_audit_id,
+        first_seen=words.day(item.first_seen_at) or "",
+        new=item.first_audit_id == audit_id,
+    )
 
 
 def build_report(
@@ -79,9 +167,9 @@ def build_report(
     errors: list[FetchError],
     outcomes: dict[str, ProjectOutcome],
     states: dict[str, ProjectSnapshot],
-    usage: dict[str, Any],
+    usage: Mapping[str, object],
     names: Names,
-) -> dict[str, Any]:
+) -> Report:
     """``outcomes`` names the projects not plainly checked (error, deferred, untracked, or
     checked with a note); every other project was checked."""
     counts: dict[str, int] = {}
@@ -93,77 +181,69 @@ def build_report(
         outcome = outcomes.get(row.project)
         repo = snapshot.repo if snapshot else None
         projects.append(
-            {
-                "name": row.project,
-                "repo": row.repo,
-                "forge": repo.forge if repo else None,
-                "forge_label": label_of(names, repo.forge) if repo else None,
-                "repo_url": repo.url if repo else None,
-                "status": (outcome.status if outcome else ProjectStatus.OK).value,
-                "note": outcome.note if outcome else None,
-                "version_source": row.version_source,
-                "version": row.version,
-                "published_at": row.published_at,
-                "prerelease": row.prerelease,
-                "newest_prerelease": row.newest_prerelease,
-                "license": row.license,
-                "forge_license": forge_spdx(snapshot),
-                "detected_license": detected_license(snapshot),
-                "license_analysis": license_reading(snapshot, names),
-                "packages": _packages(snapshot, names),
-                "url": row.url,
-            }
+            ProjectEntry(
+                name=row.project,
+                repo=row.repo,
+                forge=repo.forge if repo else None,
+                forge_label=label_of(names, repo.forge) if repo else None,
+                repo_url=repo.url if repo else None,
+                status=(outcome.status if outcome else ProjectStatus.OK).value,
+                note=outcome.note if outcome else None,
+                version_source=row.version_source,
+                version=row.version,
+                published_at=row.published_at,
+                prerelease=row.prerelease,
+                newest_prerelease=row.newest_prerelease,
+                license=words.license_label(license_label_facts(snapshot), names),
+                forge_license=forge_spdx(snapshot),
+                detected_license=detected_license(snapshot),
+                license_analysis=license_reading(snapshot, names),
+                packages=_packages(snapshot, names),
+                url=row.url,
+            )
         )
-    status_of = {p["name"]: p["status"] for p in projects}
+    status_of = {p.name: p.status for p in projects}
     with_errors = {e.project for e in errors}
-    report: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "crawler_version": __version__,
-        "audit": {
-            "id": audit.id,
-            "started_at": _iso(audit.started_at),
-            "finished_at": _iso(audit.finished_at),
-            "status": audit.status,
-            "baseline_audit_id": audit.baseline_audit_id,
-        },
-        "summary": {
-            "projects": len(projects),
-            "checked": sum(1 for s in status_of.values() if s == "ok"),
-            "checked_in_part": sum(
-                1 for n, s in status_of.items() if s == "ok" and n in with_errors
-            ),
-            "errors": len(errors),
-            "projects_with_errors": len(with_errors),
-            "deferred": sum(1 for s in status_of.values() if s == "deferred"),
-            "untracked": sum(1 for s in status_of.values() if s == "untracked"),
-            "stale": sum(1 for f in findings.flags if f.kind.value == "stale"),
-            "changes": len(findings.changes),
-            "flags": len(findings.flags),
-            "changes_by_kind": dict(sorted(counts.items())),
-            **({"not_selected": audit.not_selected} if audit.not_selected > 0 else {}),
-        },
-        "changes": [change_to_dict(c) for c in findings.changes],
-        "flags": [
-            {
-                "project": f.project,
-                "kind": f.kind.value,
-                "detail": f.detail,
-                "new": f.new,
-                "evidence_url": f.evidence_url,
-                "details": f.details,
-            }
+    return Report(
+        schema_version=SCHEMA_VERSION,
+        crawler_version=__version__,
+        audit=AuditPart(
+            id=audit.id,
+            started_at=_iso(audit.started_at) or "",
+            finished_at=_iso(audit.finished_at),
+            status=audit.status,
+            baseline_audit_id=audit.baseline_audit_id,
+        ),
+        summary=Summary(
+            projects=len(projects),
+            checked=sum(1 for s in status_of.values() if s == "ok"),
+            checked_in_part=sum(1 for n, s in status_of.items() if s == "ok" and n in with_errors),
+            errors=len(errors),
+            projects_with_errors=len(with_errors),
+            deferred=sum(1 for s in status_of.values() if s == "deferred"),
+            untracked=sum(1 for s in status_of.values() if s == "untracked"),
+            stale=sum(1 for f in findings.flags if f.kind is FlagKind.STALE),
+            changes=len(findings.changes),
+            flags=len(findings.flags),
+            changes_by_kind=dict(sorted(counts.items())),
+            not_selected=audit.not_selected,
+        ),
+        changes=tuple(change_entry(c, names) for c in findings.changes),
+        flags=tuple(
+            FlagEntry(
+                f.project,
+                f.kind.value,
+                words.flag_detail(f, names, analysis_of(states.get(f.project))),
+                f.new,
+                f.evidence_url,
+                _plain(f.details),
+            )
             for f in findings.flags
-        ],
-        "errors": [
-            {"project": e.project, "source": e.source, "url": e.url, "error": e.message}
-            for e in errors
-        ],
-        "projects": projects,
-        "requests": usage,
-    }
-    # Round-trip through JSON so the dict holds exactly what the file will hold (msgspec:
-    # the same values as json.dumps/json.loads, a tenth of the time).
-    return dict(msgspec.json.decode(msgspec.json.encode(report, enc_hook=_default)))
+        ),
+        errors=tuple(ErrorEntry(e.project, e.source, e.url, e.message) for e in errors),
+        projects=tuple(projects),
+        requests=msgspec.convert(dict(usage), Requests),
+    )
 
 
 def _default(value: Any) -> Any:
@@ -180,8 +260,9 @@ def report_schema() -> dict[str, Any]:
     return dict(json.loads(text))
 
 
-def validate_report(report: dict[str, Any]) -> None:
+def validate_report(report: Report | dict[str, Any]) -> None:
     """Raise jsonschema.ValidationError if the report does not match the shipped schema."""
     import jsonschema
 
-    jsonschema.Draft202012Validator(report_schema()).validate(report)
+    document = report.as_json() if isinstance(report, Report) else report
+    jsonschema.Draft202012Validator(report_schema()).validate(document)

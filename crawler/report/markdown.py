@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, unquote
 
 from linkify_it import LinkifyIt
 
+from crawler.report import words
+from crawler.report.model import ChangeEntry, ErrorEntry, PendingEntry, ProjectEntry, Report
 from crawler.untrusted import INVISIBLE, MAX_CELL, one_line
 
 MAX_QUOTE = 1200
@@ -41,32 +44,6 @@ _LINE_START = re.compile(
 _WORDS = re.compile(r"([ |])")
 _LINK_HINT = re.compile(r"://|www\.|@|mailto:|xmpp:", re.IGNORECASE)
 _DOT_LIKE = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
-
-
-def counted(number: int, noun: str, plural: str | None = None) -> str:
-    """"1 error", "2 errors": a count with its noun in the right number."""
-    return f"{number} {noun if number == 1 else plural or noun + 's'}"
-
-
-def reached_nothing(summary: dict[str, Any]) -> bool:
-    """An audit that read no project at all (offline, every source unreachable)."""
-    return bool(summary["projects"]) and not summary["checked"] and not summary["untracked"]
-
-
-def summary_line(status: str, summary: dict[str, Any]) -> str:
-    """The terminal's one line about an audit: counts in the right number, and an audit that
-    reached nothing says so instead of reading like a quiet night."""
-    line = (
-        f"{status}: {counted(summary['changes'], 'change')}, {counted(summary['flags'], 'flag')}, "
-        f"{counted(summary['errors'], 'error')}, {summary['deferred']} deferred"
-        + (f", {summary['stale']} stale" if summary["stale"] else "")
-    )
-    if reached_nothing(summary):
-        line += (
-            f"; reached nothing: none of the {counted(summary['projects'], 'project')} could be "
-            "read (offline, or every source unreachable)"
-        )
-    return line
 
 
 def quoted(value: Any, limit: int = MAX_CELL) -> str:
@@ -170,31 +147,30 @@ def _section(title: str, body: list[str], empty: str) -> list[str]:
     return [f"## {title}", "", *(body or [empty]), ""]
 
 
-def _release_detail(change: dict[str, Any]) -> str:
-    details = change.get("details") or {}
+def _release_detail(change: ChangeEntry) -> str:
+    details = change.details
     if not details.get("published_at"):
-        return escape(change["summary"])
+        return escape(change.summary)
     name = details.get("name")
-    named = f" · “{escape(name, 80)}”" if name and name != change["after"] else ""
-    return f"{escape(details['published_at'][:10])}{named}"
+    named = f" · “{escape(name, 80)}”" if name and name != change.after else ""
+    return f"{escape(words.day(details['published_at']))}{named}"
 
 
-def _ref(change: dict[str, Any], side: str) -> str:
+def _ref(change: ChangeEntry, value: Any) -> str:
     """A release or tag as named; a commit by its first 12 hex digits (the link has it whole)."""
-    value = change[side]
-    if change["kind"] == "new_commit" and isinstance(value, str):
+    if change.kind == "new_commit" and isinstance(value, str):
         value = value[:12]
     return escape(value)
 
 
-def _release_lines(changes: list[dict[str, Any]]) -> list[str]:
+def _release_lines(changes: list[ChangeEntry]) -> list[str]:
     rows = [
         [
-            escape(c["project"]),
-            escape(c["kind"].replace("_", " ")),
-            f"{_ref(c, 'before')} → {_ref(c, 'after')}",
+            escape(c.project),
+            escape(words.kind_name(c.kind)),
+            f"{_ref(c, c.before)} → {_ref(c, c.after)}",
             _release_detail(c),
-            link("evidence", c["evidence_url"]),
+            link("evidence", c.evidence_url),
         ]
         for c in changes
     ]
@@ -203,95 +179,90 @@ def _release_lines(changes: list[dict[str, Any]]) -> list[str]:
     )
 
 
-def _license_lines(report: dict[str, Any]) -> list[str]:
-    """GitHub's verdict beside ours for every project where they differ, the text that makes
-    the difference quoted, then the license changes."""
-    noassertion = {f["project"]: f for f in report["flags"] if f["kind"] == "license_noassertion"}
+def _license_lines(report: Report) -> list[str]:
+    """The forge's verdict beside ours for every project where they differ, the text that
+    makes the difference quoted, then the license changes."""
+    noassertion = {f.project: f for f in report.flags if f.kind == "license_noassertion"}
     differing = [
         p
-        for p in report["projects"]
-        if (p.get("license_analysis") or {}).get("differs_from_forge") or p["name"] in noassertion
+        for p in report.projects
+        if (p.license_analysis is not None and p.license_analysis.differs_from_forge)
+        or p.name in noassertion
     ]
     # texts that add a restriction or a condition first: they change what users may do
-    differing.sort(key=lambda p: not (p.get("license_analysis") or {}).get("restricts"))
+    differing.sort(key=lambda p: not (p.license_analysis and p.license_analysis.restricts))
     lines: list[str] = []
     if differing:
         lines += _table(
             ["Project", "The forge says", "Our reading", "Verdict", "Why they differ"],
             [
                 [
-                    escape(p["name"]),
-                    escape(_forge_verdict(p)),
-                    escape(p.get("detected_license")),
-                    escape((p.get("license_analysis") or {}).get("verdict")),
-                    escape((p.get("license_analysis") or {}).get("why"), 400),
+                    escape(p.name),
+                    escape(words.forge_verdict(p.forge_label, p.forge_license)),
+                    escape(p.detected_license),
+                    escape(p.license_analysis.verdict if p.license_analysis else None),
+                    escape(p.license_analysis.why if p.license_analysis else None, 400),
                 ]
                 for p in differing
             ],
         )
         lines.append("")
     for project in differing:
-        reading = project.get("license_analysis") or {}
-        flag = noassertion.get(project["name"])
+        reading = project.license_analysis
+        flag = noassertion.get(project.name)
         status = ""
         if flag is not None:
             # a first audit has no baseline: nothing there is "new since" anything
-            since = flag["new"] and report["audit"]["baseline_audit_id"] is not None
-            status = " — NOASSERTION, new since the baseline" if since else " — NOASSERTION"
-        evidence = link(reading.get("path") or "license file", reading.get("url"))
-        if reading.get("restricts"):
+            since = flag.new and report.audit.baseline_audit_id is not None
+            verdict = words.forge_verdict(project.forge_label, words.NOASSERTION)
+            status = f" — {verdict}" + (", new since the baseline" if since else "")
+        evidence = (
+            link(reading.path, reading.url) if reading else link("license file", None)
+        )
+        if reading is not None and reading.restricts:
             status += " — the license text adds a restriction or condition"
-        lines += [f"### {escape(project['name'])}{status}", "", f"File: {evidence}", ""]
-        spans = [*(reading.get("extra_text") or [])[:5], *(reading.get("altered_text") or [])[:5]]
-        spans.sort(key=lambda s: (s.get("effect") not in ("restriction", "condition"),
-                                  s["start_line"]))  # fmt: skip
+        lines += [f"### {escape(project.name)}{status}", "", f"File: {evidence}", ""]
+        if reading is None:
+            continue
+        spans = [*reading.extra_text[:5], *reading.altered_text[:5]]
+        spans.sort(key=lambda s: (s.effect not in ("restriction", "condition"), s.start_line))
         for span in spans:
-            where = _lines(span["start_line"], span["end_line"])
-            what = str(span.get("finding") or "extra text")
+            where = words.line_range(span.start_line, span.end_line)
+            what = span.finding or "extra text"
             lines.append(f"{what[:1].upper()}{what[1:]} ({where}):")
-            lines += [*_quote_block(span["text"]), ""]
-        if reading.get("notes"):
-            lines += [f"- note: {escape(note, 300)}" for note in reading["notes"][:5]] + [""]
-    for change in report["changes"]:
-        if change["section"] != "licenses":
+            lines += [*_quote_block(span.text), ""]
+        if reading.notes:
+            lines += [f"- note: {escape(note, 300)}" for note in reading.notes[:5]] + [""]
+    for change in report.changes:
+        if change.section != "licenses":
             continue
         lines.append(
-            f"- **{escape(change['project'])}** {kind_words(change['kind'])}: "
-            f"{escape(change['summary'], 400)} ({link('evidence', change['evidence_url'])})"
+            f"- **{escape(change.project)}** {escape(words.kind_name(change.kind))}: "
+            f"{escape(change.summary, 400)} ({link('evidence', change.evidence_url)})"
         )
-        diff = (change.get("details") or {}).get("word_diff")
+        diff = change.details.get("word_diff")
         if diff:
             rendered = " ".join(
-                f"~~{escape(words, 300)}~~"
+                f"~~{escape(text, 300)}~~"
                 if op == "delete"
-                else f"**{escape(words, 300)}**"
+                else f"**{escape(text, 300)}**"
                 if op == "insert"
-                else escape(words, 300)
-                for op, words in diff[:40]
+                else escape(text, 300)
+                for op, text in diff[:40]
             )
             lines.append(f"  - word diff: {rendered}")
     return lines
 
 
-def _lines(start: int, end: int) -> str:
-    return f"line {start}" if start == end else f"lines {start}–{end}"
-
-
-def _forge_verdict(project: dict[str, Any]) -> str | None:
-    verdict = project.get("forge_license")
-    label = project.get("forge_label")
-    return f"{label}: {verdict}" if label and verdict else verdict
-
-
-def _package_lines(changes: list[dict[str, Any]]) -> list[str]:
+def _package_lines(changes: list[ChangeEntry]) -> list[str]:
     rows = [
         [
-            escape(c["project"]),
-            escape(f"{(c.get('details') or {}).get('package', '')}"),
-            f"{escape(c['before'])} → {escape(c['after'])}",
-            escape(((c.get("details") or {}).get("uploaded_at") or "")[:10] or None)
-            + (" (pre-release)" if (c.get("details") or {}).get("prerelease") else ""),
-            link("evidence", c["evidence_url"]),
+            escape(c.project),
+            escape(f"{c.details.get('package', '')}"),
+            f"{escape(c.before)} → {escape(c.after)}",
+            escape(words.day(c.details.get("uploaded_at")))
+            + (" (pre-release)" if c.details.get("prerelease") else ""),
+            link("evidence", c.evidence_url),
         ]
         for c in changes
     ]
@@ -300,42 +271,43 @@ def _package_lines(changes: list[dict[str, Any]]) -> list[str]:
     )
 
 
-def _headline(report: dict[str, Any]) -> list[str]:
+def _headline(report: Report) -> list[str]:
     """The first lines a reviewer reads: never all-clear while anything went unchecked."""
-    audit, summary = report["audit"], report["summary"]
-    baseline = audit["baseline_audit_id"]
+    audit, summary = report.audit, report.summary
+    baseline = audit.baseline_audit_id
     since = f"since audit #{baseline}" if baseline else "(first audit: no baseline)"
-    in_part = summary["checked_in_part"]
-    left_out = summary.get("not_selected", 0)
-    checked = f"{summary['checked']} checked" + (f" ({in_part} only in part)" if in_part else "")
+    in_part = summary.checked_in_part
+    left_out = summary.not_selected
+    checked = f"{summary.checked} checked" + (f" ({in_part} only in part)" if in_part else "")
     lines = [
-        f"**{audit['status']}**: {counted(summary['projects'], 'project')}, {checked}, "
-        f"{summary['deferred']} deferred, {summary['untracked']} not trackable; "
-        f"{counted(summary['changes'], 'change')} {since}, {counted(summary['flags'], 'flag')}, "
-        f"{counted(summary['errors'], 'error')}"
-        + (f"; {counted(left_out, 'other project')} not selected (--only)" if left_out else "")
+        f"**{audit.status}**: {words.plural(summary.projects, 'project')}, {checked}, "
+        f"{summary.deferred} deferred, {summary.untracked} not trackable; "
+        f"{words.plural(summary.changes, 'change')} {since}, "
+        f"{words.plural(summary.flags, 'flag')}, {words.plural(summary.errors, 'error')}"
+        + (
+            f"; {words.plural(left_out, 'other project')} not selected (--only)"
+            if left_out
+            else ""
+        )
         + ".",
         "",
     ]
-    if reached_nothing(summary):
+    if words.reached_nothing(summary):
         lines[0] = lines[0][:-1] + (
             "; **reached nothing**: no project could be read (offline, or every source "
             "unreachable)."
         )
     gaps = []
-
-    def were(number: int) -> str:
-        return f"{counted(number, 'project')} {'was' if number == 1 else 'were'}"
-
-    if summary["deferred"]:
-        gaps.append(f"{were(summary['deferred'])} not checked (deferred)")
-    if summary["stale"]:
+    if summary.deferred:
+        were = "was" if summary.deferred == 1 else "were"
+        gaps.append(f"{words.plural(summary.deferred, 'project')} {were} not checked (deferred)")
+    if summary.stale:
+        have = "has" if summary.stale == 1 else "have"
         gaps.append(
-            f"{counted(summary['stale'], 'project')} "
-            f"{'has' if summary['stale'] == 1 else 'have'} gone unchecked too long (stale)"
+            f"{words.plural(summary.stale, 'project')} {have} gone unchecked too long (stale)"
         )
-    if summary["projects_with_errors"]:
-        gaps.append(f"{counted(summary['projects_with_errors'], 'project')} had errors")
+    if summary.projects_with_errors:
+        gaps.append(f"{words.plural(summary.projects_with_errors, 'project')} had errors")
     if gaps:
         lines += [
             "**Not all clear:** " + "; ".join(gaps) + ". Their last good state is shown; see "
@@ -345,14 +317,14 @@ def _headline(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _page_lines(changes: list[dict[str, Any]]) -> list[str]:
+def _page_lines(changes: list[ChangeEntry]) -> list[str]:
     lines: list[str] = []
     for change in changes:
         lines.append(
-            f"- **{escape(change['project'])}** {kind_words(change['kind'])}: "
-            f"{escape(change['summary'], 400)} ({link('page', change['evidence_url'])})"
+            f"- **{escape(change.project)}** {escape(words.kind_name(change.kind))}: "
+            f"{escape(change.summary, 400)} ({link('page', change.evidence_url)})"
         )
-        details = change.get("details") or {}
+        details = change.details
         cells = details.get("cells_changed") or []
         if cells:
             lines.append("")
@@ -377,46 +349,8 @@ def _page_lines(changes: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-KIND_WORDS = {
-    "new_release": "new release",
-    "new_prerelease": "new pre-release",
-    "release_removed": "release removed",
-    "new_tag": "new tag",
-    "new_commit": "new commit",
-    "new_package_version": "new package version",
-    "license_changed": "license changed",
-    "license_text_changed": "license text edited",
-    "license_files_changed": "license files changed",
-    "repo_moved": "repository moved",
-    "repo_archived": "repository archived",
-    "project_added": "project added",
-    "project_removed": "project removed",
-    "table_changed": "support table changed",
-    "pin_changed": "version pin changed",
-    "page_changed": "page changed",
-    "license_noassertion": "no license verdict (NOASSERTION)",
-    "no_tagged_release": "no tagged release",
-    "channel_mismatch": "package and release disagree",
-    "stale": "stale",
-}
-
-
-def kind_words(kind: str) -> str:
-    """A change or flag kind in words ("license text edited"), never its internal name."""
-    return KIND_WORDS.get(kind, kind.replace("_", " "))
-
-
-def pending_phrase(pending: list[dict[str, Any]]) -> str | None:
-    """"3 new tonight, 7 pending since 2026-11-28" (None when nothing is pending)."""
-    if not pending:
-        return None
-    new = sum(1 for item in pending if item["new"])
-    oldest = min(item["first_seen"] for item in pending)
-    return f"{new} new tonight, {len(pending)} pending since {oldest}"
-
-
-def _pending_lines(pending: list[dict[str, Any]]) -> list[str]:
-    phrase = pending_phrase(pending)
+def _pending_lines(pending: Sequence[PendingEntry]) -> list[str]:
+    phrase = words.pending_phrase(pending)
     if phrase is None:
         return []
     lines = [
@@ -426,88 +360,88 @@ def _pending_lines(pending: list[dict[str, Any]]) -> list[str]:
     ]
     rows = [
         [
-            escape(item["first_seen"]) + (" (new)" if item["new"] else ""),
-            escape(item["project"]),
-            kind_words(item["kind"]),
-            escape(item["summary"], 300),
-            link("evidence", item["evidence_url"]) if item["evidence_url"] else "—",
+            escape(item.first_seen) + (" (new)" if item.new else ""),
+            escape(item.project),
+            words.kind_name(item.kind),
+            escape(item.summary, 300),
+            link("evidence", item.evidence_url) if item.evidence_url else "—",
         ]
         for item in pending
     ]
     return lines + _table(["First seen", "Project", "Change", "What", "Link"], rows)
 
 
-def render_markdown(report: dict[str, Any]) -> str:
-    audit = report["audit"]
-    changes = report["changes"]
-    lines = [f"# Upstream audit #{audit['id']} — {escape(audit['started_at'])}", ""]
+def render_markdown(report: Report) -> str:
+    audit = report.audit
+    changes = report.changes
+    lines = [f"# Upstream audit #{audit.id} — {escape(words.moment(audit.started_at))}", ""]
     lines += _headline(report)
-    pending = report.get("pending") or []
+    pending = words.pending_of(report)
     if pending:
         lines += _section("Pending until the catalog takes them", _pending_lines(pending), "")
 
-    def section(name: str) -> list[dict[str, Any]]:
-        return [c for c in changes if c["section"] == name]
+    def section(name: str) -> list[ChangeEntry]:
+        return [c for c in changes if c.section == name]
 
     lines += _section("New releases", _release_lines(section("releases")), "No new releases.")
-    if section("packages") or any(p.get("packages") for p in report["projects"]):
+    if section("packages") or any(p.packages for p in report.projects):
         lines += _section(
             "New package versions", _package_lines(section("packages")), "No new package versions."
         )
     lines += _section("License findings", _license_lines(report), "No license findings.")
     lines += _section("Support tables and pins", _page_lines(section("pages")), "No page changes.")
     other_lines = [
-        f"- **{escape(c['project'])}** {kind_words(c['kind'])}: {escape(c['summary'], 400)}"
-        + (f" ({link('evidence', c['evidence_url'])})" if c["evidence_url"] else "")
+        f"- **{escape(c.project)}** {escape(words.kind_name(c.kind))}: {escape(c.summary, 400)}"
+        + (f" ({link('evidence', c.evidence_url)})" if c.evidence_url else "")
         for c in section("other")
     ]
     other_lines += [
-        f"- **{escape(f['project'])}** {kind_words(f['kind'])}{' (new)' if f['new'] else ''}: "
-        f"{escape(f['detail'], 400)}"
-        + (f" ({link('evidence', f['evidence_url'])})" if f.get("evidence_url") else "")
-        for f in report["flags"]
-        if f["kind"] != "license_noassertion"
+        f"- **{escape(f.project)}** {escape(words.kind_name(f.kind))}"
+        f"{' (new)' if f.new else ''}: {escape(f.detail, 400)}"
+        + (f" ({link('evidence', f.evidence_url)})" if f.evidence_url else "")
+        for f in report.flags
+        if f.kind != "license_noassertion"
     ]
     lines += _section("Other changes and flags", other_lines, "No other changes.")
-    repo_pages = {p["name"]: p.get("repo_url") for p in report["projects"]}
+    repo_pages = {p.name: p.repo_url for p in report.projects}
 
-    def error_page(error: dict[str, Any]) -> str | None:
-        page = page_for(error["url"])
-        if page is None or error["source"] in ("github", "gitee", "gitlab"):
-            return repo_pages.get(error["project"]) or page
+    def error_page(error: ErrorEntry) -> str | None:
+        page = page_for(error.url)
+        if page is None or error.source in ("github", "gitee", "gitlab"):
+            return repo_pages.get(error.project) or page
         return page
 
     error_lines = [
-        f"- **{escape(e['project'])}** ({escape(e['source'])}): {quoted(e['error'], 400)}"
+        f"- **{escape(e.project)}** ({escape(e.source)}): {quoted(e.error, 400)}"
         + (f" — {link('page', error_page(e))}" if error_page(e) else "")
         + "; the last good state, if any, is kept"
-        for e in report["errors"]
+        for e in report.errors
     ]
     lines += _section("Errors", error_lines, "No errors.")
-    with_errors = {e["project"] for e in report["errors"]}
+    with_errors = {e.project for e in report.errors}
     unchecked = [
-        f"- **{escape(p['name'])}** {escape(_status_text(p, p['name'] in with_errors))}"
-        + (f": {escape(p.get('note'), 300)}" if p.get("note") else "")
-        for p in report["projects"]
-        if p["status"] != "ok" or p.get("note") or p["name"] in with_errors
+        f"- **{escape(p.name)}** {escape(_status_text(p, p.name in with_errors))}"
+        + (f": {escape(p.note, 300)}" if p.note else "")
+        for p in report.projects
+        if p.status != "ok" or p.note or p.name in with_errors
     ]
-    not_selected = report["summary"].get("not_selected", 0)
+    not_selected = report.summary.not_selected
     if not_selected:  # an --only run: "every project" would claim the whole catalog
+        were = "was" if not_selected == 1 else "were"
         unchecked.append(
-            f"- {counted(not_selected, 'other project')} of sources.yaml "
-            f"{'was' if not_selected == 1 else 'were'} not selected for this audit "
-            "(--only)"
+            f"- {words.plural(not_selected, 'other project')} of sources.yaml {were} not selected "
+            "for this audit (--only)"
         )
     lines += _section("Not checked, or only in part", unchecked, "Every project was checked.")
     rows = [
         [
-            escape(p["name"]),
-            link(p["version"] or "—", p["url"]),
+            escape(p.name),
+            link(p.version or "—", p.url),
             escape(_tracked_by(p)),
-            escape((p["published_at"] or "")[:10] or None),
-            escape(p["license"]),
+            escape(words.version_date(p.published_at)),
+            escape(p.license),
         ]
-        for p in report["projects"]
+        for p in report.projects
     ]
     lines += _section(
         "Release and license snapshot",
@@ -517,20 +451,20 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _status_text(project: dict[str, Any], has_errors: bool) -> str:
-    if project["status"] == "ok":
+def _status_text(project: ProjectEntry, has_errors: bool) -> str:
+    if project.status == "ok":
         return "checked in part" if has_errors else "checked"
     return {"error": "not checked (error)", "deferred": "not checked (deferred)"}.get(
-        project["status"], "not trackable"
+        project.status, "not trackable"
     )
 
 
-def _tracked_by(project: dict[str, Any]) -> str | None:
-    source = project.get("version_source")
+def _tracked_by(project: ProjectEntry) -> str | None:
+    source = project.version_source
     if source is None:
         return None
-    where = f"{project['forge_label']} " if project.get("forge_label") else ""
-    pre = " (pre-release)" if project.get("prerelease") else ""
-    newer = project.get("newest_prerelease")
+    where = f"{project.forge_label} " if project.forge_label else ""
+    pre = words.prerelease_mark(project.prerelease)
+    newer = project.newest_prerelease
     ahead = f"; pre-release {newer} is newer" if newer else ""
     return f"{where}{source}{pre}{ahead}"

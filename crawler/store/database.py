@@ -38,6 +38,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from crawler.model import (
     FetchError,
+    LicenseAnalysis,
     ProjectOutcome,
     ProjectResult,
     ProjectSnapshot,
@@ -480,6 +481,7 @@ class Store:
                 .order_by(ObservationRow.audit_id)
             )
             entries = []
+            shared = _SharedTexts()
             for obs, started_at, data in rows:
                 started = _utc(started_at)
                 assert started is not None
@@ -488,7 +490,7 @@ class Store:
                         audit_id=obs.audit_id,
                         audit_started_at=started,
                         status=obs.status,
-                        snapshot=ProjectSnapshot.from_json(data) if data else None,
+                        snapshot=shared(ProjectSnapshot.from_json(data)) if data else None,
                         note=obs.note,
                     )
                 )
@@ -565,11 +567,12 @@ class Store:
 
 class _SharedTexts:
     """One copy of each license text and analysis among the snapshots read together: a
-    thousand repositories with thirty distinct license texts hold thirty texts in memory."""
+    thousand repositories with thirty distinct license texts hold thirty texts in memory.
+    An analysis stored before spans had an effect gets it here, once per distinct text."""
 
     def __init__(self) -> None:
         self._texts: dict[str, str] = {}
-        self._analyses: dict[str, dict[str, Any]] = {}
+        self._analyses: dict[str, LicenseAnalysis] = {}
 
     def __call__(self, snapshot: ProjectSnapshot) -> ProjectSnapshot:
         found = snapshot.license_file
@@ -578,11 +581,23 @@ class _SharedTexts:
         text = self._texts.setdefault(found.text, found.text) if found.text else found.text
         analysis = found.analysis
         if analysis is not None:
-            known = self._analyses.setdefault(found.blob_sha, analysis)
-            analysis = known if known == analysis else analysis
+            known = self._analyses.get(found.blob_sha)
+            if known is None or known != analysis:
+                known = _with_effects(analysis)
+                self._analyses.setdefault(found.blob_sha, known)
+            analysis = known
         if text is found.text and analysis is found.analysis:
             return snapshot
         return replace(snapshot, license_file=replace(found, text=text, analysis=analysis))
+
+
+def _with_effects(analysis: LicenseAnalysis) -> LicenseAnalysis:
+    spans = (*analysis.extra_text, *analysis.altered_text)
+    if all(span.effect is not None for span in spans):
+        return analysis
+    from crawler.analysis.licenses import with_effects
+
+    return with_effects(analysis)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

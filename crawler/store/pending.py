@@ -3,7 +3,7 @@ takes them or a person acknowledges them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,10 +40,15 @@ def _item(row: PendingRow) -> PendingItem:
 
 
 def record_pending(
-    store: Store, audit_id: int, seen_at: datetime, changes: Iterable[Change]
+    store: Store,
+    audit_id: int,
+    seen_at: datetime,
+    changes: Iterable[Change],
+    summary: Callable[[Change], str],
 ) -> int:
     """Open an item for each pending-worthy change not already open (same project, kind and
-    value: a change reported again after a failed report is the same item). Returns how many."""
+    value: a change reported again after a failed report is the same item). Returns how many.
+    ``summary`` words a change (crawler.report.words.change_summary, handed in by the audit)."""
     added = 0
     with Session(store.engine) as session, session.begin():
         open_keys = {
@@ -51,7 +56,8 @@ def record_pending(
             for row in session.scalars(select(PendingRow).where(PendingRow.closed_at.is_(None)))
         }
         for change in pending_changes(changes):
-            key = (change.project, change.kind.value, pending_value(change))
+            said = summary(change)
+            key = (change.project, change.kind.value, pending_value(change, said))
             if key in open_keys:
                 continue
             open_keys.add(key)
@@ -60,7 +66,7 @@ def record_pending(
                     project=change.project,
                     kind=change.kind.value,
                     value=key[2],
-                    summary=change.summary[:2000],
+                    summary=said[:2000],
                     evidence_url=change.evidence_url,
                     first_audit_id=audit_id,
                     first_seen_at=seen_at,

@@ -18,9 +18,16 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from crawler.model import FetchError, ProjectResult, ProjectSnapshot, ProjectStatus, Provenance
+from crawler.model import (
+    FetchError,
+    ProjectResult,
+    ProjectSnapshot,
+    ProjectStatus,
+    Provenance,
+    Usage,
+)
 from crawler.upstream.answers import ShapeError
 from crawler.upstream.http import redact
 from crawler.upstream.source import (
@@ -136,7 +143,7 @@ class PerProject:
     def read_file(self, location: Location, path: str) -> RepoFile:
         return self.source.read_file(location, path)
 
-    def usage(self) -> dict[str, Any]:
+    def usage(self) -> Usage:
         return self.source.usage()
 
     def close(self) -> None:

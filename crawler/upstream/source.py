@@ -21,6 +21,7 @@ from crawler.config.kinds import KindInfo
 from crawler.config.kinds import NoSettings as NoSettings  # re-exported: sources use them
 from crawler.config.kinds import Role as Role
 from crawler.config.kinds import source_kinds as config_kinds
+from crawler.model import Usage
 
 if TYPE_CHECKING:
     from crawler.config import Location, ProjectSpec, Settings
@@ -80,7 +81,7 @@ class Source(Protocol):
         """A file of a repository (forges only); SourceError or SourceDeferred on failure."""
         ...
 
-    def usage(self) -> dict[str, Any]:
+    def usage(self) -> Usage:
         """What the source spent this audit (requests, 304s, points…), for the report."""
         ...
 
@@ -109,7 +110,7 @@ class ProjectSource(Protocol):
 
     def read_file(self, location: Location, path: str) -> RepoFile: ...
 
-    def usage(self) -> dict[str, Any]: ...
+    def usage(self) -> Usage: ...
 
     def close(self) -> None: ...
 

@@ -80,7 +80,7 @@ def test_three_short_nights_check_every_project_and_flag_the_ones_that_waited(
             outcome = run_audit(
                 config, store, tmp_path / "reports", env=server.env(), sleep=lambda _s: None
             )
-            validate_report(outcome.report)
+            validate_report(outcome.report.as_json())
             nights.append(outcome)
             fetched.append(
                 [r.path.split("/")[3] for r in server.requests if r.path.count("/") == 3]
@@ -89,7 +89,7 @@ def test_three_short_nights_check_every_project_and_flag_the_ones_that_waited(
     started = [a.started_at for a in store.audits()]
     store.close()
 
-    checked = [_by_status(n.report, "ok") for n in nights]
+    checked = [_by_status(n.report.as_json(), "ok") for n in nights]
     assert checked == [NAMES[0:5], NAMES[5:10], [*NAMES[0:3], *NAMES[10:12]]]
     assert fetched == [  # never checked first, then least recently checked; 6th runs dry
         ["p00", "p01", "p02", "p03", "p04", "p05"],
@@ -98,7 +98,7 @@ def test_three_short_nights_check_every_project_and_flag_the_ones_that_waited(
     ]
     assert {name for names in checked for name in names} == set(NAMES)
 
-    third = nights[2].report
+    third = nights[2].report.as_json()
     assert _by_status(third, "deferred") == NAMES[3:10]
     notes = {p["name"]: p["note"] for p in third["projects"] if p["status"] == "deferred"}
     budget = (
@@ -130,7 +130,7 @@ def test_three_short_nights_check_every_project_and_flag_the_ones_that_waited(
     assert "**Not all clear:** 7 projects were not checked (deferred); 2 projects have gone " \
         "unchecked too long (stale)." in markdown
     assert "Every project was checked" not in markdown
-    second = nights[1].report  # never-checked projects waited since the first audit
+    second = nights[1].report.as_json()  # never-checked projects waited since the first audit
     assert {p["name"]: p["note"] for p in second["projects"] if p["name"] in ("P10", "P11")} == {
         "P10": f"{budget}never checked yet",
         "P11": f"{budget}never checked yet",

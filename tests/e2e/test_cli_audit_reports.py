@@ -166,7 +166,7 @@ def test_a_kill_after_writing_the_report_loses_no_finding(run: Cli) -> None:
         third = run_audit(config, store, run.workdir / "r", env=run.server.env())
     finally:
         store.close()
-    assert third.report["audit"]["baseline_audit_id"] == 1
+    assert third.report.as_json()["audit"]["baseline_audit_id"] == 1
     assert changes(third.report) == [("Alpha", "new_release", "v1.0", "v1.1")]
 
 

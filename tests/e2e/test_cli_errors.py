@@ -75,7 +75,7 @@ def test_page_on_a_local_file_declaring_charset_hex(workdir: Path) -> None:
     result = _run("page", "hex.html")
     assert (result.exit_code, result.output) == (
         0,
-        '1 table(s) in hex.html:\n  [0] under "Chips", 1 row(s): Chip\n'
+        '1 table in hex.html:\n  [0] under "Chips", 1 row: Chip\n'
         "Choose one with --heading TEXT or --table SELECTOR, and --key COLUMN.\n",
     )
 

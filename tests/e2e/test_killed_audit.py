@@ -75,7 +75,8 @@ def test_kill_mid_audit_then_recover(db_url: str, tmp_path: Path) -> None:
         server.faults = None
         third = run_audit(config, store, tmp_path / "r", env=server.env())
         store.close()
-    assert third.report["audit"]["baseline_audit_id"] == 1
+    assert third.report.as_json()["audit"]["baseline_audit_id"] == 1
     assert [
-        (c["project"], c["kind"], c["before"], c["after"]) for c in third.report["changes"]
+        (c["project"], c["kind"], c["before"], c["after"])
+        for c in third.report.as_json()["changes"]
     ] == [(n, "new_release", "v1", "v2") for n in NAMES]

@@ -20,6 +20,14 @@ from click.testing import CliRunner, Result
 from crawler.cli import cli
 from crawler.export.snapshot_md import render_snapshot
 from crawler.report.markdown import render_markdown
+from crawler.report.model import (
+    AuditPart,
+    ChangeEntry,
+    ErrorEntry,
+    ProjectEntry,
+    Report,
+    Summary,
+)
 from crawler_fakes.github import FakeGitHub, GitHubState
 from crawler_fakes.pages import FakePageServer
 from tests.support import GOLDEN, ROOT
@@ -381,23 +389,27 @@ def test_the_snapshot_header_names_github_only_when_every_row_is_from_github() -
 
 
 def test_report_prose_has_no_internal_names_and_quotes_an_error_whole() -> None:
-    report: dict[str, Any] = {
-        "audit": {"id": 2, "started_at": "2026-11-30T03:00:00Z", "finished_at": None,
-                  "status": "partial", "baseline_audit_id": 1},
-        "summary": {"projects": 1, "checked": 1, "checked_in_part": 1, "deferred": 0,
-                    "untracked": 0, "changes": 1, "flags": 0, "errors": 1,
-                    "projects_with_errors": 1, "stale": 0},
-        "changes": [{"project": "Alpha", "kind": "license_text_changed", "section": "licenses",
-                     "summary": "same license, text edited", "before": None, "after": None,
-                     "evidence_url": "https://github.com/org/alpha/blob/main/LICENSE",
-                     "details": {}}],
-        "flags": [],
-        "errors": [{"project": "Alpha", "source": "pypi",
-                    "url": "https://pypi.org/pypi/alpha/json",
-                    "error": "no answer from PyPI: ConnectError on pypi.org | `x`"}],
-        "projects": [{"name": "Alpha", "status": "ok", "repo_url": "https://github.com/org/alpha",
-                      "version": None, "url": None, "published_at": None, "license": None}],
-    }  # fmt: skip
+    report = Report(
+        schema_version=2,
+        crawler_version="test",
+        audit=AuditPart(2, "2026-11-30T03:00:00Z", None, "partial", 1),
+        summary=Summary(projects=1, checked=1, checked_in_part=1, errors=1,
+                        projects_with_errors=1, deferred=0, untracked=0, stale=0, changes=1,
+                        flags=0, changes_by_kind={"license_text_changed": 1}),
+        changes=(ChangeEntry("Alpha", "license_text_changed", "licenses",
+                             "same license, text edited", None, None,
+                             "https://github.com/org/alpha/blob/main/LICENSE", {}),),
+        flags=(),
+        errors=(ErrorEntry("Alpha", "pypi", "https://pypi.org/pypi/alpha/json",
+                           "no answer from PyPI: ConnectError on pypi.org | `x`"),),
+        projects=(ProjectEntry(
+            name="Alpha", repo="org/alpha", forge="github", forge_label="GitHub",
+            repo_url="https://github.com/org/alpha", status="ok", note=None,
+            version_source=None, version=None, published_at=None, prerelease=False,
+            newest_prerelease=None, license=None, forge_license=None, detected_license=None,
+            license_analysis=None, packages=(), url=None),),
+        requests={},
+    )  # fmt: skip
     markdown = render_markdown(report)
     assert "license_text_changed" not in markdown
     assert "- **Alpha** license text edited: same license, text edited" in markdown

@@ -112,7 +112,7 @@ def harness(db_url: str, tmp_path: Path, mode: str) -> Iterator[Harness]:
 def test_first_audit_reports_projects_versions_flags_and_writes_files(harness: Harness) -> None:
     config = parse_config(CONFIG)
     outcome = harness.audit(config)
-    report = outcome.report
+    report = outcome.report.as_json()
     assert outcome.status == "complete" and outcome.exit_code == 0
     # Offsite is listed but no source reads it: added when first read (issue 20), not now
     assert kinds(report) == [(n, "project_added") for n in ("Alpha", "Beta", "Gamma")]
@@ -132,7 +132,7 @@ def test_first_audit_reports_projects_versions_flags_and_writes_files(harness: H
         "LICENSE",
     )
     assert [s["text"] for s in gamma["extra_text"]] == ["Extra terms apply to the logo."]
-    assert gamma["why"].startswith("Known license MIT plus extra text at lines")
+    assert gamma["why"] == "Known license MIT plus extra text at line 24."
     flags = {(f["project"], f["kind"]): f for f in report["flags"]}
     assert set(flags) == {("Gamma", "license_noassertion"), ("Gamma", "no_tagged_release")}
     assert flags[("Gamma", "license_noassertion")]["new"] is True
@@ -153,9 +153,10 @@ def test_second_unchanged_audit_reports_nothing_and_costs_almost_nothing(
     harness.audit(config)
     harness.server.reset_log()
     outcome = harness.audit(config)
-    assert outcome.report["changes"] == []
-    assert outcome.report["summary"]["changes"] == 0
-    assert [f["new"] for f in outcome.report["flags"]] == [False, False]  # standing, not new
+    assert outcome.report.as_json()["changes"] == []
+    assert outcome.report.as_json()["summary"]["changes"] == 0
+    # standing, not new
+    assert [f["new"] for f in outcome.report.as_json()["flags"]] == [False, False]
     api = [r for r in harness.server.requests if r.path != "/rate_limit"]
     if mode == "rest":
         assert api and all(r.status == 304 and r.conditional for r in api)
@@ -176,7 +177,7 @@ def test_upstream_changes_are_reported_with_evidence(harness: Harness) -> None:
     gamma.tags.append(FakeTag("v0.2.0", "e" * 40, "2026-11-01T00:00:00Z"))
     alpha.license_text = (alpha.license_text or "").replace("MIT License", "MIT License (Expat)")
     harness.server.set_state(state)
-    report = harness.audit(config).report
+    report = harness.audit(config).report.as_json()
     assert kinds(report) == [
         ("Alpha", "new_release"),
         ("Alpha", "license_text_changed"),
@@ -200,16 +201,16 @@ def test_a_failed_fetch_is_an_error_never_a_finding(harness: Harness, mode: str)
     harness.server.faults = FaultPlan(rules=[FaultRule(kind="status_500", path=target, times=99)])
     failed = harness.audit(config)
     assert failed.exit_code == 1
-    assert failed.report["changes"] == []
-    errors = failed.report["errors"]
+    assert failed.report.as_json()["changes"] == []
+    errors = failed.report.as_json()["errors"]
     assert {e["project"] for e in errors} == (
         {"Alpha"} if mode == "rest" else {"Alpha", "Beta", "Gamma"}
     )
     assert all("HTTP 500" in e["error"] for e in errors)
-    rows = {p["name"]: p for p in failed.report["projects"]}
+    rows = {p["name"]: p for p in failed.report.as_json()["projects"]}
     assert (rows["Alpha"]["status"], rows["Alpha"]["version"]) == ("error", "v1.1.0")  # carried
     harness.server.faults = None
-    recovered = harness.audit(config).report
+    recovered = harness.audit(config).report.as_json()
     assert kinds(recovered) == [("Alpha", "new_release")]
     assert recovered["audit"]["baseline_audit_id"] == (2 if mode == "rest" else 1)
 
@@ -220,8 +221,8 @@ def test_report_can_be_rebuilt_from_the_database(harness: Harness) -> None:
     state = _state()
     state.repos[0].releases.append(_release("v1.2.0", "11-02"))
     harness.server.set_state(state)
-    live = harness.audit(config).report
-    rebuilt = rebuild_report(harness.store, config, live["audit"]["id"])
+    live = harness.audit(config).report.as_json()
+    rebuilt = rebuild_report(harness.store, config, live["audit"]["id"]).as_json()
     assert rebuilt["changes"] == live["changes"]
     assert rebuilt["flags"] == live["flags"]
     assert rebuilt["projects"] == live["projects"]
@@ -232,8 +233,8 @@ def test_token_never_reaches_reports_database_or_errors(harness: Harness, mode: 
     config = parse_config(CONFIG)
     harness.server.faults = FaultPlan(rules=[FaultRule(kind="status_500", path="/", times=999)])
     outcome = harness.audit(config)
-    assert outcome.report["errors"]
-    assert TOKEN not in json.dumps(outcome.report)
+    assert outcome.report.as_json()["errors"]
+    assert TOKEN not in json.dumps(outcome.report.as_json())
     assert TOKEN not in (harness.reports / "latest" / "report.md").read_text()
     with harness.store.engine.connect() as conn:
         for table in ("fetch_errors", "snapshots", "audits", "http_cache", "observations"):
@@ -246,7 +247,7 @@ def test_moved_missing_and_empty_repositories(harness: Harness, mode: str) -> No
     state = _state()
     state.repos.append(FakeRepo(owner="org", name="empty", id=9))  # no commits at all
     harness.server.set_state(state)
-    first = harness.audit(config).report
+    first = harness.audit(config).report.as_json()
     rows = {p["name"]: p for p in first["projects"]}
     assert (rows["Empty"]["status"], rows["Empty"]["version"]) == ("ok", None)
     assert rows["Empty"]["license"] == "none found"
@@ -256,11 +257,13 @@ def test_moved_missing_and_empty_repositories(harness: Harness, mode: str) -> No
     del moved.repos[1]  # Beta is gone: an error, not "release removed"
     moved.repos.append(FakeRepo(owner="org", name="empty", id=9))
     harness.server.set_state(moved)
-    report = harness.audit(config).report
+    report = harness.audit(config).report.as_json()
     assert kinds(report) == [("Alpha", "repo_moved")]
     change = report["changes"][0]
     assert (change["before"], change["after"]) == ("org/alpha", "neworg/alpha-renamed")
-    assert change["details"] == {"before_id": 1, "after_id": 1}
+    assert change["details"] == {
+        "before_id": 1, "after_id": 1, "moved": True, "replaced": False, "forge": "github"
+    }
     [error] = report["errors"]
     assert error["project"] == "Beta"
     if mode == "rest":
@@ -298,7 +301,7 @@ def _unreachable_audit(db_url: str, tmp_path: Path, names: list[str], workers: i
 def test_unreachable_github_is_given_up_on_quickly(db_url: str, tmp_path: Path) -> None:
     outcome = _unreachable_audit(db_url, tmp_path, ["A", "B", "C", "D", "E"], workers=1)
     assert outcome.status == "failed" and outcome.exit_code == 1
-    messages = {e["project"]: e["error"] for e in outcome.report["errors"]}
+    messages = {e["project"]: e["error"] for e in outcome.report.as_json()["errors"]}
     assert messages["A"] == (
         "no answer from GitHub: connection refused (ConnectionError) "
         "(gave up after 2 attempt(s), 0.0s of waiting)"
@@ -306,7 +309,7 @@ def test_unreachable_github_is_given_up_on_quickly(db_url: str, tmp_path: Path) 
     assert all(
         messages[n].startswith("not attempted: GitHub unreachable (3 projects") for n in "DE"
     )
-    assert outcome.report["changes"] == []  # nothing was read: nothing added (issue 20)
+    assert outcome.report.as_json()["changes"] == []  # nothing was read: nothing added (issue 20)
 
 
 def test_unreachable_github_with_workers_in_flight(db_url: str, tmp_path: Path) -> None:
@@ -314,7 +317,7 @@ def test_unreachable_github_with_workers_in_flight(db_url: str, tmp_path: Path) 
     every later project is not attempted."""
     names = [f"P{i:02d}" for i in range(12)]
     outcome = _unreachable_audit(db_url, tmp_path, names, workers=4)
-    messages = {e["project"]: e["error"] for e in outcome.report["errors"]}
+    messages = {e["project"]: e["error"] for e in outcome.report.as_json()["errors"]}
     assert set(messages) == set(names)
     tried = [n for n in names if messages[n].startswith("no answer from GitHub")]
     skipped = [n for n in names if messages[n].startswith("not attempted: GitHub unreachable")]

@@ -89,8 +89,8 @@ def _audit(github: FakeGitHub, site: FakePageServer, store: Store, tmp: Path) ->
         env=github.env(),
         sleep=lambda _s: None,
     )
-    validate_report(outcome.report)
-    return outcome.report
+    validate_report(outcome.report.as_json())
+    return outcome.report.as_json()
 
 
 def test_page_changes_errors_and_carry_forward(
@@ -162,7 +162,7 @@ def test_a_projects_pages_stop_at_its_deadline_and_keep_their_last_extraction(
             outcome = run_audit(tight, store, tmp_path / "r", env={}, sleep=lambda _s: None)
         finally:
             store.close()
-    report = outcome.report
+    report = outcome.report.as_json()
     assert [(c["kind"], c["before"], c["after"]) for c in report["changes"]] == [
         ("pin_changed", "1.0", "2.0"),
         ("pin_changed", "1.1", "2.1"),

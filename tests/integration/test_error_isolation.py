@@ -88,7 +88,7 @@ class World:
         outcome = run_audit(
             self.config, self.store, self.reports, env=self.github.env(), sleep=lambda _s: None
         )
-        validate_report(outcome.report)
+        validate_report(outcome.report.as_json())
         return outcome
 
 
@@ -100,7 +100,7 @@ def world(db_url: str, tmp_path: Path) -> Iterator[World]:
         world = World(github, site, store, tmp_path / "reports", config)
         world.upstream(after=False)
         first = world.audit()
-        assert (first.status, first.report["errors"]) == ("complete", [])
+        assert (first.status, first.report.as_json()["errors"]) == ("complete", [])
         world.upstream(after=True)
         yield world
         store.close()
@@ -183,7 +183,7 @@ def test_one_project_failing_in_a_stage_is_its_error_and_the_others_are_reported
     with monkeypatch.context() as patch:
         _inject(stage, patch)
         broken = world.audit()
-    report = broken.report
+    report = broken.report.as_json()
     assert changes(report) == OTHERS
     source, prefix = {
         "fetch": ("github", ""),
@@ -206,11 +206,11 @@ def test_one_project_failing_in_a_stage_is_its_error_and_the_others_are_reported
     assert "**Not all clear:** 1 project had errors." in markdown
     assert f"- **Broken** ({source}): `{prefix}" in markdown  # quoted whole (issue 20)
     assert "- **Broken** not checked (error)" in markdown
-    rebuilt = rebuild_report(world.store, world.config, broken.audit_id)  # as stored
+    rebuilt = rebuild_report(world.store, world.config, broken.audit_id).as_json()  # stored
     assert (rebuilt["changes"], rebuilt["errors"]) == (report["changes"], report["errors"])
     assert _rows(rebuilt) == _rows(report)
 
-    recovered = world.audit().report  # the fault is gone: what Broken missed comes now
+    recovered = world.audit().report.as_json()  # the fault is gone: what Broken missed comes now
     assert recovered["audit"]["baseline_audit_id"] == broken.audit_id
     assert changes(recovered) == BROKEN_ALL
     assert recovered["errors"] == []
@@ -222,7 +222,7 @@ def test_one_page_failing_in_extraction_is_that_pages_error(
     with monkeypatch.context() as patch:
         _inject("page", patch)
         broken = world.audit()
-    report = broken.report
+    report = broken.report.as_json()
     assert changes(report) == [
         ("Alpha", "new_release", "v1.0", "v1.1"),
         ("Broken", "new_release", "v1.0", "v1.1"),
@@ -237,7 +237,7 @@ def test_one_page_failing_in_extraction_is_that_pages_error(
     markdown = (world.reports / "latest" / "report.md").read_text()
     assert "- **Broken** checked in part" in markdown
 
-    recovered = world.audit().report  # the page's last good pin was kept: 1.0 → 2.0 now
+    recovered = world.audit().report.as_json()  # the page's last good pin was kept: 1.0 → 2.0 now
     assert changes(recovered) == [("Broken", "pin_changed", "1.0", "2.0")]
 
 
@@ -250,7 +250,7 @@ def test_a_whole_source_failing_leaves_the_other_sources_projects_reported(
     with monkeypatch.context() as patch:
         patch.setattr(GitHubSource, "fetch", fail)
         broken = world.audit()
-    report = broken.report
+    report = broken.report.as_json()
     assert changes(report) == [("Vendor", "pin_changed", "1.0", "2.0")]
     why = f"GitHub source failed unexpectedly: {BOOM}"
     assert _errors(report) == [(n, "github", why) for n in ("Alpha", "Broken", "Gamma")]
@@ -262,7 +262,7 @@ def test_a_whole_source_failing_leaves_the_other_sources_projects_reported(
     }
     assert (broken.status, broken.exit_code) == ("partial", 1)
 
-    recovered = world.audit().report
+    recovered = world.audit().report.as_json()
     assert changes(recovered) == [
         ("Alpha", "new_release", "v1.0", "v1.1"),
         *BROKEN_ALL,

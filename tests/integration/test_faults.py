@@ -86,7 +86,7 @@ class Auditor:
         self.server.reset_log()
         outcome = run_audit(config, self.store, self.reports, env=self.env,
                             sleep=self.sleeps.append)
-        validate_report(outcome.report)
+        validate_report(outcome.report.as_json())
         return outcome
 
     def paths(self, status: int | None = None) -> list[str]:
@@ -194,7 +194,7 @@ def test_faults_never_become_findings_and_the_next_good_audit_catches_up(
     assert auditor.sleeps.count(3.0) == 1  # the secondary limit's retry-after, exactly
     assert _backoff_or(3.0, auditor.sleeps, base=0.5, retries=4)
 
-    report = faulty.report
+    report = faulty.report.as_json()
     statuses = project_statuses(report)
     errored = {name for name, status in statuses.items() if status == "error"}
     assert errored == {broken}, report["errors"]
@@ -212,12 +212,12 @@ def test_faults_never_become_findings_and_the_next_good_audit_catches_up(
     auditor.server.faults = None
     clean = auditor.audit(config)
     assert clean.exit_code == 0
-    assert clean.report["audit"]["baseline_audit_id"] == faulty.audit_id
+    assert clean.report.as_json()["audit"]["baseline_audit_id"] == faulty.audit_id
     assert set(kinds(clean.report)) == {c for c in TRUE_CHANGES if c[0] in errored}
     assert set(kinds(clean.report)) | reported == TRUE_CHANGES
 
     quiet = auditor.audit(config)
-    assert quiet.report["changes"] == []
+    assert quiet.report.as_json()["changes"] == []
 
 
 # ----------------------------------------------------------------------------------- retries
@@ -258,12 +258,12 @@ def test_secondary_rate_limit_waits_retry_after_bounded_by_max_retry_wait(
     assert {statuses[p] for p in affected} == {outcome}
     assert {statuses[p] for p in {"p0", "p1", "p2"} - affected} <= {"ok"}
     if outcome == "error":
-        assert {e["error"] for e in result.report["errors"]} == {
+        assert {e["error"] for e in result.report.as_json()["errors"]} == {
             "secondary rate limit (HTTP 403) (gave up after 2 attempt(s), 5.0s of waiting)"
         }
         assert result.exit_code == 1
     else:
-        assert result.report["errors"] == [] and result.exit_code == 0
+        assert result.report.as_json()["errors"] == [] and result.exit_code == 0
 
 
 @pytest.mark.parametrize(
@@ -289,7 +289,7 @@ def test_server_errors_back_off_exponentially_then_fail_only_that_project(
     for k, slept in enumerate(sleeps):  # base * 2**k plus jitter in [0, base)
         assert 2**k <= slept < 2**k + 1
     assert project_statuses(result.report) == {"p0": "ok", "p1": "error", "p2": "ok"}
-    [error] = result.report["errors"]
+    [error] = result.report.as_json()["errors"]
     assert error["project"] == "p1"
     assert error["error"] == (
         f"HTTP 500 from GitHub (gave up after {attempts} attempt(s), "
@@ -326,7 +326,7 @@ def test_truncated_json_and_html_pages_are_retried_then_reported(
     assert faulted == ["/repos/org/p1/releases"] + ["/repos/org/p2/releases"] * 3
     p1_wait, *p2_waits = auditor.sleeps
     assert 0.5 <= p1_wait < 1.0 and 0.5 <= p2_waits[0] < 1.0 and 1.0 <= p2_waits[1] < 1.5
-    [error] = result.report["errors"]
+    [error] = result.report.as_json()["errors"]
     assert message in error["error"]
     assert error["error"].endswith(
         f"(gave up after 3 attempt(s), {sum(p2_waits):.1f}s of waiting)"
@@ -347,7 +347,7 @@ def test_truncated_graphql_answer_is_retried_then_reported(
     auditor.server.faults = FaultPlan(rules=[FaultRule("truncate", path=r"^/graphql$", times=9)])
     always = auditor.audit(config)
     assert project_statuses(always.report) == {"p0": "error", "p1": "error", "p2": "error"}
-    assert {e["error"].split(" (gave up")[0] for e in always.report["errors"]} == {
+    assert {e["error"].split(" (gave up")[0] for e in always.report.as_json()["errors"]} == {
         "GitHub's answer was cut off (ChunkedEncodingError)"
     }
 
@@ -358,7 +358,7 @@ def test_html_graphql_answer_is_reported_as_html(make: Callable[..., Auditor]) -
     auditor.server.faults = FaultPlan(rules=[FaultRule("html_200", path=r"^/graphql$", times=9)])
     result = auditor.audit(github_config(3, "retry_base_delay: 0, max_retries: 2"))
     assert project_statuses(result.report) == {"p0": "error", "p1": "error", "p2": "error"}
-    assert {e["error"] for e in result.report["errors"]} == {
+    assert {e["error"] for e in result.report.as_json()["errors"]} == {
         "GitHub answered an HTML page instead of JSON (gave up after 3 attempt(s), "
         "0.0s of waiting)"
     }
@@ -400,7 +400,7 @@ def test_a_spent_anonymous_budget_defers_the_rest_and_the_next_audit_checks_them
     auditor.server.set_rate_limit(7, authenticated=False)
     spent = auditor.server.points_used.core_anonymous
     short = auditor.audit(config)
-    report = short.report
+    report = short.report.as_json()
     assert project_statuses(report) == {"p0": "ok", "p1": "ok", "p2": "deferred", "p3": "deferred",
                                  "p4": "deferred"}
     assert report["summary"]["deferred"] == 3 and report["summary"]["errors"] == 0
@@ -423,7 +423,7 @@ def test_a_spent_anonymous_budget_defers_the_rest_and_the_next_audit_checks_them
     auditor.server.set_rate_limit(60, authenticated=False)
     later = auditor.audit(config)
     assert set(project_statuses(later.report).values()) == {"ok"}
-    assert later.report["summary"]["deferred"] == 0
+    assert later.report.as_json()["summary"]["deferred"] == 0
     assert kinds(later.report) == [("p2", "new_release"), ("p3", "new_release"),
                                     ("p4", "new_release")]
     assert later.exit_code == 0
@@ -440,7 +440,7 @@ def test_a_spent_graphql_budget_defers_the_remaining_batches(
     short = auditor.audit(config)
     assert project_statuses(short.report) == {"p0": "ok", "p1": "ok", "p2": "deferred",
                                        "p3": "deferred", "p4": "deferred"}
-    assert short.exit_code == 0 and short.report["summary"]["deferred"] == 3
+    assert short.exit_code == 0 and short.report.as_json()["summary"]["deferred"] == 3
     assert kinds(short.report) == [("p0", "new_release"), ("p1", "new_release")]
     assert [r.path for r in auditor.server.requests] == ["/rate_limit", "/graphql"]
     auditor.server.set_rate_limit(5000, resource="graphql")
@@ -463,7 +463,7 @@ def test_graphql_batches_shrink_when_github_times_out(
     graphql = [r.status for r in auditor.server.requests if r.path == "/graphql"]
     # the batch of repository facts, then the batch of license texts: each shrinks the same way
     assert (graphql, sizes) == ([502, 200, 200, 200] * 2, [5, 2, 2, 1] * 2)
-    assert {p["name"]: p["license"] for p in result.report["projects"]} == {
+    assert {p["name"]: p["license"] for p in result.report.as_json()["projects"]} == {
         f"p{i}": "MIT" for i in range(5)
     }
 
@@ -527,13 +527,13 @@ def test_graphql_not_found_for_one_repository_keeps_the_rest_of_the_batch(
     config = github_config(3, "retry_base_delay: 0", "  - name: Ghost\n    repo: org/ghost\n")
     result = auditor.audit(config)
     assert project_statuses(result.report) == {"p0": "ok", "p1": "ok", "p2": "ok", "Ghost": "error"}
-    assert result.report["errors"] == [{
+    assert result.report.as_json()["errors"] == [{
         "project": "Ghost", "source": "github-graphql", "url": auditor.server.graphql_url,
         "error": "Could not resolve to a Repository with the name 'org/ghost'.",
     }]
     # one batch of facts, one query for the three license texts
     assert [r.path for r in auditor.server.requests].count("/graphql") == 2
-    rows = {p["name"]: p["version"] for p in result.report["projects"]}
+    rows = {p["name"]: p["version"] for p in result.report.as_json()["projects"]}
     assert rows == {"p0": "v1.0.0", "p1": "v2.0.0", "p2": "v3.0.0", "Ghost": None}
 
 
@@ -556,19 +556,19 @@ def test_the_token_never_reaches_logs_or_error_messages(
     )
     config = github_config(3, "retry_base_delay: 0, max_retries: 3")
     outcome = auditor.audit(config)
-    assert outcome.report["errors"], "the faults must produce at least one error"
+    assert outcome.report.as_json()["errors"], "the faults must produce at least one error"
     assert any("github" in r.name for r in caplog.records), "PyGithub's debug log is captured"
 
     wrong = Auditor(auditor.server, auditor.store.url, auditor.reports.parent, TOKEN[::-1])
     denied = wrong.audit(config)  # HTTP 401 for a token GitHub does not know
     wrong.store.close()
-    assert {e["error"].split(" (gave up")[0] for e in denied.report["errors"]} == {
+    assert {e["error"].split(" (gave up")[0] for e in denied.report.as_json()["errors"]} == {
         "GitHub rejected the token (HTTP 401): check GITHUB_TOKEN"
     }
 
     texts = [caplog.text, *(r.getMessage() for r in caplog.records),
              *(repr(r.args) for r in caplog.records)]
-    for report in (outcome.report, denied.report):
+    for report in (outcome.report.as_json(), denied.report.as_json()):
         texts += [json.dumps(report), *(e["error"] for e in report["errors"])]
     texts.append((auditor.reports / "latest" / "report.md").read_text())
     for secret in (TOKEN, TOKEN[::-1]):
@@ -605,14 +605,15 @@ def test_an_unchanged_anonymous_audit_is_answered_only_by_304s(
     auditor = make(state, "rest", unauth_limit=5000)
     config = github_config(4, "retry_base_delay: 0")
     first = auditor.audit(config)
-    assert first.report["projects"][3]["license"] == "none found"
+    assert first.report.as_json()["projects"][3]["license"] == "none found"
     assert "/repos/org/p3/license" not in auditor.paths()
     again = auditor.audit(config)
     # repo, releases, tree: the tree shows each root license blob unchanged, so no /license
     assert len(auditor.paths()) == 4 * 3
     assert [p for p in auditor.paths() if "/license" in p] == []
     assert [p for p in auditor.paths() if p not in auditor.paths(304)] == []
-    assert [p["license"] for p in again.report["projects"]] == ["MIT"] * 3 + ["none found"]
+    licenses = [p["license"] for p in again.report.as_json()["projects"]]
+    assert licenses == ["MIT"] * 3 + ["none found"]
 
 
 def test_truncated_answers_do_not_count_as_an_unreachable_github(

@@ -246,8 +246,8 @@ def test_a_mixed_audit_reports_gitea_projects_and_their_changes(
             second = run_audit(config, store, reports, env=env, sleep=lambda _s: None)
     finally:
         store.close()
-    assert (first.exit_code, first.report["summary"]["errors"]) == (0, 0)
-    rows = {p["name"]: p for p in first.report["projects"]}
+    assert (first.exit_code, first.report.as_json()["summary"]["errors"]) == (0, 0)
+    rows = {p["name"]: p for p in first.report.as_json()["projects"]}
     assert {n: (p["forge"], p["forge_label"], p["version"]) for n, p in rows.items()} == {
         "Alpha": ("github", "GitHub", "v1.0"),
         "Runtime": ("gitea", "Gitea", "v1.1.0"),
@@ -255,8 +255,8 @@ def test_a_mixed_audit_reports_gitea_projects_and_their_changes(
     }
     assert rows["Runtime"]["repo_url"] == f"{WEB}/forge-org/runtime"
     assert rows["Runtime"]["license"] == "Apache-2.0"
-    assert second.report["summary"]["errors"] == 0
-    changes = [(c["project"], c["kind"]) for c in second.report["changes"]]
+    assert second.report.as_json()["summary"]["errors"] == 0
+    changes = [(c["project"], c["kind"]) for c in second.report.as_json()["changes"]]
     assert changes == [("Runtime", "new_release")]
     assert "Gitea" in (reports / "latest" / "report.md").read_text()
     assert TOKEN not in (reports / "latest" / "report.json").read_text()

@@ -87,7 +87,7 @@ def harness(db_url: str, tmp_path: Path) -> Iterator[Harness]:
 
 
 def test_each_change_kind_is_reported_with_links_on_the_gitee_web_host(harness: Harness) -> None:
-    first = harness.audit(CONFIG).report
+    first = harness.audit(CONFIG).report.as_json()
     assert [(c["project"], c["kind"]) for c in first["changes"]] == [
         (n, "project_added") for n in ("Plugin", "Toolkit", "Docs")
     ]
@@ -99,13 +99,14 @@ def test_each_change_kind_is_reported_with_links_on_the_gitee_web_host(harness: 
     }
     assert [(r["version"], r["version_source"], r["license"]) for r in rows.values()] == [
         ("v1.0.0", "release", "Apache-2.0"),
-        ("v1.0.0", "tag", "NOASSERTION per Gitee; text reads MIT"),
+        ("v1.0.0", "tag", "no verdict from Gitee; text reads MIT"),
         ("d" * 12, "commit", "MIT"),
     ]
+    assert rows["Toolkit"]["forge_license"] is None  # Gitee named no license: not NOASSERTION
     assert rows["Plugin"]["published_at"] == "2026-09-01T02:00:00Z"  # Gitee's +08:00, in UTC
 
     harness.server.set_state(_world(changed=True))
-    report = harness.audit(CONFIG).report
+    report = harness.audit(CONFIG).report.as_json()
     plugin, toolkit, docs = (f"{WEB}/deep-spark/{n}" for n in ("plugin", "toolkit", "docs"))
     assert changes(report, "evidence_url") == [
         ("Plugin", "new_release", "v1.0.0", "v1.1.0", f"{plugin}/releases/tag/v1.1.0"),
@@ -143,7 +144,7 @@ def test_an_unchanged_second_audit_is_answered_by_304s(harness: Harness) -> None
     harness.audit(CONFIG)
     harness.server.reset_log()
     outcome = harness.audit(CONFIG)
-    assert outcome.report["changes"] == []
+    assert outcome.report.as_json()["changes"] == []
     requests = harness.server.requests
     paths = [r.path.partition("?")[0].removeprefix("/api/v5/repos/deep-spark/") for r in requests]
     assert paths == [
@@ -153,7 +154,7 @@ def test_an_unchanged_second_audit_is_answered_by_304s(harness: Harness) -> None
         "plugin/contents/README.md",
     ]  # fmt: skip  (no license text read again: the blob SHAs did not move)
     assert all(r.status == 304 and r.conditional and r.authenticated for r in requests)
-    usage = outcome.report["requests"]["sources"]["gitee"]
+    usage = outcome.report.as_json()["requests"]["sources"]["gitee"]
     assert (usage["requests"], usage["not_modified"], usage["authenticated"]) == (11, 11, True)
 
 
@@ -163,12 +164,14 @@ def test_a_renamed_repository_keeps_its_id_and_is_reported_moved(harness: Harnes
     moved.repos[1].moved_to = "iluvatar/toolkit-ng"
     harness.server.set_state(moved)
     harness.server.reset_log()
-    report = harness.audit(CONFIG).report
+    report = harness.audit(CONFIG).report.as_json()
     [change] = report["changes"]
     assert (change["project"], change["kind"], change["before"], change["after"]) == (
         "Toolkit", "repo_moved", "deep-spark/toolkit", "iluvatar/toolkit-ng"
     )  # fmt: skip
-    assert change["details"] == {"before_id": 502, "after_id": 502}
+    assert change["details"] == {
+        "before_id": 502, "after_id": 502, "moved": True, "replaced": False, "forge": "gitee"
+    }
     assert change["evidence_url"] == f"{WEB}/iluvatar/toolkit-ng"
     assert change["summary"] == (
         "repository moved deep-spark/toolkit → iluvatar/toolkit-ng; update 'gitee' in sources.yaml"
@@ -194,7 +197,7 @@ def test_a_spent_rate_budget_defers_and_the_next_audit_catches_up(harness: Harne
     harness.server.set_rate_limit(2, authenticated=True)  # Plugin's repo and releases, no more
     harness.server.reset_log()
     outcome = harness.audit(CONFIG)
-    report = outcome.report
+    report = outcome.report.as_json()
     assert report["changes"] == [] and report["errors"] == []
     assert len(harness.server.requests) == 2
     rows = {p["name"]: p for p in report["projects"]}
@@ -209,7 +212,7 @@ def test_a_spent_rate_budget_defers_and_the_next_audit_catches_up(harness: Harne
     assert (outcome.status, outcome.exit_code) == ("complete", 0)
 
     harness.server.set_rate_limit(5000, authenticated=True)
-    caught_up = harness.audit(CONFIG).report
+    caught_up = harness.audit(CONFIG).report.as_json()
     assert [(c["project"], c["kind"]) for c in caught_up["changes"]][:2] == [
         ("Plugin", "new_release"), ("Plugin", "new_prerelease")
     ]  # fmt: skip
@@ -218,7 +221,7 @@ def test_a_spent_rate_budget_defers_and_the_next_audit_catches_up(harness: Harne
 
 def test_a_budget_spent_elsewhere_is_a_deferral_from_the_first_answer(harness: Harness) -> None:
     harness.server.set_rate_limit(0, authenticated=True)  # Gitee answers 403, nothing left
-    report = harness.audit(CONFIG).report
+    report = harness.audit(CONFIG).report.as_json()
     assert [r.status for r in harness.server.requests] == [403]
     assert {p["status"] for p in report["projects"]} == {"deferred"}
     assert report["projects"][0]["note"] == (
@@ -229,7 +232,7 @@ def test_a_budget_spent_elsewhere_is_a_deferral_from_the_first_answer(harness: H
 def test_a_429_waits_for_retry_after_and_then_succeeds(harness: Harness) -> None:
     rule = FaultRule(kind="rate_429", path="toolkit/tags", retry_after=9)
     harness.server.faults = FaultPlan(rules=[rule])
-    report = harness.audit(CONFIG).report
+    report = harness.audit(CONFIG).report.as_json()
     assert report["errors"] == [] and harness.sleeps == [9.0]
     tags = [(r.status, r.fault) for r in harness.server.requests if "/tags" in r.path]
     assert tags == [(429, "rate_429"), (200, None)]
@@ -242,7 +245,7 @@ def test_server_errors_are_retried_then_an_error_for_that_project_only(harness: 
     rule = FaultRule(kind="status_500", path="deep-spark/plugin", times=99)
     harness.server.faults = FaultPlan(rules=[rule])
     outcome = harness.audit(CONFIG)
-    report = outcome.report
+    report = outcome.report.as_json()
     assert report["errors"] == [
         {
             "project": "Plugin",
@@ -269,9 +272,9 @@ def test_the_token_never_reaches_reports_logs_or_the_database(
     harness.server.faults = FaultPlan(rules=[rule, reset])
     harness.server.set_state(_world(changed=True))
     outcome = harness.audit(CONFIG)
-    assert {e["project"] for e in outcome.report["errors"]} == {"Toolkit", "Docs"}
+    assert {e["project"] for e in outcome.report.as_json()["errors"]} == {"Toolkit", "Docs"}
     assert all(r.authenticated for r in harness.server.requests)  # the token was sent…
-    assert TOKEN not in json.dumps(outcome.report)  # …and is nowhere else
+    assert TOKEN not in json.dumps(outcome.report.as_json())  # …and is nowhere else
     for report_file in harness.reports.rglob("report.*"):
         assert TOKEN not in report_file.read_text()
     assert TOKEN not in caplog.text
@@ -307,15 +310,15 @@ def test_a_gitee_outage_leaves_a_github_project_in_the_same_audit_unaffected(
         env = {**server.env(), "GITEE_API_URL": f"http://127.0.0.1:{port}/api/v5"}
         outcome = run_audit(config, store, tmp_path / "r", env=env, sleep=lambda _s: None)
         store.close()
-    rows = {p["name"]: p for p in outcome.report["projects"]}
+    rows = {p["name"]: p for p in outcome.report.as_json()["projects"]}
     assert (rows["Engine"]["status"], rows["Engine"]["version"]) == ("ok", "v2.0.0")
-    errors = {e["project"]: e["error"] for e in outcome.report["errors"]}
+    errors = {e["project"]: e["error"] for e in outcome.report.as_json()["errors"]}
     assert errors["G1"] == (
         "no answer from Gitee: ConnectError (gave up after 2 attempt(s), 0.0s of waiting)"
     )
     assert errors["G4"] == "not attempted: Gitee unreachable (3 requests in a row got no answer)"
     assert (outcome.status, outcome.exit_code) == ("partial", 1)
     # issue 20: added when first read; the unreachable G1-G4 were not
-    assert [(c["project"], c["kind"]) for c in outcome.report["changes"]] == [
+    assert [(c["project"], c["kind"]) for c in outcome.report.as_json()["changes"]] == [
         ("Engine", "project_added")
     ]

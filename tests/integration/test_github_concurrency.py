@@ -54,7 +54,7 @@ class Run:
     def audit(self, config: Config, sleep: Any = lambda _s: None) -> AuditOutcome:
         self.server.reset_log()
         outcome = run_audit(config, self.store, self.tmp / "r", env=self.env, sleep=sleep)
-        validate_report(outcome.report)
+        validate_report(outcome.report.as_json())
         return outcome
 
 
@@ -99,20 +99,21 @@ def test_a_budget_that_runs_out_mid_flight_overspends_nothing_and_loses_nothing(
     statuses = project_statuses(short.report)
     checked = sorted(n for n, s in statuses.items() if s == "ok")
     deferred = sorted(n for n, s in statuses.items() if s == "deferred")
-    assert set(statuses.values()) == {"ok", "deferred"} and short.report["errors"] == []
+    assert set(statuses.values()) == {"ok", "deferred"} and short.report.as_json()["errors"] == []
     assert len(checked) >= 8 and deferred  # the budget ran out with projects still to go
     # nothing over-spent: GitHub never had to refuse a request, the budget was never exceeded
     assert [q.status for q in r.server.requests if q.status in (403, 429)] == []
     assert r.server.points_used.core_anonymous - spent <= 40
     # nothing lost: every checked project reports its new release, every deferred one keeps
     # its last good state, and the next audit (budget back) checks exactly the deferred ones
-    assert sorted(c["project"] for c in short.report["changes"]) == checked
-    assert {p["name"]: p["version"] for p in short.report["projects"] if p["name"] in deferred} == {
+    assert sorted(c["project"] for c in short.report.as_json()["changes"]) == checked
+    short_report = short.report.as_json()
+    assert {p["name"]: p["version"] for p in short_report["projects"] if p["name"] in deferred} == {
         n: "v1.0.0" for n in deferred
     }
     r.server.set_rate_limit(5000, authenticated=False)
     later = r.audit(config)
-    assert sorted(c["project"] for c in later.report["changes"]) == deferred
+    assert sorted(c["project"] for c in later.report.as_json()["changes"]) == deferred
     assert set(project_statuses(later.report).values()) == {"ok"}
 
 
@@ -128,7 +129,7 @@ def test_a_graphql_budget_that_runs_out_mid_flight_defers_whole_batches(run: Any
     assert sorted(statuses.values()).count("deferred") == 6
     graphql = [q.status for q in r.server.requests if q.path == "/graphql"]
     assert graphql == [200, 200, 200]  # no query sent past the budget, none refused
-    assert sorted(c["project"] for c in short.report["changes"]) == sorted(
+    assert sorted(c["project"] for c in short.report.as_json()["changes"]) == sorted(
         n for n, s in statuses.items() if s == "ok"
     )
 

@@ -73,7 +73,7 @@ def test_first_audit_then_every_gitlab_change_with_links_on_the_instance(
     harness: Harness,
 ) -> None:
     config = parse_config(CONFIG)
-    first = harness.audit(config).report
+    first = harness.audit(config).report.as_json()
     assert kinds(first) == [("Toolkit", "project_added"), ("Shim", "project_added"),
                              ("Bare", "project_added")]  # fmt: skip
     rows = {p["name"]: p for p in first["projects"]}
@@ -96,7 +96,7 @@ def test_first_audit_then_every_gitlab_change_with_links_on_the_instance(
     bare.head_sha, bare.head_date = "f" * 40, "2026-11-13T08:00:00Z"
     harness.server.set_state(state)
     outcome = harness.audit(config)
-    report = outcome.report
+    report = outcome.report.as_json()
     assert outcome.exit_code == 0 and report["errors"] == []
     assert kinds(report) == [
         ("Toolkit", "new_release"),
@@ -122,7 +122,7 @@ def test_first_audit_then_every_gitlab_change_with_links_on_the_instance(
     flags = {(f["project"], f["kind"]): f for f in report["flags"]}
     noassertion = flags[("Shim", "license_noassertion")]
     assert noassertion["new"] is True
-    assert noassertion["detail"].startswith("GitLab reports NOASSERTION; ")
+    assert noassertion["detail"].startswith("NOASSERTION per GitLab; ")
     assert flags[("Shim", "no_tagged_release")]["detail"] == (
         "no GitLab release; tracked by tag v0.4.0 (2026-11-12T09:00:00Z)"
     )
@@ -136,7 +136,7 @@ def test_second_unchanged_audit_is_answered_304_and_reports_nothing(harness: Har
     harness.audit(config)
     first_count = len(harness.server.requests)
     harness.server.reset_log()
-    report = harness.audit(config).report
+    report = harness.audit(config).report.as_json()
     assert report["changes"] == []
     assert len(harness.server.requests) == first_count == 11
     assert all(r.status == 304 and r.conditional for r in harness.server.requests)
@@ -151,11 +151,13 @@ def test_a_renamed_project_is_reported_moved_with_its_stable_id(harness: Harness
     shim = state.projects[1]
     shim.old_paths, shim.path = ["acme/shim"], "platform/shim"
     harness.server.set_state(state)
-    report = harness.audit(config).report
+    report = harness.audit(config).report.as_json()
     assert kinds(report) == [("Shim", "repo_moved")]
     [change] = report["changes"]
     assert (change["before"], change["after"]) == ("acme/shim", "platform/shim")
-    assert change["details"] == {"before_id": 22, "after_id": 22}
+    assert change["details"] == {
+        "before_id": 22, "after_id": 22, "moved": True, "replaced": False, "forge": "gitlab"
+    }
     assert change["evidence_url"] == f"{WEB}/platform/shim"
     assert "update 'gitlab' in sources.yaml" in change["summary"]
     rows = {p["name"]: p for p in report["projects"]}
@@ -176,13 +178,13 @@ def test_a_failing_project_keeps_its_state_and_the_others_report(harness: Harnes
     failed = harness.audit(config)
     assert failed.exit_code == 1 and failed.status == "partial"
     assert kinds(failed.report) == [("Shim", "new_tag")]  # no "release removed" for Toolkit
-    [error] = failed.report["errors"]
+    [error] = failed.report.as_json()["errors"]
     assert (error["project"], error["source"]) == ("Toolkit", "gitlab")
     assert error["error"].startswith("HTTP 502 from GitLab (127.0.0.1:")
-    rows = {p["name"]: p for p in failed.report["projects"]}
+    rows = {p["name"]: p for p in failed.report.as_json()["projects"]}
     assert (rows["Toolkit"]["status"], rows["Toolkit"]["version"]) == ("error", "v2.1.0")
     harness.server.faults = None
-    assert kinds(harness.audit(config).report) == [("Toolkit", "new_release")]
+    assert kinds(harness.audit(config).report.as_json()) == [("Toolkit", "new_release")]
 
 
 def test_the_token_is_in_no_report_log_or_database_row(
@@ -195,11 +197,11 @@ def test_the_token_is_in_no_report_log_or_database_row(
     harness.server.faults = FaultPlan(rules=[FaultRule("status_500", path="acme%2Fshim", times=99)])
     config = parse_config(CONFIG)
     outcome = harness.audit(config)
-    assert {e["project"] for e in outcome.report["errors"]} == {"Shim"}
-    rows = {p["name"]: p for p in outcome.report["projects"]}
+    assert {e["project"] for e in outcome.report.as_json()["errors"]} == {"Shim"}
+    rows = {p["name"]: p for p in outcome.report.as_json()["projects"]}
     assert rows["Bare"]["status"] == "ok"
     assert {r.authenticated for r in harness.server.requests} == {True}
-    assert TOKEN not in json.dumps(outcome.report)
+    assert TOKEN not in json.dumps(outcome.report.as_json())
     for path in (harness.reports / "latest").iterdir():
         assert TOKEN not in path.read_text()
     assert TOKEN not in caplog.text
@@ -229,7 +231,7 @@ def test_a_gitlab_outage_leaves_a_github_project_unaffected(harness: Harness) ->
     config = parse_config(CONFIG + "  - name: Alpha\n    repo: org/alpha\n")
     with FakeGitHub(github_state, unauth_limit=5000) as github:
         outcome = harness.audit(config, env={**harness.env, **github.env()})
-    report = outcome.report
+    report = outcome.report.as_json()
     assert outcome.status == "partial" and outcome.exit_code == 1
     assert {e["project"] for e in report["errors"]} == {"Toolkit", "Shim", "Bare"}
     assert all(e["error"].startswith("HTTP 502 from GitLab") for e in report["errors"])
@@ -256,7 +258,7 @@ def test_a_readme_watched_through_gitlab_reports_its_pin_change(harness: Harness
     state = _state()
     state.projects[0].files["README.md"] = "Install with `pip install toolkit runtime>=1.3`\n"
     harness.server.set_state(state)
-    report = harness.audit(config).report
+    report = harness.audit(config).report.as_json()
     assert kinds(report) == [("Toolkit", "pin_changed")]
     [change] = report["changes"]
     assert (change["before"], change["after"]) == ("1.2", "1.3")
@@ -273,7 +275,7 @@ def test_the_demo_states_show_each_gitlab_change_kind(db_url: str, tmp_path: Pat
         server.set_state(demo_state(after=True))
         outcome = run_audit(config, store, tmp_path / "r", env=server.env(), sleep=lambda _s: None)
     store.close()
-    assert outcome.report["errors"] == []
+    assert outcome.report.as_json()["errors"] == []
     assert kinds(outcome.report) == [
         ("Compiler Toolkit", "new_release"),
         ("Compiler Toolkit", "new_prerelease"),

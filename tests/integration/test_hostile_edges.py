@@ -481,7 +481,7 @@ def test_an_only_report_says_what_was_left_out(tmp_path: Path) -> None:
         rebuilt = render_markdown(rebuild_report(store, config, only.audit_id))
     finally:
         store.close()
-    assert only.report["summary"]["not_selected"] == 2
+    assert only.report.as_json()["summary"]["not_selected"] == 2
     assert only.report_dir is not None
     written = (only.report_dir / "report.md").read_text(encoding="utf-8")
     for markdown in (written, rebuilt):  # the live report and `crawler report` alike

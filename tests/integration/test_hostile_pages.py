@@ -126,7 +126,7 @@ def test_an_audit_with_a_charset_hex_page_reports_the_others_and_the_page(
             )  # fmt: skip
         finally:
             store.close()
-    report = outcome.report
+    report = outcome.report.as_json()
     assert (outcome.status, report["errors"]) == ("complete", [])
     assert [(p["name"], p["status"], p["version"]) for p in report["projects"]] == [
         ("Alpha", "ok", "v1"),

@@ -113,7 +113,7 @@ def test_layers_contract_is_kept() -> None:
         timeout=300,
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "Contracts: 3 kept, 0 broken." in run.stdout
+    assert "Contracts: 5 kept, 0 broken." in run.stdout
 
 
 def test_only_the_demo_imports_the_fakes_and_only_inside_a_function(

@@ -181,7 +181,7 @@ def test_real_pypi_documents_audited_end_to_end(db_url: str, tmp_path: Path) -> 
                                 tmp_path / "reports", env=fake.env(), sleep=lambda _: None)
     finally:
         store.close()
-    report = outcome.report
+    report = outcome.report.as_json()
     validate_report(report)
     assert report["errors"] == []
     got = {p["name"]: [k["license"] for k in p["packages"]] for p in report["projects"]}
@@ -287,9 +287,9 @@ def test_unmodified_gnu_texts_agree_with_the_forge_in_a_whole_audit(
                                 sleep=lambda _: None)
     finally:
         store.close()
-    validate_report(outcome.report)
-    projects = {p["name"]: p for p in outcome.report["projects"]}
-    assert outcome.report["errors"] == [], outcome.report["errors"]
+    validate_report(outcome.report.as_json())
+    projects = {p["name"]: p for p in outcome.report.as_json()["projects"]}
+    assert outcome.report.as_json()["errors"] == [], outcome.report.as_json()["errors"]
     seen = {
         name: (p["forge_license"], p["license_analysis"]["path"],
                p["license_analysis"]["spdx_ids"], p["license_analysis"]["verdict"],

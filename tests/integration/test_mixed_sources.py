@@ -119,10 +119,10 @@ def test_links_point_at_each_sources_host_and_an_outage_stays_with_its_source(
     finally:
         store.close()
     for outcome in (first, second):
-        validate_report(outcome.report)
-    assert first.report["errors"] == []
+        validate_report(outcome.report.as_json())
+    assert first.report.as_json()["errors"] == []
 
-    rows = {p["name"]: p for p in first.report["projects"]}
+    rows = {p["name"]: p for p in first.report.as_json()["projects"]}
     assert (rows["Tagged"]["version_source"], rows["Tagged"]["url"]) == (
         "tag",
         f"{GHE}/corp/tagged/releases/tag/v0.1.0",
@@ -133,10 +133,10 @@ def test_links_point_at_each_sources_host_and_an_outage_stays_with_its_source(
     )
     assert rows["Released"]["license_analysis"]["url"] == f"{GHE}/corp/released/blob/main/LICENSE"
     # every link of a GitHub Enterprise project is on the Enterprise host, none on github.com
-    for report in (first.report, second.report):
+    for report in (first.report.as_json(), second.report.as_json()):
         assert not [u for u in _urls(report) if "github.com" in u]
     on_github = ("Released", "Tagged", "Committed")
-    github_changes = [c for c in second.report["changes"] if c["project"] in on_github]
+    github_changes = [c for c in second.report.as_json()["changes"] if c["project"] in on_github]
     assert {(c["project"], c["kind"], c["evidence_url"]) for c in github_changes} == {
         ("Released", "new_release", f"{GHE}/corp/released/releases/tag/v1.1.0"),
         ("Released", "new_package_version", "https://pypi.example/project/kernel-dsl/3.9.0/"),
@@ -145,7 +145,9 @@ def test_links_point_at_each_sources_host_and_an_outage_stays_with_its_source(
         ("Committed", "new_commit", f"{GHE}/corp/committed/commit/{'c' * 40}"),
     }
     gitlab_changes = {
-        (c["project"], c["kind"]) for c in second.report["changes"] if "Toolkit" in c["project"]
+        (c["project"], c["kind"])
+        for c in second.report.as_json()["changes"]
+        if "Toolkit" in c["project"]
         or c["project"] == "Runtime Shim"
     }  # fmt: skip
     assert gitlab_changes == {
@@ -157,21 +159,24 @@ def test_links_point_at_each_sources_host_and_an_outage_stays_with_its_source(
     }
     assert all(
         u.startswith("https://gitlab.example/")
-        for c in second.report["changes"]
+        for c in second.report.as_json()["changes"]
         if c["project"] in ("Compiler Toolkit", "Runtime Shim")
         for u in _urls(c["evidence_url"])
     )
     # Gitee is down: its two projects are errors with their last good state, nothing else is
-    statuses = {p["name"]: p["status"] for p in second.report["projects"]}
+    statuses = {p["name"]: p["status"] for p in second.report.as_json()["projects"]}
     assert statuses == {
         "Released": "ok", "Tagged": "ok", "Committed": "ok",
         "Accel Plugin": "error", "Kernel Toolkit": "error",
         "Compiler Toolkit": "ok", "Runtime Shim": "ok",
     }  # fmt: skip
-    assert {e["project"] for e in second.report["errors"]} == {"Accel Plugin", "Kernel Toolkit"}
-    assert {e["source"] for e in second.report["errors"]} == {"gitee"}
+    erred = {e["project"] for e in second.report.as_json()["errors"]}
+    assert erred == {"Accel Plugin", "Kernel Toolkit"}
+    assert {e["source"] for e in second.report.as_json()["errors"]} == {"gitee"}
     assert not [
-        c for c in second.report["changes"] if c["project"] in ("Accel Plugin", "Kernel Toolkit")
+        c
+        for c in second.report.as_json()["changes"]
+        if c["project"] in ("Accel Plugin", "Kernel Toolkit")
     ]
-    second_rows = {p["name"]: p for p in second.report["projects"]}
+    second_rows = {p["name"]: p for p in second.report.as_json()["projects"]}
     assert second_rows["Accel Plugin"]["version"] == rows["Accel Plugin"]["version"] == "v0.27.1"

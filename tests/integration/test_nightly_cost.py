@@ -73,7 +73,7 @@ class Nights:
     def audit(self, config: Config) -> AuditOutcome:
         self.server.reset_log()
         outcome = run_audit(config, self.store, self.reports, env=self.env, sleep=lambda _s: None)
-        validate_report(outcome.report)
+        validate_report(outcome.report.as_json())
         return outcome
 
     def paths(self) -> list[str]:
@@ -115,7 +115,7 @@ def test_a_license_blob_shared_by_many_repositories_is_read_once(
     night = nights(state, TOKEN)
     outcome = night.audit(github_config(6))
     assert graphql_sizes == [6, 2]  # the facts of six repositories, then two distinct texts
-    projects = _projects(outcome.report)
+    projects = _projects(outcome.report.as_json())
     assert {name: (p["license"], p["detected_license"]) for name, p in projects.items()} == {
         f"p{i}": ("MIT", "MIT") for i in range(6)
     }
@@ -133,18 +133,18 @@ def test_an_unchanged_tag_is_not_dated_again(nights: Any) -> None:
     first = night.audit(github_config(1))
     newest_sha = "02" * 20
     assert f"/repos/org/p0/commits/{newest_sha}" in night.paths()
-    assert _projects(first.report)["p0"]["version"] == "t0.2"
-    assert _projects(first.report)["p0"]["published_at"] == _stamp(2)
+    assert _projects(first.report.as_json())["p0"]["version"] == "t0.2"
+    assert _projects(first.report.as_json())["p0"]["published_at"] == _stamp(2)
 
     again = night.audit(github_config(1))
     assert not [p for p in night.paths() if "/commits/" in p]
-    assert again.report["summary"]["changes"] == 0
-    assert _projects(again.report)["p0"]["published_at"] == _stamp(2)
+    assert again.report.as_json()["summary"]["changes"] == 0
+    assert _projects(again.report.as_json())["p0"]["published_at"] == _stamp(2)
 
     state.repos[0].tags.append(FakeTag("t0.3", "03" * 20, _stamp(3)))
     moved = night.audit(github_config(1))
     assert f"/repos/org/p0/commits/{'03' * 20}" in night.paths()
-    assert _projects(moved.report)["p0"]["published_at"] == _stamp(3)
+    assert _projects(moved.report.as_json())["p0"]["published_at"] == _stamp(3)
 
 
 def test_a_github_answer_slower_than_the_request_deadline_is_cut_off(nights: Any) -> None:
@@ -160,9 +160,9 @@ def test_a_github_answer_slower_than_the_request_deadline_is_cut_off(nights: Any
         + "".join(f"  - name: p{i}\n    repo: org/p{i}\n" for i in range(3))
     )
     outcome = night.audit(config)
-    statuses = {name: p["status"] for name, p in _projects(outcome.report).items()}
+    statuses = {name: p["status"] for name, p in _projects(outcome.report.as_json()).items()}
     assert statuses == {"p0": "ok", "p1": "error", "p2": "ok"}
-    [error] = outcome.report["errors"]
+    [error] = outcome.report.as_json()["errors"]
     assert error["project"] == "p1"
     assert error["error"].startswith(
         "no answer from GitHub: no complete answer within the request deadline"
@@ -240,8 +240,8 @@ def test_without_a_token_an_unchanged_license_blob_needs_no_license_request(nigh
 
     unchanged = night.audit(github_config(3))
     assert [p for p in night.paths() if p.endswith("/license")] == []
-    assert unchanged.report["summary"]["changes"] == 0
-    assert [p["license"] for p in unchanged.report["projects"]] == ["MIT"] * 3
+    assert unchanged.report.as_json()["summary"]["changes"] == 0
+    assert [p["license"] for p in unchanged.report.as_json()["projects"]] == ["MIT"] * 3
 
     state.repos[1].license_text = reference_text("MIT", "2026 Org 1") + "\nExtra terms apply.\n"
     state.repos[2].files["COPYING"] = reference_text("MIT", "2026 Someone Else")
@@ -249,6 +249,6 @@ def test_without_a_token_an_unchanged_license_blob_needs_no_license_request(nigh
     assert sorted(p for p in night.paths() if p.endswith("/license")) == [
         "/repos/org/p1/license", "/repos/org/p2/license"
     ]
-    kinds = {(c["project"], c["kind"]) for c in changed.report["changes"]}
+    kinds = {(c["project"], c["kind"]) for c in changed.report.as_json()["changes"]}
     assert ("p1", "license_text_changed") in kinds
     assert ("p2", "license_files_changed") in kinds

@@ -21,13 +21,13 @@ from crawler.analysis.tables import (
 from crawler.config import PageSpec, Settings, TableSpec
 from crawler.diff.pages import diff_page
 from crawler.model import ChangeKind, ExtractedTable, PageSnapshot
+from crawler.report.words import change_summary, page_preview
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import (
     FetchedPage,
     PageFetcher,
     PageFetchError,
     decode_body,
-    preview_page,
     preview_page_json,
 )
 from crawler_fakes.pages import FakePageServer
@@ -125,6 +125,7 @@ def test_cell_edit_reports_exact_before_and_after(
     assert change.kind is ChangeKind.TABLE_CHANGED
     assert change.evidence_url == "https://docs.acme.example/hw.html"
     assert change.details == {
+        "page": "acme-docs",
         "table": "hardware",
         "key_columns": ["Hardware"],
         "columns_added": [],
@@ -140,7 +141,7 @@ def test_cell_edit_reports_exact_before_and_after(
             }
         ],
     }
-    assert change.summary == (
+    assert change_summary(change, {}) == (
         "acme-docs: table 'hardware': 1 cell changed "
         "(Cambricon MLU Status: 'in progress' → 'supported')"
     )
@@ -158,7 +159,7 @@ def test_row_added_and_row_removed(site: FakePageServer, fetcher: PageFetcher) -
         {"Hardware": "Ascend NPU", "Status": "supported", "Notes": "vllm-ascend"}
     ]
     assert change.details["cells_changed"] == []
-    assert "1 row added (Iluvatar CoreX); 1 row removed (Ascend NPU)" in change.summary
+    assert "1 row added (Iluvatar CoreX); 1 row removed (Ascend NPU)" in change_summary(change, {})
 
 
 def test_rows_resorted_and_columns_reordered_are_not_changes(
@@ -224,8 +225,10 @@ def test_pin_bumped(site: FakePageServer, fetcher: PageFetcher) -> None:
     (change,) = diff_page("acme", before, after)
     assert change.kind is ChangeKind.PIN_CHANGED
     assert (change.before, change.after) == (">=0.27.1,<0.28.0", ">=0.28.0,<0.29.0")
-    assert change.details == {"pin": "vllm"}
-    assert change.summary == "acme-docs: pin 'vllm' '>=0.27.1,<0.28.0' → '>=0.28.0,<0.29.0'"
+    assert change.details == {"page": "acme-docs", "pin": "vllm"}
+    assert change_summary(change, {}) == (
+        "acme-docs: pin 'vllm' '>=0.27.1,<0.28.0' → '>=0.28.0,<0.29.0'"
+    )
 
 
 def test_pin_absent_is_none_and_disappearing_is_a_change(
@@ -263,7 +266,7 @@ def test_column_added_is_reported_once_not_per_cell() -> None:
     (change,) = diff_page("acme", before, after)
     assert change.details["columns_added"] == ["Since"]
     assert change.details["cells_changed"] == [] and change.details["rows_added"] == []
-    assert change.summary == "acme-docs: table 'hardware': 1 column added (Since)"
+    assert change_summary(change, {}) == "acme-docs: table 'hardware': 1 column added (Since)"
 
 
 # --- fetching --------------------------------------------------------------------------------
@@ -571,14 +574,16 @@ def test_preview_lists_tables_then_shows_one(tmp_path: Path, site: FakePageServe
         "## Plugins\n\n| Accelerator | Package |\n|---|---|\n| Cambricon MLU | `vllm-mlu` |\n"
         "| Ascend NPU | `vllm-ascend` |\n\n## Other\n\n| A | B |\n|---|---|\n| 1 | 2 |\n"
     )
-    listing = preview_page(
+    found = preview_page_json(
         str(readme), table_selector=None, heading=None, key=(), settings=LOOPBACK
     )
-    assert '[0] under "Plugins", 2 row(s): Accelerator | Package' in listing
-    assert '[1] under "Other", 1 row(s): A | B' in listing
-    shown = preview_page(
+    listing = page_preview(found, str(readme), None, None)
+    assert '[0] under "Plugins", 2 rows: Accelerator | Package' in listing
+    assert '[1] under "Other", 1 row: A | B' in listing
+    one = preview_page_json(
         str(readme), table_selector=None, heading="Plugins", key=("accelerator",), settings=LOOPBACK
     )
+    shown = page_preview(one, str(readme), None, "Plugins")
     assert shown.splitlines()[1:] == [
         "Accelerator   | Package",
         "--------------+------------",

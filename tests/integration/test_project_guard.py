@@ -170,14 +170,14 @@ def test_a_hostile_answer_is_one_redacted_capped_error_in_the_report(
         outcome = run_audit(config, store, tmp_path / "reports", env=hostile_gitee.env(TOKEN))
     finally:
         store.close()
-    (error,) = outcome.report["errors"]
+    (error,) = outcome.report.as_json()["errors"]
     assert error["project"] == "Plugin"
     assert len(error["error"]) == MAX_MESSAGE
     assert error["error"].startswith(
         "unexpected answer from Gitee: unexpected content encoding 'zzz"
     )
     assert error["error"].endswith("z…")
-    assert TOKEN not in str(outcome.report)
+    assert TOKEN not in str(outcome.report.as_json())
 
 
 def test_results_are_projects_not_threads() -> None:

@@ -206,9 +206,9 @@ def test_an_audit_after_pruning_reports_no_change_for_unchanged_projects(
         with store.engine.connect() as conn:
             assert row_counts(conn)["http_cache"] == cache_rows
         after = run_audit(config, store, tmp_path / "r", env=env, sleep=lambda _s: None)
-    assert (after.status, after.report["changes"], after.exit_code) == ("complete", [], 0)
-    assert after.report["audit"]["baseline_audit_id"] == 4
-    versions = {row["name"]: row["version"] for row in after.report["projects"]}
+    assert (after.status, after.report.as_json()["changes"], after.exit_code) == ("complete", [], 0)
+    assert after.report.as_json()["audit"]["baseline_audit_id"] == 4
+    versions = {row["name"]: row["version"] for row in after.report.as_json()["projects"]}
     assert versions == {"Alpha": "v3", "Beta": "v1"}
     store.close()
 

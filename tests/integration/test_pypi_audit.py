@@ -111,7 +111,7 @@ class Audits:
             config or parse_config(CONFIG), self.store, self.reports, env=self.env,
             sleep=self.sleeps.append,
         )  # fmt: skip
-        validate_report(outcome.report)
+        validate_report(outcome.report.as_json())
         return outcome
 
 
@@ -140,7 +140,7 @@ DELTA_LICENSE = "PyPI declares license Apache-2.0, the repository's license file
 
 
 def test_package_versions_and_every_channel_mismatch(audits: Audits) -> None:
-    first = audits.run().report
+    first = audits.run().report.as_json()
     assert [c[:2] for c in changes(first)] == [
         (name, "project_added") for name in ("Alpha", "Beta", "Gamma", "Delta", "Plain")
     ]
@@ -161,7 +161,7 @@ def test_package_versions_and_every_channel_mismatch(audits: Audits) -> None:
 
     audits.github.set_state(github_state(later=True))
     audits.pypi.set_state(pypi_state(later=True))
-    second = audits.run().report
+    second = audits.run().report.as_json()
     assert changes(second) == [
         ("Alpha", "new_package_version", "1.0.0", "1.1.0"),
         ("Alpha", "new_package_version", "1.0.0", "1.2.0rc1"),  # the yanked 0.9.1 is not news
@@ -195,7 +195,7 @@ def test_the_grace_period_is_a_setting(audits: Audits) -> None:
     config = parse_config("settings: {channel_grace_days: 0}\n" + CONFIG)
     audits.run(config)
     audits.github.set_state(github_state(later=True))
-    flags = _flags(audits.run(config).report)
+    flags = _flags(audits.run(config).report.as_json())
     assert [(project, problem, new) for project, problem, new, _ in flags] == [
         ("Beta", "release_without_package", False),
         ("Gamma", "release_without_package", True),  # v3.1.0, a day without an upload
@@ -206,7 +206,7 @@ def test_the_grace_period_is_a_setting(audits: Audits) -> None:
 def test_a_second_unchanged_audit_asks_pypi_conditionally_and_gets_304s(audits: Audits) -> None:
     audits.run()
     audits.pypi.reset_log()
-    second = audits.run().report
+    second = audits.run().report.as_json()
     assert second["changes"] == []
     assert [f["new"] for f in second["flags"]] == [False, False]
     assert sorted((r.path, r.status, r.conditional) for r in audits.pypi.requests) == [
@@ -222,7 +222,7 @@ def test_a_pypi_outage_is_an_error_for_the_channel_only(audits: Audits) -> None:
     audits.github.set_state(github_state(later=True))
     audits.pypi.stop()  # nobody listens there any more: connection refused
     outcome = audits.run()
-    report = outcome.report
+    report = outcome.report.as_json()
     assert outcome.status == "partial" and outcome.exit_code == 1
     # the forge's news still arrives, and a failed channel is never "a version disappeared"
     assert changes(report) == [
@@ -246,7 +246,7 @@ def test_a_pypi_outage_is_an_error_for_the_channel_only(audits: Audits) -> None:
 def test_a_spent_pypi_budget_defers_the_channel_without_an_error(audits: Audits) -> None:
     audits.run()
     audits.pypi.rate_limit = audits.pypi.rate_remaining = 2
-    report = audits.run().report
+    report = audits.run().report.as_json()
     assert report["errors"] == [] and report["changes"] == []
     notes = {p["name"]: p["note"] for p in report["projects"]}
     assert notes["Alpha"] is None and notes["Beta"] is None
@@ -266,9 +266,9 @@ def test_the_github_token_never_reaches_pypi_logs_reports_or_the_database(
     audits.github.token = TOKEN
     audits.pypi.faults = FaultPlan(rules=[FaultRule("status_500", "/pypi/", times=99)])
     outcome = audits.run()
-    assert {e["source"] for e in outcome.report["errors"]} == {"pypi"}
+    assert {e["source"] for e in outcome.report.as_json()["errors"]} == {"pypi"}
     assert audits.pypi.requests and not any(r.authorization for r in audits.pypi.requests)
-    assert TOKEN not in json.dumps(outcome.report)
+    assert TOKEN not in json.dumps(outcome.report.as_json())
     for path in audits.reports.rglob("*"):
         if path.is_file():
             assert TOKEN.encode() not in path.read_bytes(), path

@@ -53,7 +53,7 @@ def _run(db_url: str, tmp: Path, config: str, env: dict[str, str]) -> AuditOutco
         )
     finally:
         store.close()
-    validate_report(outcome.report)
+    validate_report(outcome.report.as_json())
     return outcome
 
 
@@ -64,7 +64,7 @@ def _audit(
 
 
 def _rows(outcome: AuditOutcome) -> dict[str, dict[str, Any]]:
-    return {p["name"]: p for p in outcome.report["projects"]}
+    return {p["name"]: p for p in outcome.report.as_json()["projects"]}
 
 
 # ---------------------------------------------------------------- GitHub: releases and "latest"
@@ -163,7 +163,7 @@ def test_renamed_repositories_follow_the_recorded_301_and_keep_github_license_ke
     }
     paths = [r.path for r in renamed_server.requests]
     assert "/repositories/112116543" in paths and "/repositories/146139403" in paths
-    flags = {(f["project"], f["kind"]) for f in outcome.report["flags"]}
+    flags = {(f["project"], f["kind"]) for f in outcome.report.as_json()["flags"]}
     assert ("Phishing", "license_noassertion") in flags
     assert ("Proton", "license_noassertion") not in flags
 
@@ -196,7 +196,7 @@ def test_recorded_502s_are_retried_and_an_outage_is_an_error_not_a_finding(
         assert (row["status"], row["repo"]) == (status, repo)
         tries = [r.status for r in server.requests if r.path == "/repos/PyGithub/PyGithub"]
         assert tries == ([502, 502, 502, 200] if status == "ok" else [502, 502, 502, 502])
-    kinds = {c["kind"] for c in outcome.report["changes"]}
+    kinds = {c["kind"] for c in outcome.report.as_json()["changes"]}
     assert kinds <= {"project_added"}  # never "removed", never a license change
 
 
@@ -225,10 +225,10 @@ def test_recorded_error_answers_become_errors_with_a_summary_not_the_upstream_bo
         outcome = _audit(server, db_url, tmp_path, SERVER_ERRORS, None)
     row = _rows(outcome)["PyGithub"]
     assert row["status"] == "error"
-    errors = [e["error"] for e in outcome.report["errors"]]
+    errors = [e["error"] for e in outcome.report.as_json()["errors"]]
     assert len(errors) == 1 and expected in errors[0]
     assert "<html" not in errors[0] and "Service Unavailable" not in errors[0]
-    assert {c["kind"] for c in outcome.report["changes"]} <= {"project_added"}
+    assert {c["kind"] for c in outcome.report.as_json()["changes"]} <= {"project_added"}
 
 
 # ------------------------------------------------------- issue 18, item 11: report details
@@ -263,7 +263,8 @@ def test_an_undated_rest_tag_reads_without_none_and_unasked_releases_are_not_cal
         "tag",
         None,
     )
-    flags = [f["detail"] for f in outcome.report["flags"] if f["kind"] == "no_tagged_release"]
+    report = outcome.report.as_json()
+    flags = [f["detail"] for f in report["flags"] if f["kind"] == "no_tagged_release"]
     assert flags == [detail]
     assert not any("page=2" in p for p in paths)  # one page of tags, as documented
     markdown = (tmp_path / "reports" / "latest" / "report.md").read_text()
@@ -275,9 +276,9 @@ def test_a_first_audit_calls_nothing_new_since_a_baseline_it_does_not_have(
 ) -> None:
     """The recorded NOASSERTION verdict (ReDASers/PhishBench) on the very first audit."""
     outcome = _audit(renamed_server, db_url, tmp_path, RENAMES, None)
-    assert outcome.report["audit"]["baseline_audit_id"] is None
+    assert outcome.report.as_json()["audit"]["baseline_audit_id"] is None
     markdown = (tmp_path / "reports" / "latest" / "report.md").read_text()
-    assert "### Phishing — NOASSERTION\n" in markdown
+    assert "### Phishing — NOASSERTION per GitHub\n" in markdown
     assert "new since the baseline" not in markdown
 
 
@@ -299,7 +300,8 @@ def test_a_rate_limit_answer_is_summarised_without_the_runner_address(
     with FakeGitHub(state, token=TOKEN, unauth_limit=5000) as server:
         server.recorded = recorded
         outcome = _audit(server, db_url, tmp_path, SERVER_ERRORS, None)
-    text = json.dumps(outcome.report) + (tmp_path / "reports" / "latest" / "report.md").read_text()
+    text = json.dumps(outcome.report.as_json())
+    text += (tmp_path / "reports" / "latest" / "report.md").read_text()
     assert "203.0.113.7" not in text and "good news" not in text
     assert "primary rate limit reached (HTTP 403); resets at 2027-01-01T00:00:00Z" in text
 
@@ -392,7 +394,7 @@ def test_real_pypi_documents_read_yanked_files_and_legacy_upload_times(
     finally:
         store.close()
     packages = {name: state.snapshot.packages[0] for name, state in states.items()}
-    assert {p["name"]: p["status"] for p in night.report["projects"]} == dict.fromkeys(
+    assert {p["name"]: p["status"] for p in night.report.as_json()["projects"]} == dict.fromkeys(
         ("Luigi", "Monitor", "Black", "Requests"), "ok"
     )
     black = {v.version: v for v in packages["Black"].versions}
@@ -406,7 +408,7 @@ def test_real_pypi_documents_read_yanked_files_and_legacy_upload_times(
     assert requests["2.9.2"].uploaded_at == "2016-04-29T21:57:10Z"  # its earlier file
     assert "0.0.1" not in requests  # listed without files: nothing to install
     assert packages["Luigi"].versions[0].version == "2.6.0"
-    rows = {p["name"]: p["packages"][0] for p in night.report["projects"]}
+    rows = {p["name"]: p["packages"][0] for p in night.report.as_json()["projects"]}
     assert (rows["Black"]["version"], rows["Monitor"]["version"]) == ("19.10b0", "0.1.7")
 
 
@@ -415,7 +417,7 @@ def test_two_real_captures_of_one_package_diff_as_two_nights(db_url: str, tmp_pa
     store.close()
     new = [
         (c["project"], c["after"])
-        for c in second.report["changes"]
+        for c in second.report.as_json()["changes"]
         if c["kind"] == "new_package_version"
     ]
     # 17 versions appeared between the captures (0.1.8 to 0.2.15); the ten newest are named
@@ -424,7 +426,7 @@ def test_two_real_captures_of_one_package_diff_as_two_nights(db_url: str, tmp_pa
         "3.6.0", "3.5.2", "3.5.1", "3.5.0", "3.4.0", "3.3.0", "3.2.1", "3.2.0", "3.1.1", "3.1.0"
     }  # fmt: skip
     assert {p for p, _ in new} == {"Luigi", "Monitor"}  # black and requests did not move
-    assert {c["kind"] for c in second.report["changes"]} == {"new_package_version"}
+    assert {c["kind"] for c in second.report.as_json()["changes"]} == {"new_package_version"}
 
 
 # ------------------------------------------------------------------------ GitLab and Gitee
@@ -487,10 +489,10 @@ def test_real_gitlab_bodies_audit_into_releases_and_a_not_found_error(
     )  # fmt: skip
     assert bump["forge_license"] is None  # "license": null in the real answer
     assert (rows["Gone"]["status"], rows["Gone"]["version"]) == ("error", None)
-    errors = [(e["project"], e["error"]) for e in outcome.report["errors"]]
+    errors = [(e["project"], e["error"]) for e in outcome.report.as_json()["errors"]]
     assert len(errors) == 1 and errors[0][0] == "Gone" and "not found" in errors[0][1]
     assert "/api/v4/projects/3/releases?order_by=released_at&per_page=10&sort=desc" in paths
-    assert {c["kind"] for c in outcome.report["changes"]} == {"project_added"}
+    assert {c["kind"] for c in outcome.report.as_json()["changes"]} == {"project_added"}
 
 
 def test_real_gitlab_tags_with_offset_dates_read_in_utc(db_url: str, tmp_path: Path) -> None:
@@ -502,7 +504,8 @@ def test_real_gitlab_tags_with_offset_dates_read_in_utc(db_url: str, tmp_path: P
         "v1.5.0", "tag", "2016-02-03T08:32:19Z",
     )  # fmt: skip
     assert not any("/releases" in p for p in paths)
-    flags = [f["detail"] for f in outcome.report["flags"] if f["kind"] == "no_tagged_release"]
+    report = outcome.report.as_json()
+    flags = [f["detail"] for f in report["flags"] if f["kind"] == "no_tagged_release"]
     assert flags == [
         "tracked by tag v1.5.0 (2016-02-03T08:32:19Z) (track: tags; releases not checked)"
     ]
@@ -546,7 +549,7 @@ def test_real_gitee_repository_objects_read_their_web_page_without_git_suffix(
         "Empty": ("ok", "x-bash/github", "https://gitee.com/x-bash/github", None),
     }  # fmt: skip
     assert (rows["Cloud"]["version_source"], rows["Empty"]["version_source"]) == ("commit", None)
-    assert outcome.report["errors"] == []
+    assert outcome.report.as_json()["errors"] == []
 
 
 def test_a_recorded_304_replays_the_stored_answer_on_the_second_night(
@@ -566,7 +569,7 @@ def test_a_recorded_304_replays_the_stored_answer_on_the_second_night(
         repo_answers = [r.status for r in server.requests if r.path == "/repos/akfish/PyGithub"]
     assert repo_answers == [304]
     assert _rows(second)["Fork"] == _rows(first)["Fork"]
-    assert second.report["changes"] == [] and second.report["errors"] == []
+    assert second.report.as_json()["changes"] == [] and second.report.as_json()["errors"] == []
 
 
 def test_the_fake_answers_carry_every_field_the_real_ones_have() -> None:

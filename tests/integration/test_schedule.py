@@ -321,7 +321,7 @@ def test_stop_requested_ends_the_audit_partial_with_projects_deferred(
         store.close()
     assert outcome.status == "partial"
     statuses: dict[str, Any] = {
-        p["name"]: (p["status"], p["note"]) for p in outcome.report["projects"]
+        p["name"]: (p["status"], p["note"]) for p in outcome.report.as_json()["projects"]
     }
     assert statuses["Alpha"] == ("ok", None)
     assert statuses["Beta"][0] == "deferred"

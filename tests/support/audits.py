@@ -10,6 +10,7 @@ from typing import Any, Generic, TypeVar
 from crawler.audit import AuditOutcome, run_audit
 from crawler.config import Config, parse_config
 from crawler.report.json_report import validate_report
+from crawler.report.model import Report
 from crawler.store import Store
 
 Server = TypeVar("Server")
@@ -51,19 +52,24 @@ def github_config(count: int, settings: str = "retry_base_delay: 0", extra: str 
 # -- what a report.json says, as tuples a test compares exactly ------------------------------
 
 
-def kinds(report: Mapping[str, Any]) -> list[tuple[str, str]]:
+def as_json(report: Report | Mapping[str, Any]) -> Mapping[str, Any]:
+    """The report as report.json says it (a typed Report is serialised, as it is written)."""
+    return report.as_json() if isinstance(report, Report) else report
+
+
+def kinds(report: Report | Mapping[str, Any]) -> list[tuple[str, str]]:
     """(project, kind) of each change, in report order."""
-    return [(c["project"], c["kind"]) for c in report["changes"]]
+    return [(c["project"], c["kind"]) for c in as_json(report)["changes"]]
 
 
-def changes(report: Mapping[str, Any], *more: str) -> list[tuple[Any, ...]]:
+def changes(report: Report | Mapping[str, Any], *more: str) -> list[tuple[Any, ...]]:
     """(project, kind, before, after) of each change, then the fields named in ``more``."""
     return [
         (c["project"], c["kind"], c["before"], c["after"], *(c[m] for m in more))
-        for c in report["changes"]
+        for c in as_json(report)["changes"]
     ]
 
 
-def project_statuses(report: Mapping[str, Any]) -> dict[str, str]:
+def project_statuses(report: Report | Mapping[str, Any]) -> dict[str, str]:
     """Each project's status in this audit: ok, error, deferred, untracked."""
-    return {p["name"]: p["status"] for p in report["projects"]}
+    return {p["name"]: p["status"] for p in as_json(report)["projects"]}

@@ -126,7 +126,7 @@ CHANGES = [
     SiteChange(
         "Helion",
         "license_noassertion",
-        "GitHub reports NOASSERTION; LICENSE reads as BSD-3-Clause",
+        "NOASSERTION per GitHub; LICENSE reads as BSD-3-Clause",
         f"{GH}/pytorch/helion/blob/main/LICENSE",
     ),
     SiteChange(

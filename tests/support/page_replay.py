@@ -108,7 +108,7 @@ class Nights:
 
     def audit(self, config: Config, env: dict[str, str]) -> dict[str, Any]:
         outcome = run_audit(config, self.store, self.reports, env=env, sleep=lambda _s: None)
-        return outcome.report
+        return outcome.report.as_json()
 
 
 def github_repo(owner: str, name: str, revision: Revision, path: str) -> GitHubState:

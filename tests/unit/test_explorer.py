@@ -106,10 +106,10 @@ def test_project_cards_show_latest_ref_licenses_cautions_and_checked_date() -> N
     )
     helion = _card(soup, "helion")
     assert _dd(helion, "License") == (
-        "GitHub says NOASSERTION; the crawler reads BSD-3-Clause (the exact license text)"
+        "NOASSERTION per GitHub; the crawler reads BSD-3-Clause (the exact license text)"
     )
     assert [li.get_text() for li in helion.find(class_="cautions").find_all("li")] == [
-        "GitHub reports NOASSERTION although a root license file exists; LICENSE reads as "
+        "NOASSERTION per GitHub, although a root license file exists; LICENSE reads as "
         "BSD-3-Clause."
     ]
     tilelang = _card(soup, "tilelang").find(class_="cautions").li
@@ -131,7 +131,7 @@ def test_last_audit_changes_are_listed_and_highlighted() -> None:
     listed = [li.get_text() for li in soup.find(id="changes").find_all("li")]
     assert listed == [
         "new pre-release vLLM: v0.33.0rc2 → v0.33.0rc3 (release candidate) · evidence",
-        "no license verdict (NOASSERTION) Helion: GitHub reports NOASSERTION; LICENSE reads as "
+        "no license verdict (NOASSERTION) Helion: NOASSERTION per GitHub; LICENSE reads as "
         "BSD-3-Clause · evidence",
         "support table changed TileLang: backends: WebGPU Unsupported → Experimental · evidence",
     ]
@@ -310,11 +310,11 @@ def test_cautions_for_other_forge_verdicts_and_altered_text() -> None:
     root = {"path": "COPYING", "role": "root", "url": "https://gitlab.com/o/r/-/blob/main/COPYING"}
     differs = {"forge_verdict": "MIT", "detected_spdx_ids": ["Apache-2.0"], "files": [root]}
     assert [_plain(c) for c in cautions(differs, "GitLab")] == [
-        "GitLab says MIT; COPYING reads as Apache-2.0."
+        "MIT per GitLab; COPYING reads as Apache-2.0."
     ]
     unknown = {"forge_verdict": "NOASSERTION", "detected_spdx_ids": [], "files": [root]}
     assert [_plain(c) for c in cautions(unknown, "Gitee")] == [
-        "Gitee reports NOASSERTION and the text of COPYING is not recognised."
+        "NOASSERTION per Gitee, and the text of COPYING is not recognised."
     ]
     altered = {
         "forge_verdict": "BSD-3-Clause",

@@ -110,7 +110,7 @@ def test_caution_paragraph_quotes_extra_text_and_links_evidence() -> None:
         + "”."
     ) in caution
     assert (
-        "Helion: GitHub reports NOASSERTION although a root license file exists; "
+        "Helion: NOASSERTION per GitHub, although a root license file exists; "
         f"{link('LICENSE', f'{gh}/pytorch/helion/blob/main/LICENSE')} reads as "
         f"{escape('BSD-3-Clause')}."
     ) in caution

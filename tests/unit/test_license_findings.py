@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import re
 
+import msgspec
 import pytest
 
 from crawler.analysis.license_clauses import (
     copyright_clause,
-    finding_sentence,
     reads_as_prose,
     span_effect,
 )
@@ -21,8 +21,10 @@ from crawler.analysis.licenses import (
     LicenseMatch,
     TextSpan,
     analyze_license,
-    license_findings,
+    text_span,
+    with_effects,
 )
+from crawler.report.words import finding_sentence, license_findings
 
 GOVERNMENT = "This grant does not extend to government agencies."
 
@@ -157,14 +159,14 @@ def test_span_effect(text: str, effect: str) -> None:
 
 
 def test_finding_sentence_quotes_locates_and_caps() -> None:
-    one = TextSpan(5, 5, "Use by   banks\nis forbidden.")
+    one = text_span(5, 5, "Use by   banks\nis forbidden.")
     assert finding_sentence(one) == "adds a restriction: “Use by banks is forbidden.” (line 5)"
-    two = TextSpan(7, 8, "See CONTRIBUTING.md\nfor the code of conduct.")
+    two = text_span(7, 8, "See CONTRIBUTING.md\nfor the code of conduct.")
     assert finding_sentence(two) == ("adds text: “See CONTRIBUTING.md for the code of "
-                                     "conduct.” (lines 7-8)")
-    assert finding_sentence(TextSpan(9, 9, "for a fee,"), altered=True) == (
+                                     "conduct.” (lines 7–8)")
+    assert finding_sentence(text_span(9, 9, "for a fee,"), altered=True) == (
         "changes the wording to a condition: “for a fee,” (line 9)")
-    long = finding_sentence(TextSpan(1, 1, "word " * 200))
+    long = finding_sentence(text_span(1, 1, "word " * 200))
     assert long == f"adds text: “{('word ' * 60)[:299].rstrip()}…” (line 1)"
 
 
@@ -172,9 +174,9 @@ def test_license_findings_put_restrictions_first() -> None:
     a = LicenseAnalysis(
         spdx_ids=("MIT",), expression=None, verdict="modified", coverage=0.98,
         matches=(LicenseMatch("MIT", 1, 21, 0.98, "modified"),), copyright_holders=(),
-        extra_text=(TextSpan(2, 2, "Maintained by volunteers."),
-                    TextSpan(30, 30, "Not for use in medical devices.")),
-        altered_text=(TextSpan(9, 9, "for a fee,"),), notes=())
+        extra_text=(text_span(2, 2, "Maintained by volunteers."),
+                    text_span(30, 30, "Not for use in medical devices.")),
+        altered_text=(text_span(9, 9, "for a fee,"),), notes=())
     assert license_findings(a) == [
         "changes the wording to a condition: “for a fee,” (line 9)",
         "adds a restriction: “Not for use in medical devices.” (line 30)",
@@ -205,11 +207,12 @@ def test_analysis_stored_before_span_effects_still_loads() -> None:
         "extra_text": [{"start_line": 4, "end_line": 4, "text": "Commercial use is forbidden."}],
         "altered_text": [], "notes": [],
     }
-    a = LicenseAnalysis.from_dict(json.loads(json.dumps(stored)))
+    a = with_effects(msgspec.convert(json.loads(json.dumps(stored)), LicenseAnalysis))
     assert a.extra_text == (TextSpan(4, 4, "Commercial use is forbidden."),)
     assert a.extra_text[0].effect == "restriction"
     assert a.matches == (LicenseMatch("MIT", 5, 21, 1.0, "exact"),)
     d = json.loads(json.dumps(a.to_dict()))
     assert d["extra_text"] == [{"start_line": 4, "end_line": 4,
                                 "text": "Commercial use is forbidden.", "effect": "restriction"}]
-    assert LicenseAnalysis.from_dict(d) == a
+    assert msgspec.convert(d, LicenseAnalysis).extra_text[0].effect == "restriction"
+    assert msgspec.convert(d, LicenseAnalysis) == a

@@ -8,6 +8,7 @@ import re
 import textwrap
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from crawler.analysis.license_templates import reference_text
@@ -18,12 +19,12 @@ from crawler.analysis.licenses import (
     analyze_file,
     analyze_license,
     is_license_file,
-    noassertion_explanation,
     normalize_github_spdx,
     pick_root_license,
-    render_text,
+    text_span,
     word_diff,
 )
+from crawler.report.words import noassertion_explanation, render_analysis
 from tests.support import SHARED
 
 CORPUS = SHARED / "corpus"
@@ -272,7 +273,7 @@ def test_huge_and_binary_input_does_not_crash(tmp_path: Path) -> None:
 def test_to_dict_round_trips_through_json() -> None:
     a = analyze_license(f"{text_of('MIT')}\n\n{NOTE}\n", "LICENSE")
     d = json.loads(json.dumps(a.to_dict()))
-    assert LicenseAnalysis.from_dict(d) == a
+    assert msgspec.convert(d, LicenseAnalysis) == a
     assert d["extra_text"][0]["text"] == NOTE
 
 
@@ -327,10 +328,10 @@ def _analysis(verdict: str, **kw: object) -> LicenseAnalysis:
 
 def test_noassertion_explanation() -> None:
     extra = _analysis("match_with_extra_text", extra_text=(TextSpan(4, 5, "note"),))
-    assert noassertion_explanation(extra) == "Known license MIT plus extra text at lines 4-5."
+    assert noassertion_explanation(extra) == "Known license MIT plus extra text at lines 4–5."
     modified = _analysis("modified", coverage=0.96, altered_text=(TextSpan(9, 9, "fee"),))
     assert noassertion_explanation(modified) == (
-        "Modified MIT text, 96% of the template: altered lines 9-9.")
+        "Modified MIT text, 96% of the template: altered line 9.")
     unknown = _analysis("unknown", spdx_ids=(), matches=(), coverage=0.0)
     assert noassertion_explanation(unknown) == (
         "No known license text found: unknown or custom license, review the file.")
@@ -350,19 +351,19 @@ def test_word_diff_is_compact() -> None:
     assert word_diff("", "new") == [("insert", "new")]
 
 
-def test_render_text() -> None:
+def test_render_analysis() -> None:
     a = _analysis("match_with_extra_text", copyright_holders=("Tile-AI",),
-                  extra_text=(TextSpan(4, 5, "**During the period\nsubject to terms.**"),))
-    assert render_text(a, "LICENSE") == (
+                  extra_text=(text_span(4, 5, "**During the period\nsubject to terms.**"),))
+    assert render_analysis(a, "LICENSE") == (
         "LICENSE: MIT — match_with_extra_text (coverage 100.0%)\n"
-        "  finding: adds a condition: “**During the period subject to terms.**” (lines 4-5)\n"
-        "  MIT                      lines 5-21  exact 100.0%\n"
+        "  finding: adds a condition: “**During the period subject to terms.**” (lines 4–5)\n"
+        "  MIT                      lines 5–21  exact 100.0%\n"
         "  copyright holders:\n"
         "    Tile-AI\n"
-        "  extra text, lines 4-5:\n"
+        "  extra text, lines 4–5:\n"
         "    | **During the period\n"
         "    | subject to terms.**\n"
-        "  why not a plain license: Known license MIT plus extra text at lines 4-5.\n")
+        "  why not a plain license: Known license MIT plus extra text at lines 4–5.\n")
 
 
 # --- the real upstream files --------------------------------------------------------------
@@ -383,7 +384,7 @@ def test_corpus_tilelang_mit_with_microsoft_note() -> None:
         "**During the period from December 1, 2024, to Mar 14, 2025, this project is\n"
         "    subject to additional collaboration terms with Microsoft Corporation.**")),)
     assert a.matches == (LicenseMatch("MIT", 7, 23, 1.0, "exact"),)
-    assert noassertion_explanation(a) == "Known license MIT plus extra text at lines 4-5."
+    assert noassertion_explanation(a) == "Known license MIT plus extra text at lines 4–5."
 
 
 def test_corpus_nixl_notice_then_apache() -> None:
@@ -396,7 +397,7 @@ def test_corpus_nixl_notice_then_apache() -> None:
     assert [(s.start_line, s.end_line) for s in a.extra_text] == [(1, 8)]
     assert a.extra_text[0].text.startswith("NOTICE: The code under ./examples/device/ep")
     assert noassertion_explanation(a) == (
-        "Known license Apache-2.0 plus extra text at lines 1-8; it also names MIT (line 5).")
+        "Known license Apache-2.0 plus extra text at lines 1–8; it also names MIT (line 5).")
 
 
 def test_corpus_helion_untitled_bsd3() -> None:

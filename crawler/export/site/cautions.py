@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from crawler.export.site.text import Part, text, url
+from crawler.report import words
 
 
 def _files(lic: Mapping[str, Any], role: str) -> list[Mapping[str, Any]]:
@@ -32,14 +33,16 @@ def cautions(lic: Mapping[str, Any] | None, forge: str) -> tuple[tuple[Part, ...
     forge_says = text(lic.get("forge_verdict"))
     reads_as = Part(" reads as " + " and ".join(detected) + ".")
     if root_part is not None and forge_says == "NOASSERTION":
+        verdict = words.forge_verdict(forge, forge_says)
         if detected:
-            lead = f"{forge} reports NOASSERTION although a root license file exists; "
+            lead = f"{verdict}, although a root license file exists; "
             found.append((Part(lead), root_part, reads_as))
         else:
-            lead = f"{forge} reports NOASSERTION and the text of "
+            lead = f"{verdict}, and the text of "
             found.append((Part(lead), root_part, Part(" is not recognised.")))
     elif root_part is not None and forge_says and detected and forge_says not in detected:
-        found.append((Part(f"{forge} says {forge_says}; "), root_part, reads_as))
+        verdict = words.forge_verdict(forge, forge_says)
+        found.append((Part(f"{verdict}; "), root_part, reads_as))
     extra = lic.get("extra_text")
     if isinstance(extra, Mapping) and extra.get("text"):
         base = " and ".join(detected) or "license"

@@ -16,7 +16,7 @@ from crawler.export.site.cautions import cautions
 from crawler.export.site.inputs import HistoryPoint, SiteChange
 from crawler.export.site.text import Part, text, url
 from crawler.export.site.timeline import Timeline, build_timeline
-from crawler.report.markdown import kind_words
+from crawler.report import words
 
 MAX_SUMMARY = 400
 VERDICT_TEXT = {
@@ -155,7 +155,7 @@ def _license_view(lic: Mapping[str, Any] | None, forge: str) -> LicenseView | No
     reading = text(lic.get("label")) or text(lic.get("expression")) or "no license file read"
     return LicenseView(
         forge=forge,
-        forge_verdict=text(lic.get("forge_verdict")) or "no verdict",
+        forge_verdict=words.forge_verdict(forge, text(lic.get("forge_verdict")) or None),
         reading=reading,
         verdict=VERDICT_TEXT.get(str(verdict), "no root license file was read")
         if verdict is not None
@@ -199,7 +199,7 @@ def _changes(changes: Sequence[SiteChange], ids: Mapping[str, str]) -> tuple[Cha
         ChangeView(
             project=text(change.project),
             ident=ids.get(change.project),
-            kind=kind_words(text(change.kind)),
+            kind=words.kind_name(text(change.kind)),
             summary=text(change.summary, MAX_SUMMARY),
             href=url(change.evidence_url),
         )

@@ -21,6 +21,7 @@ import jinja2
 from crawler.export.site.inputs import SiteInput
 from crawler.export.site.model import build_page
 from crawler.export.writer import dump_json, write_text
+from crawler.report import words
 
 INDEX_FILE = "index.html"
 PAGE_ROWS = 100  # matrix rows shown at once (all of them without JavaScript)
@@ -30,7 +31,7 @@ _STATIC = resources.files("crawler.export.site").joinpath("static")
 
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.PackageLoader("crawler.export.site", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
@@ -38,6 +39,8 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    environment.filters["plural"] = words.plural  # {{ n|plural("project") }}: "1 project"
+    return environment
 
 
 def _static(name: str) -> str:

@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from crawler.analysis.licenses import is_license_file, pick_root_license
 from crawler.config import Location, ProjectSpec
-from crawler.model import InventoryEntry, LicenseFile, ProjectSnapshot, Provenance
+from crawler.model import InventoryEntry, LicenseFile, ProjectSnapshot, Provenance, Usage
 from crawler.upstream.guard import carried
 from crawler.upstream.pages import private_addresses_allowed
 from crawler.upstream.rest import JsonApi
@@ -74,7 +74,7 @@ class GiteeSource:
         markdown = "text/markdown" if path.lower().endswith((".md", ".markdown")) else None
         return RepoFile(text, str(response.data.get("html_url") or response.url), markdown)
 
-    def usage(self) -> dict[str, Any]:
+    def usage(self) -> Usage:
         return {
             **self.api.usage.as_dict(),
             "rate_remaining": self.api.budget.remaining,

@@ -18,10 +18,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
 
 from crawler.config import Location, ProjectSpec
-from crawler.model import ProjectResult, ProjectSnapshot, ProjectStatus
+from crawler.model import ProjectResult, ProjectSnapshot, ProjectStatus, Usage
 from crawler.upstream.guard import deferred, failed
 from crawler.upstream.pages import private_addresses_allowed
 from crawler.upstream.source import RepoFile, SourceContext
@@ -253,7 +252,7 @@ class GitHubSource:
         text = base64.b64decode(data.get("content") or "").decode("utf-8", errors="replace")
         return RepoFile(text, str(data.get("html_url") or response.url), markdown)
 
-    def usage(self) -> dict[str, Any]:
+    def usage(self) -> Usage:
         return {
             **self.api.stats.as_dict(),
             "rate_remaining": self.api.core.remaining,

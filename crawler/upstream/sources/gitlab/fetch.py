@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from crawler.config import Location, ProjectSpec
-from crawler.model import ProjectSnapshot, Provenance
+from crawler.model import ProjectSnapshot, Provenance, Usage
 from crawler.upstream.pages import private_addresses_allowed
 from crawler.upstream.rest import ApiResponse, JsonApi
 from crawler.upstream.source import RepoFile, SourceContext, SourceError
@@ -145,7 +145,7 @@ class GitLabSource:
         markdown = "text/markdown" if path.lower().endswith((".md", ".markdown")) else None
         return RepoFile(text, url, markdown)
 
-    def usage(self) -> dict[str, Any]:
+    def usage(self) -> Usage:
         with self._lock:
             apis = list(self._apis.values())
         remaining = [a.budget.remaining for a in apis if a.budget.remaining is not None]

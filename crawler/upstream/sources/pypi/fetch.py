@@ -10,12 +10,11 @@ depend on how sources.yaml spells the name.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from packaging.utils import canonicalize_name
 
 from crawler.config import Location, ProjectSpec
-from crawler.model import ProjectSnapshot, Provenance
+from crawler.model import ProjectSnapshot, Provenance, Usage
 from crawler.upstream.pages import private_addresses_allowed
 from crawler.upstream.rest import JsonApi
 from crawler.upstream.source import RepoFile, SourceContext, SourceError
@@ -87,7 +86,7 @@ class PyPISource:
             "project's forge beside the page's path"
         )
 
-    def usage(self) -> dict[str, Any]:
+    def usage(self) -> Usage:
         return {**self.api.usage.as_dict(), "rate_remaining": self.api.budget.remaining}
 
     def close(self) -> None:

@@ -1,0 +1,487 @@
+"""The presentation model: the one place where facts become words and dates. Pure.
+
+Every output -- report.md, snapshot.md, catalog.json's labels, the Explorer, the
+notifications and the terminal -- words a fact through these functions, so one fact reads the
+same everywhere:
+
+* the forge's license verdict: ``MIT per GitHub``, ``NOASSERTION per Gitee``, ``no verdict
+  from GitLab``;
+* the latest version, its kind and its date: a pre-release is named and dated like a release;
+* a project whose facts are older than the audit: ``stale: facts of 2026-11-28``;
+* dates as ``YYYY-MM-DD``, times as ISO 8601 UTC (``2026-11-30T02:00:00Z``);
+* counts with their plural (``1 error``, ``3 errors``), change kinds in prose (``new release``).
+
+The strings returned are plain text: upstream parts are not escaped here; each writer escapes
+for its own format (Markdown, HTML, JSON).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+import msgspec
+
+from crawler.analysis.license_clauses import quote
+from crawler.diff.licenses import LicenseLabelFacts
+from crawler.diff.names import Names, key_of, label_of
+from crawler.model import Change, ChangeKind, Flag, FlagKind, LicenseAnalysis, TextSpan
+from crawler.report.model import PendingEntry, Report, Summary
+
+NOASSERTION = "NOASSERTION"
+NO_DATE = "—"  # a date no source gave
+
+# -- dates and counts -----------------------------------------------------------------------------
+
+
+def day(value: str | date | datetime | None) -> str | None:
+    """A date as ``YYYY-MM-DD``; an ISO 8601 timestamp is cut to its (UTC) day."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        moment_ = value.astimezone(UTC) if value.tzinfo else value
+        return moment_.date().isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    return value[:10]
+
+
+def moment(value: datetime | str | None) -> str | None:
+    """A time as ISO 8601 in UTC with a ``Z``: ``2026-11-30T02:00:00Z``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.replace("+00:00", "Z")
+    aware = value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    return aware.isoformat().replace("+00:00", "Z")
+
+
+_PLURALS = {"entry": "entries", "new flag": "new flags"}
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``1 error``, ``0 errors``, ``3 projects`` (``many``: the plural when not ``noun + s``)."""
+    return f"{count} {noun if count == 1 else many or _PLURALS.get(noun, noun + 's')}"
+
+
+def line_range(start: int, end: int) -> str:
+    """``line 5`` or ``lines 5–9``; never ``lines 5–5``."""
+    return f"line {start}" if start == end else f"lines {start}–{end}"
+
+
+# -- change kinds -------------------------------------------------------------------------------
+
+_KIND_NAMES = {
+    "new_release": "new release",
+    "new_prerelease": "new pre-release",
+    "release_removed": "release removed",
+    "new_tag": "new tag",
+    "new_commit": "new commit",
+    "new_package_version": "new package version",
+    "license_changed": "license changed",
+    "license_text_changed": "license text edited",
+    "license_files_changed": "license files changed",
+    "repo_moved": "repository moved",
+    "repo_archived": "repository archived",
+    "project_added": "project added",
+    "project_removed": "project removed",
+    "table_changed": "support table changed",
+    "pin_changed": "version pin changed",
+    "page_changed": "page changed",
+    "license_noassertion": "no license verdict (NOASSERTION)",
+    "no_tagged_release": "no tagged release",
+    "channel_mismatch": "package and release disagree",
+    "stale": "stale",
+}
+
+
+def kind_name(kind: str) -> str:
+    """A change or flag kind in prose: ``license_text_changed`` → ``license text edited``."""
+    return _KIND_NAMES.get(kind, kind.replace("_", " "))
+
+
+# -- the facts every output shows ---------------------------------------------------------------
+
+
+def forge_verdict(forge_label: str | None, verdict: str | None) -> str:
+    """What the forge's license detection said: ``MIT per GitHub``, ``NOASSERTION per Gitee``,
+    ``no verdict from GitLab``."""
+    who = forge_label or "the forge"
+    return f"{verdict} per {who}" if verdict else f"no verdict from {who}"
+
+
+def prerelease_mark(prerelease: bool, candidate: bool = False) -> str:
+    """`` (release candidate)`` for an rc, `` (pre-release)`` for another pre-release."""
+    if candidate:
+        return " (release candidate)"
+    return " (pre-release)" if prerelease else ""
+
+
+def version_date(published: str | date | datetime | None) -> str:
+    """The date beside a latest version, a pre-release's too: ``2026-11-30``, or ``—``."""
+    return day(published) or NO_DATE
+
+
+def stale_marker(checked_on: str | date | datetime | None) -> str:
+    """The stale marker: facts the audit could not read, shown with the day they were read."""
+    shown = day(checked_on)
+    return f"stale: facts of {shown}" if shown else "not checked yet"
+
+
+def reached_nothing(summary: Summary) -> bool:
+    """An audit that read no project at all (offline, every source unreachable)."""
+    return bool(summary.projects) and not summary.checked and not summary.untracked
+
+
+def summary_line(status: str, summary: Summary) -> str:
+    """``complete: 3 changes, 0 flags, 1 error, 0 deferred`` (``, 2 stale`` when some are); an
+    audit that reached nothing says so instead of reading like a quiet night."""
+    parts = [plural(summary.changes, "change"), plural(summary.flags, "flag"),
+             plural(summary.errors, "error"), f"{summary.deferred} deferred"]  # fmt: skip
+    if summary.stale:
+        parts.append(f"{summary.stale} stale")
+    line = f"{status}: " + ", ".join(parts)
+    if reached_nothing(summary):
+        line += (
+            f"; reached nothing: none of the {plural(summary.projects, 'project')} could be "
+            "read (offline, or every source unreachable)"
+        )
+    return line
+
+
+def pending_phrase(pending: Sequence[PendingEntry]) -> str | None:
+    """``3 new tonight, 7 pending since 2026-11-28`` (None when nothing is pending)."""
+    if not pending:
+        return None
+    new = sum(1 for item in pending if item.new)
+    oldest = min(item.first_seen for item in pending)
+    return f"{new} new tonight, {len(pending)} pending since {oldest}"
+
+
+def pending_of(report: Report) -> tuple[PendingEntry, ...]:
+    return () if isinstance(report.pending, msgspec.UnsetType) else report.pending
+
+
+def audit_line(report: Report, status: str | None = None) -> str:
+    """The one line about an audit, on the terminal and as a notification's title:
+    ``audit #7 complete: 3 changes, 0 flags, 1 error, 0 deferred; 1 new tonight, 4 pending
+    since 2026-11-28``."""
+    line = f"audit #{report.audit.id} {summary_line(status or report.audit.status, report.summary)}"
+    phrase = pending_phrase(pending_of(report))
+    return line + (f"; {phrase}" if phrase else "")
+
+
+# -- license readings ---------------------------------------------------------------------------
+
+_VERB = {
+    "restriction": "adds a restriction",
+    "condition": "adds a condition",
+    "grant": "adds a permission",
+    "other": "adds text",
+}
+_ALTERED_VERB = {
+    "restriction": "changes the wording to a restriction",
+    "condition": "changes the wording to a condition",
+    "grant": "changes the wording to a permission",
+    "other": "changes the wording",
+}
+
+
+def finding_verb(span: TextSpan, altered: bool = False) -> str:
+    """What the span does, in a reviewer's words: "adds a restriction", "changes the wording"…"""
+    return (_ALTERED_VERB if altered else _VERB)[span.effect or "other"]
+
+
+def finding_sentence(span: TextSpan, altered: bool = False) -> str:
+    """The reviewer's sentence for one span of extra text (or, with ``altered``, of text that
+    replaces template words), e.g. 'adds a restriction: “This grant does not extend to
+    government agencies.” (line 5)'. Plain text: the quote is upstream text, capped but not
+    escaped, so a Markdown or HTML writer escapes it."""
+    where = line_range(span.start_line, span.end_line)
+    return f"{finding_verb(span, altered)}: “{quote(span.text)}” ({where})"
+
+
+def license_findings(analysis: LicenseAnalysis) -> list[str]:
+    """The reviewer's sentences for an analysis, restrictions and conditions first, then
+    the other extra and altered text in file order (see ``finding_sentence``)."""
+    spans = [(s, False) for s in analysis.extra_text] + [(s, True) for s in analysis.altered_text]
+    spans.sort(key=lambda p: (not p[0].restriction, p[0].start_line))
+    return [finding_sentence(s, altered) for s, altered in spans]
+
+
+def _ranges(spans: Sequence[TextSpan]) -> str:
+    return ", ".join(line_range(s.start_line, s.end_line) for s in spans)
+
+
+def noassertion_explanation(analysis: LicenseAnalysis, forge: str = "GitHub's licensee") -> str:
+    """Why the forge (``forge``: who said it) answered NOASSERTION, in one or two sentences,
+    with the ids."""
+    texts = [m for m in analysis.matches if m.verdict != "reference"]
+    refs = [f"{m.spdx_id} (line {m.start_line})" for m in analysis.matches
+            if m.verdict == "reference"]  # fmt: skip
+    if analysis.verdict == "unknown":
+        if refs:
+            return f"No known license text found; the file only names {', '.join(refs)}."
+        return "No known license text found: unknown or custom license, review the file."
+    named = ", ".join(m.spdx_id for m in texts)
+    several = f" ({len(texts)} licenses in one file)" if len(texts) > 1 else ""
+    also = f"; it also names {', '.join(refs)}" if refs else ""
+    if analysis.verdict == "modified":
+        where = _ranges(analysis.altered_text)
+        return (f"Modified {named} text{several}, {analysis.coverage:.0%} of the template: "
+                f"altered {where or 'by omission (see notes)'}{also}.")  # fmt: skip
+    if analysis.verdict == "match_with_extra_text":
+        return (f"Known license {named}{several} plus extra text at "
+                f"{_ranges(analysis.extra_text)}{also}.")  # fmt: skip
+    return (f"Standard {named} text{several}, word for word apart from title, copyright and "
+            f"SPDX lines; {forge} does not recognise it in this form{also}.")  # fmt: skip
+
+
+def why_forge_differs(
+    analysis: LicenseAnalysis, label: str, forge: str | None, ours: str | None, agree: bool
+) -> str:
+    """Why the forge's verdict and our reading differ, for the report's license table."""
+    why = noassertion_explanation(analysis, label)
+    if forge in (None, NOASSERTION):
+        return why
+    if not agree:
+        return f"{label} reads {forge}, the file reads {ours or 'no known license'}: {why}"
+    if analysis.verdict in ("match_with_extra_text", "modified"):
+        return f"{label} reads {forge} and ignores the rest: {why}"
+    return why
+
+
+def render_analysis(analysis: LicenseAnalysis, path: str) -> str:
+    """Plain-text report of one analysis, for the ``crawler license`` command."""
+    head = ", ".join(analysis.spdx_ids) or "no license found"
+    out = [f"{path}: {head} — {analysis.verdict} (coverage {analysis.coverage:.1%})"]
+    out += [f"  finding: {f}" for f in license_findings(analysis)]  # what a reviewer reads first
+    if analysis.expression:
+        out.append(f"  expression: {analysis.expression}")
+    for m in analysis.matches:
+        out.append(f"  {m.spdx_id:<24} {line_range(m.start_line, m.end_line)}  "
+                   f"{m.verdict}" + ("" if m.verdict == "reference" else f" {m.coverage:.1%}"))
+    if analysis.copyright_holders:
+        out.append("  copyright holders:")
+        out += [f"    {h}" for h in analysis.copyright_holders]
+    for title, spans in (("extra text", analysis.extra_text),
+                         ("altered text", analysis.altered_text)):  # fmt: skip
+        for s in spans:
+            out.append(f"  {title}, {line_range(s.start_line, s.end_line)}:")
+            out += [f"    | {ln}" for ln in s.text.split("\n")]
+    if analysis.notes:
+        out.append("  notes:")
+        out += [f"    - {n}" for n in analysis.notes]
+    if analysis.verdict != "exact":
+        out.append(f"  why not a plain license: {noassertion_explanation(analysis)}")
+    return "\n".join(out) + "\n"
+
+
+# -- the catalog's license column ---------------------------------------------------------------
+
+
+def license_label(facts: LicenseLabelFacts | None, names: Names) -> str | None:
+    """The catalog's license column: the forge's verdict, corrected by our reading."""
+    if facts is None:
+        return None
+    forge, ours = facts.forge, facts.detected
+    if forge and forge != NOASSERTION:
+        return f"{forge} (file has extra text)" if facts.extra_text else forge
+    if ours:  # the forge said NOASSERTION, or nothing: our reading names the license
+        suffix = " + extra text" if facts.extra_text else ""
+        verdict = forge_verdict(label_of(names, facts.forge_name), forge)
+        return f"{verdict}; text reads {ours}{suffix}"
+    if forge == NOASSERTION:
+        return NOASSERTION
+    if not facts.license_file and facts.forge_answered:
+        return "none found"
+    return None
+
+
+def _label(facts: Mapping[str, Any] | None, names: Names) -> str | None:
+    return license_label(LicenseLabelFacts(**facts), names) if facts else None
+
+
+# -- changes and flags --------------------------------------------------------------------------
+
+MAX_LISTED = 3  # items named in a one-line summary; the rest are counted
+
+
+def _listing(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:MAX_LISTED])
+    more = len(items) - MAX_LISTED
+    return f"{shown}, +{more} more" if more > 0 else shown
+
+
+def _table_summary(details: Mapping[str, Any]) -> str:
+    key_columns = tuple(details.get("key_columns") or ())
+
+    def row_label(row: Mapping[str, str]) -> str:
+        return " / ".join(row.get(c, "") for c in key_columns) or " / ".join(row.values())
+
+    parts = []
+    for what, field in (("added", "columns_added"), ("removed", "columns_removed")):
+        if details.get(field):
+            parts.append(f"{plural(len(details[field]), 'column')} {what} "
+                         f"({_listing(details[field])})")  # fmt: skip
+    for what, field in (("added", "rows_added"), ("removed", "rows_removed")):
+        if details.get(field):
+            labels = [row_label(r) for r in details[field]]
+            parts.append(f"{plural(len(labels), 'row')} {what} ({_listing(labels)})")
+    cells = details.get("cells_changed") or []
+    if cells:
+        labels = [
+            f"{' / '.join(c['key'].values())} {c['column']}: {c['before']!r} → {c['after']!r}"
+            for c in cells
+        ]
+        parts.append(f"{plural(len(cells), 'cell')} changed ({_listing(labels)})")
+    return f"table {details.get('table')!r}: " + "; ".join(parts)
+
+
+def change_summary(change: Change, names: Names) -> str:
+    """One line saying what changed, from the change's facts."""
+    kind, details = change.kind, change.details
+    if kind in (ChangeKind.NEW_RELEASE, ChangeKind.NEW_PRERELEASE):
+        pre = " (pre-release)" if kind is ChangeKind.NEW_PRERELEASE else ""
+        return f"{change.after}{pre} published {details.get('published_at') or 'undated'}"
+    if kind is ChangeKind.RELEASE_REMOVED:
+        return f"{change.before} is no longer listed as a release"
+    if kind is ChangeKind.NEW_TAG:
+        sha = str(details.get("sha") or "")[:12]
+        return f"tag {change.after} ({sha}) {details.get('date') or ''}".strip()
+    if kind is ChangeKind.NEW_COMMIT:
+        when = f" ({details['date']})" if details.get("date") else ""
+        return f"default branch moved to {str(change.after)[:12]}{when}"
+    if kind is ChangeKind.NEW_PACKAGE_VERSION:
+        pre = " (pre-release)" if details.get("prerelease") else ""
+        when = f" uploaded {details['uploaded_at']}" if details.get("uploaded_at") else ""
+        label = label_of(names, details.get("registry"))
+        return f"{label} {details.get('package')} {change.after}{pre}{when}"
+    if kind is ChangeKind.LICENSE_CHANGED:
+        before = _label(details.get("label_before"), names)
+        after = _label(details.get("label_after"), names)
+        return f"license {before} → {after}"
+    if kind is ChangeKind.LICENSE_TEXT_CHANGED:
+        still = _label(details.get("label_after"), names)
+        return f"{details.get('path')} text changed; license still {still}"
+    if kind is ChangeKind.LICENSE_FILES_CHANGED:
+        parts = [f"{what} {', '.join(details[what])}" for what in ("added", "removed", "changed")
+                 if details.get(what)]  # fmt: skip
+        return "license files " + "; ".join(parts)
+    if kind is ChangeKind.REPO_MOVED:
+        what = f"{change.before} → {change.after}" if details.get("moved") else str(change.after)
+        note = (" (a different repository id: deleted and re-created?)"
+                if details.get("replaced") else "")  # fmt: skip
+        key = key_of(names, details.get("forge"))
+        return f"repository moved {what}{note}; update '{key}' in sources.yaml"
+    if kind is ChangeKind.REPO_ARCHIVED:
+        return f"{details.get('repo')} is archived (read-only upstream)"
+    if kind is ChangeKind.PROJECT_ADDED:
+        return f"now tracking {change.after}" if change.after else "now tracked"
+    if kind is ChangeKind.PROJECT_REMOVED:
+        return "no longer listed in sources.yaml"
+    page = details.get("page")
+    if kind is ChangeKind.TABLE_CHANGED:
+        return f"{page}: {_table_summary(details)}"
+    if kind is ChangeKind.PIN_CHANGED:
+        return f"{page}: pin {details.get('pin')!r} {change.before!r} → {change.after!r}"
+    return f"{page}: watched text changed: {str(details.get('diff') or '')[:200]}"
+
+
+def last_checked(since: datetime | None, now: datetime) -> str:
+    """``last checked 2026-11-20 (10 days ago)``."""
+    if since is None:
+        return "never checked yet"
+    days = (now - since).days
+    ago = "today" if days == 0 else f"{plural(days, 'day')} ago"
+    return f"last checked {day(since)} ({ago})"
+
+
+def flag_detail(flag: Flag, names: Names, analysis: LicenseAnalysis | None = None) -> str:
+    """One line saying what the flag is about, from its facts (``analysis``: the project's
+    reading of its license file, for a NOASSERTION)."""
+    details = flag.details
+    if flag.kind is FlagKind.LICENSE_NOASSERTION:
+        label = label_of(names, details.get("source"))
+        detail = forge_verdict(label, NOASSERTION)
+        if analysis is not None:
+            detail += f"; {noassertion_explanation(analysis, label)}"
+        return detail
+    if flag.kind is FlagKind.NO_TAGGED_RELEASE:
+        forge = label_of(names, details.get("forge"))
+        ref = details.get("ref")
+        when = f" ({details['date']})" if details.get("date") else ""
+        configured = f" (track: {details.get('track')}; releases not checked)"
+        asked = bool(details.get("releases_checked"))
+        if details.get("tracked_by") == "tag":
+            if asked:
+                return f"no {forge} release; tracked by tag {ref}{when}"
+            return f"tracked by tag {ref}{when}{configured}"
+        if details.get("tracked_by") == "commit":
+            if asked:
+                return f"no {forge} release or tag; tracked by commit {ref}{when}"
+            return f"tracked by commit {ref}{when}{configured}"
+        return f"no {forge} release, tag or commit found"
+    if flag.kind is FlagKind.CHANNEL_MISMATCH:
+        label = label_of(names, details.get("registry"))
+        forge = label_of(names, details.get("forge"))
+        problem = details.get("problem")
+        if problem == "version_ahead":
+            return (f"{label} has {details.get('package_version')} but the newest {forge} "
+                    f"release is {details.get('release')} (published without a release?)")
+        if problem == "release_without_package":
+            return (f"{forge} release {details.get('release')} "
+                    f"({day(details.get('published_at'))}) has no {label} upload after "
+                    f"{plural(int(details.get('days') or 0), 'day')}; newest there is "
+                    f"{details.get('package_version')}")  # fmt: skip
+        return (f"{label} declares license {details.get('declared')}, the repository's "
+                f"license file reads {details.get('detected')}")  # fmt: skip
+    since = details.get("last_checked")
+    ago = (f"last checked {day(since)} ({plural(int(details.get('days') or 0), 'day')} ago)"
+           if since else "never checked yet")  # fmt: skip
+    return (f"not checked for {plural(int(details.get('days') or 0), 'day')}: {ago}; the "
+            "catalog shows its last good state")
+
+
+# -- the terminal ------------------------------------------------------------------------------
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def page_preview(
+    data: Mapping[str, Any], source: str, table_selector: str | None, heading: str | None
+) -> str:
+    """``crawler page`` on a terminal: the tables found (``preview_page_json``'s answer), or
+    the one selected as an aligned table, and the pins."""
+    lines: list[str] = []
+    if "tables" in data:
+        tables = data["tables"]
+        found = f"{plural(len(tables), 'table')} in {source}:"
+        lines.append(found if tables else f"No table in {source}.")
+        for info in tables:
+            under = f'under "{info["heading"]}"' if info["heading"] else "before any heading"
+            rows = "too many rows" if info["row_count"] < 0 else plural(info["row_count"], "row")
+            lines.append(f"  [{info['index']}] {under}, {rows}: {' | '.join(info['columns'])}")
+            if info["selector"]:
+                lines.append(f"      selector: {info['selector']}")
+        if tables:
+            lines.append("Choose one with --heading TEXT or --table SELECTOR, and --key COLUMN.")
+    else:
+        table = data["table"]
+        where = f"selector `{table_selector}`" if table_selector else f"heading {heading!r}"
+        keyed = f", keyed by {', '.join(table['key_columns'])}" if table["key_columns"] else ""
+        lines.append(f"Table at {where} in {source}: {plural(len(table['rows']), 'row')}{keyed}")
+        columns: list[str] = table["columns"]
+        cells = [columns] + [[row[c] for c in columns] for row in table["rows"]]
+        widths = [min(60, max(len(r[i]) for r in cells)) for i in range(len(columns))]
+        for n, row in enumerate(cells):
+            padded = (_clip(v, w).ljust(w) for v, w in zip(row, widths, strict=True))
+            lines.append(" | ".join(padded).rstrip())
+            if n == 0:
+                lines.append("-+-".join("-" * w for w in widths))
+    for name, value in (data.get("pins") or {}).items():
+        lines.append(f"pin {name}: {value if value is not None else '(not found)'}")
+    return "\n".join(lines)

@@ -22,6 +22,7 @@ from crawler.model import (
     FlagKind,
     ForgeLicense,
     InventoryEntry,
+    LicenseAnalysis,
     LicenseFile,
     PackageInfo,
     PackageVersion,
@@ -128,6 +129,12 @@ WITH_TAGS = dict(releases=(), tags=(_tag("v0.9", SHA_A, 1),))
 WITH_HEAD = dict(tracking=Tracking(track="commits"), head=Commit(SHA_A, None, f"{URL}/commit/a"))
 LICENSED = dict(forge_license=MIT, license_file=_license_file(SHA_A, "MIT License (c) 2024 Ann"))
 
+def _label(forge: str, *, license_file: bool) -> dict[str, Any]:
+    """The license-label facts a license change carries for its wording."""
+    return {"forge": forge, "detected": None, "extra_text": False, "license_file": license_file,
+            "forge_name": "github", "forge_answered": True}  # fmt: skip
+
+
 CHANGE_CASES = [
     ChangeCase(
         ChangeKind.NEW_RELEASE, BASE,
@@ -149,12 +156,12 @@ CHANGE_CASES = [
     ChangeCase(
         ChangeKind.NEW_TAG, _snapshot(**WITH_TAGS),
         _snapshot(releases=(), tags=(_tag("v1.0", SHA_B, 5), _tag("v0.9", SHA_A, 1))),
-        ("v0.9", "v1.0", f"{URL}/tree/v1.0", {}),
+        ("v0.9", "v1.0", f"{URL}/tree/v1.0", {"sha": SHA_B, "date": "2026-10-05T00:00:00Z"}),
     ),
     ChangeCase(
         ChangeKind.NEW_COMMIT, _snapshot(**WITH_HEAD),
         _snapshot(**{**WITH_HEAD, "head": Commit(SHA_B, None, f"{URL}/commit/b")}),
-        (SHA_A, SHA_B, f"{URL}/commit/b", {}),
+        (SHA_A, SHA_B, f"{URL}/commit/b", {"date": None}),
     ),
     ChangeCase(
         ChangeKind.NEW_PACKAGE_VERSION, _snapshot(packages=(_package("1.0"),)),
@@ -166,14 +173,17 @@ CHANGE_CASES = [
     ChangeCase(
         ChangeKind.LICENSE_CHANGED, _snapshot(forge_license=MIT),
         _snapshot(forge_license=ForgeLicense("apache-2.0", "Apache-2.0", "Apache License 2.0")),
-        ({"forge": "MIT", "detected": None}, {"forge": "Apache-2.0", "detected": None}, URL, {}),
+        ({"forge": "MIT", "detected": None}, {"forge": "Apache-2.0", "detected": None}, URL,
+         {"label_before": _label("MIT", license_file=False),
+          "label_after": _label("Apache-2.0", license_file=False)}),
     ),
     ChangeCase(
         ChangeKind.LICENSE_TEXT_CHANGED, _snapshot(**LICENSED),
         _snapshot(forge_license=MIT, license_file=_license_file(SHA_B, "MIT License (c) 2025 Ann")),
         (SHA_A, SHA_B, f"{URL}/blob/main/LICENSE",
          {"path": "LICENSE", "word_diff": [("equal", "MIT License (c)"), ("delete", "2024"),
-                                           ("insert", "2025"), ("equal", "Ann")]}),
+                                           ("insert", "2025"), ("equal", "Ann")],
+          "label_after": _label("MIT", license_file=True)}),
     ),
     ChangeCase(
         ChangeKind.LICENSE_FILES_CHANGED,
@@ -187,11 +197,11 @@ CHANGE_CASES = [
         ChangeKind.REPO_MOVED, BASE,
         _snapshot(repo=replace(REPO, full_name="kit-org/kit", url="https://github.com/kit-org/kit")),
         ("acme/kit", "kit-org/kit", "https://github.com/kit-org/kit",
-         {"before_id": 7, "after_id": 7}),
+         {"before_id": 7, "after_id": 7, "moved": True, "replaced": False, "forge": "github"}),
     ),
     ChangeCase(
         ChangeKind.REPO_ARCHIVED, BASE, _snapshot(repo=replace(REPO, archived=True)),
-        (False, True, URL, {}),
+        (False, True, URL, {"repo": "acme/kit"}),
     ),
     ChangeCase(
         ChangeKind.PROJECT_ADDED, None, BASE, (None, "acme/kit", URL, {}), known=False,
@@ -204,7 +214,7 @@ CHANGE_CASES = [
         ChangeKind.TABLE_CHANGED, _snapshot(pages=(_page(),)),
         _snapshot(pages=(_page(rows=(("CUDA", "no"),)),)),
         (None, None, PAGE_URL,
-         {"table": "support", "key_columns": ["Platform"], "columns_added": [],
+         {"page": "Support", "table": "support", "key_columns": ["Platform"], "columns_added": [],
           "columns_removed": [], "rows_added": [], "rows_removed": [],
           "cells_changed": [{"key": {"Platform": "CUDA"}, "column": "Status",
                              "before": "yes", "after": "no"}]}),
@@ -212,13 +222,13 @@ CHANGE_CASES = [
     ChangeCase(
         ChangeKind.PIN_CHANGED, _snapshot(pages=(_page(),)),
         _snapshot(pages=(_page(pin="1.1"),)),
-        ("1.0", "1.1", PAGE_URL, {"pin": "kit"}),
+        ("1.0", "1.1", PAGE_URL, {"page": "Support", "pin": "kit"}),
     ),
     ChangeCase(
         ChangeKind.PAGE_CHANGED, _snapshot(pages=(_page(),)),
         _snapshot(pages=(_page(text="Supported on Linux and Windows"),)),
         ("Supported on Linux", "Supported on Linux and Windows", PAGE_URL,
-         {"diff": "… Supported on Linux {+and Windows+} …",
+         {"page": "Support", "diff": "… Supported on Linux {+and Windows+} …",
           "hunks": [{"op": "insert", "before": "", "after": "and Windows"}]}),
     ),
 ]  # fmt: skip
@@ -277,57 +287,70 @@ class FlagCase:
 
 
 CHANNEL = {"registry": "pypi", "package": "acme-kit"}
-READS_MIT = {"spdx_ids": ["MIT"], "expression": "MIT", "verdict": "exact"}  # our reading, stored
+# the facts a flag carries for its wording (crawler.report.words), beside what raised it
+TAG_FACTS = {"date": "2026-10-01T00:00:00Z", "forge": "github", "releases_checked": True,
+             "track": "auto"}  # fmt: skip
+AHEAD_FACTS = {"forge": "github", "package_version": "1.1", "release": "v1.0"}
+READS_MIT = LicenseAnalysis(  # our reading, stored with the snapshot
+    spdx_ids=("MIT",), expression="MIT", verdict="exact", coverage=1.0, matches=(),
+    copyright_holders=(), extra_text=(), altered_text=(), notes=(),
+)  # fmt: skip
 FLAG_CASES = [
     FlagCase(
         "noassertion-new", _snapshot(forge_license=MIT), _snapshot(forge_license=NOASSERTION),
         [(FlagKind.LICENSE_NOASSERTION, True, None,
-          {"forge": {"key": "other", "spdx_id": "NOASSERTION", "name": "Other"}})],
+          {"forge": {"key": "other", "spdx_id": "NOASSERTION", "name": "Other"},
+           "source": "github"})],
     ),
     FlagCase(
         "noassertion-again", _snapshot(forge_license=NOASSERTION),
         _snapshot(forge_license=NOASSERTION),
         [(FlagKind.LICENSE_NOASSERTION, False, None,
-          {"forge": {"key": "other", "spdx_id": "NOASSERTION", "name": "Other"}})],
+          {"forge": {"key": "other", "spdx_id": "NOASSERTION", "name": "Other"},
+           "source": "github"})],
     ),
     FlagCase(
         "no-tagged-release-new", BASE, _snapshot(**WITH_TAGS),
         [(FlagKind.NO_TAGGED_RELEASE, True, f"{URL}/tree/v0.9",
-          {"tracked_by": "tag", "ref": "v0.9"})],
+          {"tracked_by": "tag", "ref": "v0.9", **TAG_FACTS})],
     ),
     FlagCase(
         "no-tagged-release-again", _snapshot(**WITH_TAGS), _snapshot(**WITH_TAGS),
         [(FlagKind.NO_TAGGED_RELEASE, False, f"{URL}/tree/v0.9",
-          {"tracked_by": "tag", "ref": "v0.9"})],
+          {"tracked_by": "tag", "ref": "v0.9", **TAG_FACTS})],
     ),
     FlagCase(
         "no-tagged-release-by-commit", None, _snapshot(**WITH_HEAD),
         [(FlagKind.NO_TAGGED_RELEASE, True, f"{URL}/commit/a",
-          {"tracked_by": "commit", "ref": SHA_A[:12]})],
+          {"tracked_by": "commit", "ref": SHA_A[:12], "date": None, "forge": "github",
+           "releases_checked": True, "track": "commits"})],
     ),
     FlagCase(
         "channel-version-ahead", BASE, _snapshot(packages=(_package("1.1"),)),
         [(FlagKind.CHANNEL_MISMATCH, True, "https://pypi.org/project/acme-kit/",
-          {**CHANNEL, "problem": "version_ahead"})],
+          {**CHANNEL, "problem": "version_ahead", **AHEAD_FACTS})],
     ),
     FlagCase(
         "channel-version-ahead-again", _snapshot(packages=(_package("1.1"),)),
         _snapshot(packages=(_package("1.1"),)),
         [(FlagKind.CHANNEL_MISMATCH, False, "https://pypi.org/project/acme-kit/",
-          {**CHANNEL, "problem": "version_ahead"})],
+          {**CHANNEL, "problem": "version_ahead", **AHEAD_FACTS})],
     ),
     FlagCase(
         "channel-release-without-package", BASE,
         _snapshot(releases=(_release("v1.1", 5),), packages=(_package("1.0"),)),
         [(FlagKind.CHANNEL_MISMATCH, True, "https://pypi.org/project/acme-kit/",
-          {**CHANNEL, "problem": "release_without_package"})],
+          {**CHANNEL, "problem": "release_without_package", "forge": "github",
+           "package_version": "1.0", "release": "v1.1", "published_at": "2026-10-05T00:00:00Z",
+           "days": 28})],
     ),
     FlagCase(
         "channel-license", BASE,
         _snapshot(packages=(_package("1.0", license="Apache-2.0"),),
                   license_file=replace(_license_file(SHA_A, "MIT License"), analysis=READS_MIT)),
         [(FlagKind.CHANNEL_MISMATCH, True, "https://pypi.org/project/acme-kit/",
-          {**CHANNEL, "problem": "license"})],
+          {**CHANNEL, "problem": "license", "forge": "github", "declared": "Apache-2.0",
+           "detected": "MIT"})],
     ),
 ]  # fmt: skip
 

@@ -26,8 +26,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from crawler.config import Config, ConfigError, ProjectSpec
 from crawler.diff import DiffRules, Findings, Tracked, diff_audit
-from crawler.diff.names import Names as SourceNamesMap
 from crawler.diff.pending import PendingItem
+from crawler.diff.source_labels import Names as SourceNamesMap
 from crawler.findings import findings_between as findings_between  # re-exported
 from crawler.findings import location_of as _location
 from crawler.findings import source_names as source_names

@@ -39,7 +39,7 @@ from crawler.config import (
     check_timezone,
     load_config,
 )
-from crawler.output import LogFormat, Output, configure_output
+from crawler.logs import LogFormat, Output, configure_output
 from crawler.store import DEFAULT_DB_URL, Store
 from crawler.store.database import StoreError
 from crawler.store.lock import AuditLocked

@@ -95,7 +95,7 @@ def db() -> None:
 def db_upgrade(db_url: str | None) -> None:
     """Bring the schema to this crawler's newest revision (Alembic); prints from → to."""
     from crawler.store.database import display_db_url as display_url
-    from crawler.store.schema import code_head, inspect_database
+    from crawler.store.migration_guard import code_head, inspect_database
 
     url = _url(db_url)
     try:

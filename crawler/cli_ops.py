@@ -89,9 +89,9 @@ def notify(config_path: str | None, test: bool) -> None:
     CRAWLER_NOTIFY), without an audit, and say which succeeded. Exit 0 when all did, 1 when
     one failed, 2 when none is configured."""
     from crawler.config import NotifySettings
+    from crawler.logs import secrets_from_env
     from crawler.notify import notify_urls
     from crawler.notify.channels import send_apprise
-    from crawler.output import secrets_from_env
 
     if not test:
         raise click.UsageError("nothing to do: pass --test")

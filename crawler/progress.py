@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Protocol
 
-from crawler.output import Output, stderr_console
+from crawler.logs import Output, stderr_console
 from crawler.untrusted import one_line
 
 if TYPE_CHECKING:  # rich is loaded for a terminal display only, not under cron

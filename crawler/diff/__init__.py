@@ -13,11 +13,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from crawler.diff.licenses import license_changes, noassertion_flag
-from crawler.diff.names import Names, SourceNames
 from crawler.diff.packages import channel_flags, package_changes
 from crawler.diff.pages import diff_page
 from crawler.diff.releases import no_release_flag, version_changes
 from crawler.diff.repository import repo_changes
+from crawler.diff.source_labels import Names, SourceNames
 from crawler.model import Change, ChangeKind, CurrentVersion, FetchError, Flag, ProjectSnapshot
 from crawler.versions import current_version
 

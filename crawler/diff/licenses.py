@@ -8,7 +8,7 @@ from typing import Any
 
 from crawler.analysis.license_names import same_license
 from crawler.analysis.licenses import LicenseAnalysis, word_diff
-from crawler.diff.names import Names
+from crawler.diff.source_labels import Names
 from crawler.model import Change, ChangeKind, Flag, FlagKind, ProjectSnapshot
 
 NOASSERTION = "NOASSERTION"

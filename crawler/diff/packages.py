@@ -12,7 +12,7 @@ from packaging.version import InvalidVersion, Version
 
 from crawler.analysis.license_names import same_license
 from crawler.diff.licenses import detected_license
-from crawler.diff.names import Names
+from crawler.diff.source_labels import Names
 from crawler.model import (
     Change,
     ChangeKind,

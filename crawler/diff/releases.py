@@ -3,7 +3,7 @@ Pure; the rules come from the Tracking stored with the current snapshot."""
 
 from __future__ import annotations
 
-from crawler.diff.names import Names
+from crawler.diff.source_labels import Names
 from crawler.model import Change, ChangeKind, Flag, FlagKind, ProjectSnapshot
 from crawler.versions import (
     current_version,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crawler.diff.names import Names
+from crawler.diff.source_labels import Names
 from crawler.model import Change, ChangeKind, ProjectSnapshot
 
 

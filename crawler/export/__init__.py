@@ -2,17 +2,17 @@
 
 Entry points: ``write_export(ExportInput, out_dir)``, ``export_files(ExportInput)``,
 ``build_catalog``, ``render_snapshot``, ``validate_catalog``/``validate_file``, ``merge_catalog``/
-``merge_file``. The inputs are plain records (``crawler.export.inputs``) the caller fills from
+``merge_file``. The inputs are plain records (``crawler.export.export_input``) the caller fills from
 the store; nothing here reads the store or the network.
 """
 
 from crawler.export.catalog import build_catalog
-from crawler.export.inputs import (
+from crawler.export.export_input import (
     EvidenceLink,
     ExportInput,
     ExtraText,
     LicenseFacts,
-    LicenseFile,
+    LicenseFileEntry,
     Pin,
     ProjectInput,
     TableMapping,
@@ -33,7 +33,7 @@ __all__ = [
     "ExportInput",
     "ExtraText",
     "LicenseFacts",
-    "LicenseFile",
+    "LicenseFileEntry",
     "MergeError",
     "Pin",
     "Problem",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from crawler.export.inputs import ExportInput, LicenseFacts, LicenseFile, ProjectInput
+from crawler.export.export_input import ExportInput, LicenseFacts, LicenseFileEntry, ProjectInput
 from crawler.export.integrations import ExportError, IntegrationBuilder, is_http_url, slug
 from crawler.export.labels import is_release_candidate, license_cell, plain, ref_cell
 from crawler.untrusted import INVISIBLE, visible
@@ -61,7 +61,7 @@ def project_ids(export: ExportInput) -> dict[str, str]:
     return ids
 
 
-def _file(item: LicenseFile, role: str) -> dict[str, Any]:
+def _file(item: LicenseFileEntry, role: str) -> dict[str, Any]:
     return {
         "path": _cap(item.path),
         "url": _url(item.url),

@@ -18,11 +18,11 @@ from crawler.analysis.licenses import is_license_file
 from crawler.config import Config, PageSpec, ProjectSpec
 from crawler.diff.licenses import forge_spdx
 from crawler.diff.pending import PendingItem
-from crawler.export.inputs import (
+from crawler.export.export_input import (
     EvidenceLink,
     ExportInput,
     LicenseFacts,
-    LicenseFile,
+    LicenseFileEntry,
     Pin,
     ProjectInput,
     TableMapping,
@@ -88,11 +88,11 @@ def _ref(name: str, snapshot: ProjectSnapshot) -> TrackedRef:
     )
 
 
-def _bundled(snapshot: ProjectSnapshot) -> tuple[LicenseFile, ...]:
+def _bundled(snapshot: ProjectSnapshot) -> tuple[LicenseFileEntry, ...]:
     """License files away from the repository root: separately licensed bundled material."""
     root = snapshot.license_file.path if snapshot.license_file else None
     return tuple(
-        LicenseFile(entry.path, entry.url)
+        LicenseFileEntry(entry.path, entry.url)
         for entry in snapshot.license_inventory or ()
         if "/" in entry.path and entry.path != root and _names_a_license(entry.path)
     )

@@ -16,7 +16,7 @@ from typing import Any
 
 from crawler.analysis.placeholders import is_placeholder
 from crawler.config import SUPPORT_STATUSES, FieldSource
-from crawler.export.inputs import ProjectInput, TableMapping, WatchedPage, WatchedTable
+from crawler.export.export_input import ProjectInput, TableMapping, WatchedPage, WatchedTable
 
 MAX_VALUE = 200  # a version cell or wording kept in the catalog
 _NO_VALUE = {"", "-", "–", "—", "n/a", "none"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from crawler.export.inputs import NOASSERTION, LicenseFacts, ProjectInput, TrackedRef
+from crawler.export.export_input import NOASSERTION, LicenseFacts, ProjectInput, TrackedRef
 from crawler.report import words
 
 MAX_NAME = 120  # a tag or release name shown in a cell

@@ -8,7 +8,7 @@ Every upstream string is escaped for a Markdown table cell; links only to http(s
 from __future__ import annotations
 
 from crawler.export.catalog import ordered_projects
-from crawler.export.inputs import ExportInput, ProjectInput
+from crawler.export.export_input import ExportInput, ProjectInput
 from crawler.export.labels import (
     Cell,
     caution_sentences,

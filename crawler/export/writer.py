@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.export.catalog import build_catalog
-from crawler.export.inputs import ExportInput
+from crawler.export.export_input import ExportInput
 from crawler.export.integrations import ExportError
 from crawler.export.snapshot_md import render_snapshot
 from crawler.export.validate import validate_catalog

@@ -17,10 +17,10 @@ import msgspec
 from pydantic import ValidationError
 
 from crawler.config import GitHubIssueSettings, NotifySettings
+from crawler.logs import redact
 from crawler.notify.channels import ChannelResult, send_apprise
 from crawler.notify.github_issue import publish_issue
 from crawler.notify.message import comment_body, headline, issue_body, should_notify, summary_body
-from crawler.output import redact
 from crawler.report.model import Report
 
 __all__ = ["ChannelResult", "Delivery", "deliver", "notify_urls", "report_link"]

@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from crawler.output import redact
+from crawler.logs import redact
 
 log = logging.getLogger(__name__)
 

@@ -4,9 +4,9 @@ latest report and a comment added per audit. PyGithub against the configured API
 from __future__ import annotations
 
 from crawler.config import GitHubIssueSettings
+from crawler.logs import redact
 from crawler.notify.channels import ChannelResult
 from crawler.notify.message import ISSUE_MARKER
-from crawler.output import redact
 from crawler.upstream.http import USER_AGENT
 from crawler.upstream.network import ca_bundle
 

@@ -26,8 +26,8 @@ from crawler.diff.licenses import (
     forge_spdx,
     license_label_facts,
 )
-from crawler.diff.names import Names, label_of
 from crawler.diff.pending import PendingItem
+from crawler.diff.source_labels import Names, label_of
 from crawler.model import (
     AuditStatus,
     Change,

@@ -25,7 +25,7 @@ import msgspec
 
 from crawler.analysis.license_clauses import quote
 from crawler.diff.licenses import LicenseLabelFacts
-from crawler.diff.names import Names, key_of, label_of
+from crawler.diff.source_labels import Names, key_of, label_of
 from crawler.model import Change, ChangeKind, Flag, FlagKind, LicenseAnalysis, TextSpan
 from crawler.report.model import PendingEntry, Report, Summary
 

@@ -45,7 +45,7 @@ from crawler.model import (
     ProjectStatus,
 )
 from crawler.store.lock import DEFAULT_LEASE, AuditLock
-from crawler.store.schema import SchemaUpgrade, upgrade_schema
+from crawler.store.migration_guard import SchemaUpgrade, upgrade_schema
 from crawler.store.stall import db_timeout, describe_error, postgres_connect_args
 from crawler.store.stall import guard as guard_stalls
 from crawler.store.tables import (
@@ -184,7 +184,7 @@ class Store:
 
     def upgrade(self) -> SchemaUpgrade:
         """Bring the schema to the newest Alembic revision (under a lock; refuses a foreign or
-        newer database with crawler.store.schema.SchemaError)."""
+        newer database with crawler.store.migration_guard.SchemaError)."""
         return upgrade_schema(self.engine)
 
     def close(self) -> None:

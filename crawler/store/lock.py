@@ -27,7 +27,7 @@ from typing import Any, cast
 from sqlalchemy import Connection, Engine, Table, delete, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 
-from crawler.store.schema import advisory_key
+from crawler.store.migration_guard import advisory_key
 from crawler.store.stall import describe_error
 from crawler.store.tables import AuditLockRow
 

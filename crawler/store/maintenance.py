@@ -33,7 +33,7 @@ from sqlalchemy.pool import NullPool
 
 from crawler.store.database import GOOD_STATUSES, Store
 from crawler.store.lock import LOCK_NAME, LockHolder, iso, pid_alive
-from crawler.store.schema import SchemaError, code_head, ensure_usable, read_state
+from crawler.store.migration_guard import SchemaError, code_head, ensure_usable, read_state
 from crawler.store.tables import (
     AuditLockRow,
     AuditRow,

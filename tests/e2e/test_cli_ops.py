@@ -21,7 +21,7 @@ from crawler import __version__
 from crawler.cli import cli
 from crawler.cli_ops import EXAMPLES, FAIL_ON_KINDS
 from crawler.locations import db_url as find_db_url
-from crawler.output import configure_output
+from crawler.logs import configure_output
 from crawler_fakes.github import FakeGitHub
 from tests.support.ops import PROJECTS, WebhookReceiver, closed_port, upstream
 

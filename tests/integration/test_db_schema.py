@@ -175,7 +175,7 @@ def test_a_new_sqlite_file_opens_while_another_process_writes_to_it(tmp_path: Pa
 def test_db_upgrade_reports_from_and_to(db_url: str) -> None:
     from alembic import command
 
-    from crawler.store.schema import alembic_config
+    from crawler.store.migration_guard import alembic_config
 
     engine = create_engine(db_url)
     with engine.begin() as conn:

@@ -24,7 +24,7 @@ from crawler.model import (
     RepoInfo,
     Tag,
 )
-from crawler.upstream.rest import ApiResponse
+from crawler.upstream.json_api import ApiResponse
 from crawler.upstream.source import RepoFile, SourceError
 from crawler.upstream.sources.gitlab import parse
 from crawler_fakes.faults import FaultPlan, FaultRule

@@ -33,18 +33,18 @@ from crawler.export.merge import MergeError, merge_file
 from crawler.export.site.text import text as explorer_text
 from crawler.export.snapshot_md import render_snapshot
 from crawler.export.validate import MAX_CATALOG_BYTES, validate_file
-from crawler.output import Output, configure_output, secrets_from_env
-from crawler.output import redact as output_redact
+from crawler.logs import Output, configure_output, secrets_from_env
+from crawler.logs import redact as output_redact
 from crawler.progress import LogProgress, RichProgress, make_progress
 from crawler.report.markdown import escape, render_markdown
 from crawler.schedule import MAX_HEARTBEAT_BYTES
 from crawler.store import Store
 from crawler.store.lock import AuditLock, iso
-from crawler.store.schema import HEAD_REVISION
+from crawler.store.migration_guard import HEAD_REVISION
 from crawler.untrusted import one_line
 from crawler.upstream.http import MemoryCache, redact
+from crawler.upstream.json_api import ApiSettings, JsonApi
 from crawler.upstream.pages import PageFetchError, check_url
-from crawler.upstream.rest import ApiSettings, JsonApi
 from crawler.upstream.sources.github import GitHubSettings
 from crawler.upstream.sources.github.api import GitHubApi
 from crawler_fakes.github import FakeGitHub

@@ -20,7 +20,7 @@ from crawler.audit import AuditOutcome, run_audit
 from crawler.config import Config, parse_config
 from crawler.report.json_report import validate_report
 from crawler.store import Store
-from crawler.store.schema import HEAD_REVISION, code_head
+from crawler.store.migration_guard import HEAD_REVISION, code_head
 from crawler_fakes.github import (
     FakeGitHub,
     FakeRelease,

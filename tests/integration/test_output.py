@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from crawler.cli import cli
-from crawler.output import Output, configure_output
+from crawler.logs import Output, configure_output
 from crawler.progress import LogProgress, RichProgress, make_progress
 from crawler_fakes.github import FakeGitHub
 from tests.support.ops import PROJECTS, TOKEN, closed_port, upstream

@@ -485,7 +485,7 @@ def test_a_database_that_fails_mid_audit_ends_it_failed_with_one_clear_message(
     next audit finds the first night's state intact (nothing 'new')."""
     from sqlalchemy import create_engine, text
 
-    from crawler.store.schema import advisory_key
+    from crawler.store.migration_guard import advisory_key
 
     (tmp_path / "sources.yaml").write_text(THREE)
     direct = _pg_url(pg_schema)

@@ -26,7 +26,7 @@ from crawler import __version__
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import run_audit
 from crawler.config import Settings, parse_config
-from crawler.output import configure_output, secrets_from_env
+from crawler.logs import configure_output, secrets_from_env
 from crawler.store import Store
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import PageFetcher

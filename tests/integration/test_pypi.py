@@ -13,8 +13,8 @@ from license_expression import get_spdx_licensing
 from crawler.config import ConfigError, Location, Settings, parse_config
 from crawler.model import PackageInfo, PackageVersion, ProjectResult, ProjectStatus, Provenance
 from crawler.upstream.http import MemoryCache
+from crawler.upstream.json_api import JsonApi
 from crawler.upstream.pages import PageFetcher
-from crawler.upstream.rest import JsonApi
 from crawler.upstream.source import SourceContext, SourceError, source_kinds
 from crawler.upstream.sources.pypi import PyPISettings
 from crawler.upstream.sources.pypi.licenses import (
@@ -373,7 +373,7 @@ def test_a_channel_serves_no_repository_files(pypi: Harness) -> None:
     context.web.close()
 
 
-# -- the shared JSON client (crawler.upstream.rest) ------------------------------------------
+# -- the shared JSON client (crawler.upstream.json_api) ------------------------------------------
 
 
 def _refused_url() -> str:

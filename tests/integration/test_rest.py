@@ -1,4 +1,4 @@
-"""JsonApi (crawler/upstream/rest.py), the JSON client every non-GitHub source shares, over
+"""JsonApi (crawler/upstream/json_api.py), the JSON client every non-GitHub source shares, over
 real HTTP on loopback: a scripted server answers each path with the statuses a test lists."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from crawler.upstream.http import MemoryCache
-from crawler.upstream.rest import ApiSettings, JsonApi
+from crawler.upstream.json_api import ApiSettings, JsonApi
 from crawler.upstream.source import SourceDeferred, SourceError
 
 SECRET = "s3cr3t-token-value-0123456789"

@@ -11,7 +11,7 @@ from typing import Any
 
 from crawler.config import FieldSource, TableIntegrations
 from crawler.export import build_catalog
-from crawler.export.inputs import (
+from crawler.export.export_input import (
     ExportInput,
     ProjectInput,
     TableMapping,

@@ -6,12 +6,12 @@ from dataclasses import replace
 from datetime import date
 
 from crawler.config import FieldSource, PageIntegration, TableIntegrations
-from crawler.export.inputs import (
+from crawler.export.export_input import (
     EvidenceLink,
     ExportInput,
     ExtraText,
     LicenseFacts,
-    LicenseFile,
+    LicenseFileEntry,
     Pin,
     ProjectInput,
     TableMapping,
@@ -30,7 +30,7 @@ def _license(spdx: str, repo: str, **extra: object) -> LicenseFacts:
         forge_verdict=spdx,
         detected_spdx_ids=(spdx,),
         verdict="exact",
-        root_file=LicenseFile("LICENSE", f"{GH}/{repo}/blob/main/LICENSE", (spdx,)),
+        root_file=LicenseFileEntry("LICENSE", f"{GH}/{repo}/blob/main/LICENSE", (spdx,)),
     )
     return replace(facts, **extra)
 
@@ -149,7 +149,7 @@ def seed_export() -> ExportInput:
         "ai-dynamo/nixl",
         referenced_spdx_ids=("MIT",),
         bundled=(
-            LicenseFile(
+            LicenseFileEntry(
                 "examples/device/ep/LICENSE-DeepEP",
                 f"{GH}/ai-dynamo/nixl/blob/main/examples/device/ep/LICENSE-DeepEP",
                 ("MIT",),

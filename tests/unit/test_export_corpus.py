@@ -13,7 +13,7 @@ from crawler.analysis.tables import extract_page
 from crawler.config import PageSpec, load_config
 from crawler.export import (
     ExportInput,
-    LicenseFile,
+    LicenseFileEntry,
     Pin,
     ProjectInput,
     TableMapping,
@@ -74,7 +74,7 @@ def _project(corpus: Path, order: int, name: str) -> ProjectInput:
         sha = meta["head_commit"]
         ref = TrackedRef("commit", sha, _day(meta["head_date"]), False, f"{gh}/commit/{sha}")
     bundled = tuple(
-        LicenseFile(
+        LicenseFileEntry(
             saved.name.replace("__", "/"),
             f"{gh}/blob/HEAD/{saved.name.replace('__', '/')}",
             analyze_file(saved).spdx_ids,

@@ -13,7 +13,7 @@ import pytest
 from crawler.export import (
     ExportInput,
     LicenseFacts,
-    LicenseFile,
+    LicenseFileEntry,
     TrackedRef,
     export_files,
     render_snapshot,
@@ -136,21 +136,22 @@ def test_release_candidate_is_labelled_even_without_the_forge_flag() -> None:
 @pytest.mark.parametrize(
     ("facts", "cell"),
     [
-        (LicenseFacts("NOASSERTION", verdict="unknown", root_file=LicenseFile("COPYING")),
+        (LicenseFacts("NOASSERTION", verdict="unknown", root_file=LicenseFileEntry("COPYING")),
          "NOASSERTION; text of COPYING not recognised"),
         (LicenseFacts("NOASSERTION"), "NOASSERTION"),
         (LicenseFacts(None), "no license file found"),
         (LicenseFacts("MIT"), "MIT"),
         (LicenseFacts("NOASSERTION", ("MIT", "Apache-2.0"), expression="MIT OR Apache-2.0",
                       verdict="exact"), "MIT OR Apache-2.0"),
-        (LicenseFacts("MIT", ("MIT",), verdict="modified", root_file=LicenseFile("LICENSE.md")),
+        (LicenseFacts("MIT", ("MIT",), verdict="modified",
+                      root_file=LicenseFileEntry("LICENSE.md")),
          "MIT; see the altered text in LICENSE.md"),
         (LicenseFacts("Apache-2.0", ("Apache-2.0",), verdict="exact",
-                      bundled=(LicenseFile("a/LICENSE"), LicenseFile("b/COPYING"),
-                               LicenseFile("c/LICENSE"))),
+                      bundled=(LicenseFileEntry("a/LICENSE"), LicenseFileEntry("b/COPYING"),
+                               LicenseFileEntry("c/LICENSE"))),
          "Apache-2.0 base; bundled a/LICENSE, b/COPYING and 1 more have separate licenses"),
         (LicenseFacts("Apache-2.0", ("Apache-2.0",), verdict="exact",
-                      bundled=(LicenseFile("a/LICENSE"), LicenseFile("b/COPYING"))),
+                      bundled=(LicenseFileEntry("a/LICENSE"), LicenseFileEntry("b/COPYING"))),
          "Apache-2.0 base; bundled a/LICENSE and b/COPYING have separate licenses"),
     ],
 )  # fmt: skip
@@ -166,7 +167,7 @@ def test_hostile_release_name_and_path_cannot_break_the_table() -> None:
     first = replace(
         first,
         ref=replace(first.ref, name=hostile, url="javascript:alert(1)"),
-        license=replace(first.license, bundled=(LicenseFile("x|y\n| z", "https://e.x/a"),)),
+        license=replace(first.license, bundled=(LicenseFileEntry("x|y\n| z", "https://e.x/a"),)),
     )
     snapshot = render_snapshot(replace(export, projects=(first, *export.projects[1:])))
     row = _rows(snapshot)["Triton"]

@@ -6,8 +6,8 @@ Entry points: ``render_site(SiteInput) -> {relative path: content}`` and
 store; nothing here reads the store or the network.
 """
 
-from crawler.export.site.inputs import HistoryPoint, SiteChange, SiteInput
 from crawler.export.site.render import DATA_FILE, INDEX_FILE, render_site, write_site
+from crawler.export.site.site_input import HistoryPoint, SiteChange, SiteInput
 
 __all__ = [
     "DATA_FILE",

@@ -13,7 +13,7 @@ from typing import Any
 
 from crawler.config import SUPPORT_STATUSES
 from crawler.export.site.cautions import cautions
-from crawler.export.site.inputs import HistoryPoint, SiteChange
+from crawler.export.site.site_input import HistoryPoint, SiteChange
 from crawler.export.site.text import Part, text, url
 from crawler.export.site.timeline import Timeline, build_timeline
 from crawler.report import words

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import jinja2
 
-from crawler.export.site.inputs import SiteInput
 from crawler.export.site.model import build_page
+from crawler.export.site.site_input import SiteInput
 from crawler.export.writer import dump_json, write_text
 from crawler.report import words
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from crawler.export.site.inputs import HistoryPoint
+from crawler.export.site.site_input import HistoryPoint
 from crawler.untrusted import one_line
 
 WIDTH = 360

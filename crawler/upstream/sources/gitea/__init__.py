@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from crawler.upstream.rest import ApiSettings
+from crawler.upstream.json_api import ApiSettings
 from crawler.upstream.source import SourceKind
 
 if TYPE_CHECKING:

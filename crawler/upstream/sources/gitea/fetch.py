@@ -14,8 +14,8 @@ from crawler.analysis.licenses import is_license_file, pick_root_license
 from crawler.config import Location, ProjectSpec
 from crawler.model import InventoryEntry, LicenseFile, ProjectSnapshot, Provenance, Usage
 from crawler.upstream.guard import carried
+from crawler.upstream.json_api import JsonApi
 from crawler.upstream.pages import private_addresses_allowed
-from crawler.upstream.rest import JsonApi
 from crawler.upstream.source import RepoFile, SourceContext, SourceError
 from crawler.upstream.sources.gitea import (
     API_URL_ENV,

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 
-from crawler.upstream.rest import ApiSettings
+from crawler.upstream.json_api import ApiSettings
 from crawler.upstream.source import SourceKind
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 from crawler.config import Location, ProjectSpec
 from crawler.model import ProjectSnapshot, Provenance, Usage
+from crawler.upstream.json_api import ApiResponse, JsonApi
 from crawler.upstream.pages import private_addresses_allowed
-from crawler.upstream.rest import ApiResponse, JsonApi
 from crawler.upstream.source import RepoFile, SourceContext, SourceError
 from crawler.upstream.sources.gitlab import (
     DEFAULT_URL,

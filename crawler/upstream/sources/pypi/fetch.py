@@ -15,8 +15,8 @@ from packaging.utils import canonicalize_name
 
 from crawler.config import Location, ProjectSpec
 from crawler.model import ProjectSnapshot, Provenance, Usage
+from crawler.upstream.json_api import JsonApi
 from crawler.upstream.pages import private_addresses_allowed
-from crawler.upstream.rest import JsonApi
 from crawler.upstream.source import RepoFile, SourceContext, SourceError
 from crawler.upstream.sources.pypi import API_URL_ENV, DEFAULT_API_URL, KIND, PyPISettings
 from crawler.upstream.sources.pypi.parse import package_from_json

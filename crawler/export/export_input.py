@@ -52,7 +52,7 @@ class ExtraText:
 
 
 @dataclass(frozen=True)
-class LicenseFile:
+class LicenseFileEntry:
     """A license file: the root one, or one found elsewhere in the tree inventory."""
 
     path: str
@@ -73,9 +73,9 @@ class LicenseFacts:
     referenced_spdx_ids: tuple[str, ...] = ()
     expression: str | None = None
     verdict: LicenseVerdict | None = None  # None: no root license file was read
-    root_file: LicenseFile | None = None
+    root_file: LicenseFileEntry | None = None
     extra_text: ExtraText | None = None
-    bundled: tuple[LicenseFile, ...] = ()
+    bundled: tuple[LicenseFileEntry, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -173,7 +173,7 @@ def license_facts_from_analysis(
     forge_verdict: str | None,
     root_path: str | None,
     root_url: str | None,
-    bundled: tuple[LicenseFile, ...] = (),
+    bundled: tuple[LicenseFileEntry, ...] = (),
 ) -> LicenseFacts:
     """``LicenseFacts`` from our analysis of the root license file (None: no file read).
 
@@ -199,7 +199,7 @@ def license_facts_from_analysis(
         referenced_spdx_ids=named,
         expression=analysis.expression,
         verdict=verdict,
-        root_file=LicenseFile(root_path, root_url, texts),
+        root_file=LicenseFileEntry(root_path, root_url, texts),
         extra_text=extra,
         bundled=bundled,
     )

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
@@ -224,6 +224,37 @@ def _message(body: str) -> str:
     return body.replace("\n", " ")
 
 
+class AppTokens(Protocol):
+    """A GitHub App installation's tokens (app_auth.InstallationTokens)."""
+
+    issued: list[str]  # every token received: secrets to redact
+
+    @property
+    def identity(self) -> str: ...  # stable across renewals: the validators' cache key
+
+    def token(self) -> str: ...  # the current token, renewed before it expires
+
+    def close(self) -> None: ...
+
+
+def _installation_auth(base: type, tokens: AppTokens) -> Any:
+    """A PyGithub ``Auth`` (``base`` is ``github.Auth.Auth``, imported late) that sends the
+    current installation token of ``tokens`` with every REST request."""
+
+    class InstallationToken(base):  # type: ignore[misc]
+        token_type = "token"
+
+        @property
+        def token(self) -> str:
+            return tokens.token()
+
+        @property
+        def _masked_token(self) -> str:
+            return "token (installation token removed)"
+
+    return InstallationToken()
+
+
 def graphql_url(api_url: str) -> str:
     """PyGithub's rule: ``<base>/graphql``, where a GitHub Enterprise ``.../api/v3`` base
     becomes ``.../api/graphql``."""
@@ -243,12 +274,15 @@ class GitHubApi:
         timeout: float = 30.0,
         deadline: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        app_tokens: AppTokens | None = None,
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self.graphql_url = graphql_url(self.api_url)
-        self.authenticated = bool(token)
-        self._token = token
-        self._identity = token_identity(token)
+        # a GitHub App's installation tokens (app_auth.py) replace the token when given
+        self._app_tokens = app_tokens
+        self.authenticated = bool(token) or app_tokens is not None
+        self._token = None if app_tokens else token
+        self._identity = token_identity(app_tokens.identity if app_tokens else token)
         self._cache = cache
         self._settings = settings
         self._sleep = sleep
@@ -273,9 +307,12 @@ class GitHubApi:
         if client is None:
             from github import Auth, Github  # here: see the module's docstring
 
+            auth: Any = Auth.Token(self._token) if self._token else None
+            if self._app_tokens is not None:
+                auth = _installation_auth(Auth.Auth, self._app_tokens)
             client = Github(
                 base_url=self.api_url,
-                auth=Auth.Token(self._token) if self._token else None,
+                auth=auth,
                 retry=None,
                 timeout=int(self._timeout),
                 user_agent=USER_AGENT,
@@ -312,6 +349,8 @@ class GitHubApi:
     ) -> tuple[int, dict[str, Any], str]:
         """One request through this thread's plain session: (status, headers, body)."""
         sent = dict(headers or {})
+        if self._app_tokens is not None:  # the current installation token, renewed in time
+            sent["Authorization"] = f"token {self._app_tokens.token()}"
         if input is not None:
             sent["Content-Type"] = "application/json"
         response = self._session().request(
@@ -330,12 +369,15 @@ class GitHubApi:
             for client in self._clients:
                 client.close()
             self._clients.clear()
+        if self._app_tokens is not None:
+            self._app_tokens.close()
 
     def absolute(self, path: str) -> str:
         return path if path.startswith("http") else f"{self.api_url}{path}"
 
     def _redact(self, text: str) -> str:
-        return redact(text, self._token)
+        issued = self._app_tokens.issued if self._app_tokens else ()
+        return redact(text, self._token, *issued)
 
     def safe_message(self, text: str, limit: int = MAX_MESSAGE) -> str:
         """An upstream or exception string fit to store and report: redacted first, then cut

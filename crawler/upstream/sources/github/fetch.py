@@ -32,6 +32,7 @@ from crawler.upstream.sources.github import (
     parse,
 )
 from crawler.upstream.sources.github.api import BudgetExhausted, GitHubApi, GitHubError
+from crawler.upstream.sources.github.app_auth import InstallationTokens, app_credentials
 from crawler.upstream.sources.github.by_graphql import Answered, GraphQLRounds
 from crawler.upstream.sources.github.by_rest import RestProject
 from crawler.upstream.sources.github.queries import batch_query
@@ -208,6 +209,7 @@ class GitHubSource:
     def __init__(self, context: SourceContext) -> None:
         settings: GitHubSettings = context.settings
         api_url, token = github_endpoint(settings, context.env)
+        app = app_credentials(context.env)  # a GitHub App, when configured, wins over a token
         self.api = GitHubApi(
             api_url,
             token,
@@ -216,6 +218,9 @@ class GitHubSource:
             timeout=context.common.timeout,
             deadline=context.common.request_deadline,
             sleep=context.sleep,
+            app_tokens=InstallationTokens(api_url, app, timeout=context.common.timeout)
+            if app
+            else None,
         )
         self.api.project_deadline = context.common.project_deadline
         self._fetcher = GitHubFetcher(

@@ -57,11 +57,11 @@ from audit_budget import (
     TlsFront,
     config_text,
     nvchecker_missing,
-    refill,
     table,
 )
 
 NVCHECKER_CONCURRENCY = 20  # nvchecker's default max_concurrency
+BUDGET = 10**7  # neither tool is measured against GitHub's hourly budget here
 # Targets (issue 23), printed with the figures, never asserted
 UNCHANGED_WALL_1K = 0.7  # x nvchecker's wall, 1,000 projects
 UNCHANGED_CPU_10K = 0.7  # x nvchecker's CPU, 10,000 projects
@@ -118,7 +118,8 @@ def launch(command: Sequence[str], env: dict[str, str], cwd: Path, log: Path) ->
 
 def measure(fake: Any, tool: str, kind: str, command: Sequence[str], env: dict[str, str],
             cwd: Path) -> Run:  # fmt: skip
-    refill(fake)
+    for resource in ("core", "graphql"):  # a full hour of the fake's (large) budgets
+        fake.set_rate_limit(BUDGET, authenticated=True, resource=resource)
     start = len(fake.requests)
     seconds, cpu, maxrss_kb, _code = launch(command, env, cwd, cwd / f"{tool}-{kind}.log")
     records = fake.requests[start:]
@@ -148,7 +149,7 @@ def one_size(n: int, args: argparse.Namespace, log: Any) -> list[Run]:
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="side-by-side-") as tmp, FakeGitHub(
         state, token=TOKEN, unauth_limit=10**9, latency=args.latency,
-        auth_limit=10**7, graphql_limit=10**7,
+        auth_limit=BUDGET, graphql_limit=BUDGET,
     ) as fake:  # fmt: skip
         work = Path(tmp)
         ca = trustme.CA()

@@ -14,10 +14,26 @@ from crawler.model import Change, ChangeKind, Flag, FlagKind, ProjectSnapshot
 NOASSERTION = "NOASSERTION"
 
 
+# The analysis dicts of snapshots read together are shared (one per license blob: the store's
+# _SharedTexts), and one project's diff and report read its analysis seven times: each dict
+# is turned into a LicenseAnalysis once. Keyed by identity, the dict kept alive beside it (so
+# its id cannot be reused); bounded.
+_READ: dict[int, tuple[dict[str, Any], LicenseAnalysis]] = {}
+_READ_MAX = 4096
+
+
 def analysis_of(snapshot: ProjectSnapshot | None) -> LicenseAnalysis | None:
     if snapshot is None or snapshot.license_file is None or not snapshot.license_file.analysis:
         return None
-    return LicenseAnalysis.from_dict(snapshot.license_file.analysis)
+    raw = snapshot.license_file.analysis
+    known = _READ.get(id(raw))
+    if known is not None and known[0] is raw:
+        return known[1]
+    analysis = LicenseAnalysis.from_dict(raw)
+    if len(_READ) >= _READ_MAX:
+        _READ.clear()
+    _READ[id(raw)] = (raw, analysis)
+    return analysis
 
 
 def forge_spdx(snapshot: ProjectSnapshot | None) -> str | None:

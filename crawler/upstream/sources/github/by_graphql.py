@@ -325,6 +325,7 @@ class GraphQLRounds:
         response = self.api.get_json(
             f"/repos/{seen.snapshot.repo.full_name}/git/trees/{head.sha}?recursive=1",
             allow=(404, 409),
+            immutable=True,  # a commit's tree: asked again only when the head moves
         )
         if response.status == 200:
             repo = seen.snapshot.repo

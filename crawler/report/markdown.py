@@ -93,6 +93,17 @@ def _code_span(word: str) -> str:
 def escape(value: Any, limit: int = MAX_CELL) -> str:
     """Plain text safe inside Markdown, a table cell and HTML: one line, capped, escaped only
     where CommonMark needs it, link-like words in code spans (see the module docstring)."""
+    if type(value) is str and len(value) <= 4 * MAX_CELL:
+        return _escape_text(value, limit)  # a report repeats its dates, licenses, kinds
+    return _escape(value, limit)
+
+
+@lru_cache(maxsize=65536)
+def _escape_text(value: str, limit: int) -> str:
+    return _escape(value, limit)
+
+
+def _escape(value: Any, limit: int) -> str:
     text = one_line(value, limit)
     if text == "—":
         return text

@@ -222,3 +222,32 @@ def test_the_key_may_come_from_a_file_and_no_app_variable_means_no_app(tmp_path:
     assert (found.app_id, found.installation_id, found.private_key) == (APP_ID, 12, PRIVATE.strip())
     assert "PRIVATE" not in repr(found)
     assert app_credentials({"GITHUB_TOKEN": "ghp_x"}) is None
+
+
+def test_a_first_audit_larger_than_the_budget_says_how_many_nights_it_takes(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Ten projects, a REST budget of four trees: four are checked tonight, six deferred, and
+    the report says the rotation needs two more nights; the next night starts with them."""
+    with FakeGitHub(_state(10), token="ghp_budget_token") as server:
+        store = Store(db_url)
+        env = server.env("ghp_budget_token")
+        config = parse_config("github: {concurrency: 1}\nprojects:\n" + "".join(
+            f"  - name: p{i}\n    repo: org/p{i}\n" for i in range(10)))  # fmt: skip
+        try:
+            server.set_rate_limit(4, resource="core")
+            first = run_audit(config, store, tmp_path / "r", env=env, sleep=lambda _s: None)
+            statuses = {p["name"]: p["status"] for p in first.report["projects"]}
+            assert sorted(n for n, s in statuses.items() if s == "ok") == [
+                "p0", "p1", "p2", "p3"]  # fmt: skip
+            assert first.report["summary"]["deferred"] == 6
+            text = (tmp_path / "r" / "latest" / "report.md").read_text()
+            assert ("6 project(s) were not checked (deferred); at this audit's pace the "
+                    "rotation reaches them in 2 more night(s)") in text  # fmt: skip
+            server.set_rate_limit(4, resource="core")
+            server.reset_log()
+            run_audit(config, store, tmp_path / "r", env=env, sleep=lambda _s: None)
+            trees = [r.path.split("/")[3] for r in server.requests if "/git/trees/" in r.path]
+            assert trees == ["p4", "p5", "p6", "p7"]  # the never-checked lead
+        finally:
+            store.close()

@@ -293,7 +293,8 @@ def _headline(report: dict[str, Any]) -> list[str]:
     ]
     gaps = []
     if summary["deferred"]:
-        gaps.append(f"{summary['deferred']} project(s) were not checked (deferred)")
+        gaps.append(f"{summary['deferred']} project(s) were not checked (deferred)"
+                    + _nights_left(summary))  # fmt: skip
     if summary["stale"]:
         gaps.append(f"{summary['stale']} project(s) have gone unchecked too long (stale)")
     if summary["projects_with_errors"]:
@@ -305,6 +306,16 @@ def _headline(report: dict[str, Any]) -> list[str]:
             "",
         ]
     return lines
+
+
+def _nights_left(summary: dict[str, Any]) -> str:
+    """How many more nights the rotation (least recently checked first) needs to reach the
+    deferred projects, at the pace of this one: a first audit larger than the rate budget."""
+    reached = summary["projects"] - summary["deferred"] - summary["untracked"]
+    if reached <= 0:
+        return ""
+    nights = -(-summary["deferred"] // reached)
+    return f"; at this audit's pace the rotation reaches them in {nights} more night(s)"
 
 
 def _page_lines(changes: list[dict[str, Any]]) -> list[str]:

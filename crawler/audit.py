@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from crawler.config import Config, ConfigError, ProjectSpec
-from crawler.diff import DiffRules, Findings, Tracked, diff_audit
+from crawler.diff import DiffRules, Findings, Tracked, diff_audit, forget_memos
 from crawler.findings import findings_between as findings_between  # re-exported
 from crawler.findings import location_of as _location
 from crawler.findings import source_names as source_names
@@ -264,6 +264,7 @@ def run_audit(
             should_stop=should_stop, allow_removals=allow_removals, progress=progress,
         )  # fmt: skip
     finally:
+        forget_memos()
         gc.unfreeze()
 
 

@@ -105,6 +105,11 @@ def current_version(
     return row
 
 
+def forget_rows() -> None:
+    """Let go of the rows worked out during an audit (and of the snapshots they hold)."""
+    _ROWS.clear()
+
+
 def _current_version(
     project: str, snapshot: ProjectSnapshot | None, license_label: str | None
 ) -> CurrentVersion:

@@ -12,18 +12,31 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from crawler.diff.licenses import license_changes, license_label, noassertion_flag
+from crawler.diff.licenses import (
+    forget_readings,
+    license_changes,
+    license_label,
+    noassertion_flag,
+)
 from crawler.diff.names import Names, SourceNames
 from crawler.diff.packages import channel_flags, package_changes
 from crawler.diff.pages import diff_page
 from crawler.diff.releases import no_release_flag, version_changes
 from crawler.diff.repository import repo_changes
 from crawler.model import Change, ChangeKind, CurrentVersion, FetchError, Flag, ProjectSnapshot
-from crawler.versions import current_version
+from crawler.versions import current_version, forget_rows
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DiffRules", "Findings", "Names", "SourceNames", "Tracked", "diff_audit"]
+__all__ = ["DiffRules", "Findings", "Names", "SourceNames", "Tracked", "diff_audit", "forget_memos"]
+
+
+def forget_memos() -> None:
+    """The diff and the report work out each snapshot's catalog row and license reading once
+    per audit (memoised by identity): let go of them when the audit is over, so that a
+    long-running scheduler does not keep one night's snapshots until the next."""
+    forget_rows()
+    forget_readings()
 
 
 @dataclass(frozen=True)

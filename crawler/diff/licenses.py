@@ -36,6 +36,11 @@ def analysis_of(snapshot: ProjectSnapshot | None) -> LicenseAnalysis | None:
     return analysis
 
 
+def forget_readings() -> None:
+    """Let go of the analyses read during an audit (and of the dicts they were read from)."""
+    _READ.clear()
+
+
 def forge_spdx(snapshot: ProjectSnapshot | None) -> str | None:
     if snapshot is None or snapshot.forge_license is None:
         return None

@@ -325,3 +325,23 @@ def test_the_environment_is_read_once_per_session_not_per_request(
         assert api._requester()._Requester__connection.verify == str(bundle)
     finally:
         api.close()
+
+
+def test_a_first_audit_with_a_token_never_loads_pygithub(db_url: str, tmp_path: Path) -> None:
+    """A first audit with a token reads facts and license texts by GraphQL and each commit's
+    tree (immutable) through the plain session: PyGithub and the JWT, cryptography and NaCl
+    stacks it brings are not imported; the license index is built (new texts were read) and
+    Alembic creates the new database."""
+    state = GitHubState([_repo(i, license_text=reference_text("MIT")) for i in range(3)])
+    config_file = tmp_path / "sources.yaml"
+    config_file.write_text(
+        "projects:\n" + "".join(f"  - name: p{i}\n    repo: org/p{i}\n" for i in range(3))
+    )
+    with FakeGitHub(state, token=TOKEN) as server:
+        done = _cli_probe(server, config_file, db_url, tmp_path / "reports")
+        trees = [r for r in server.requests if "/git/trees/" in r.path]
+    assert done.returncode == 0, done.stderr
+    assert len(trees) == 3 and all(r.status == 200 and r.authenticated for r in trees)
+    assert [line for line in done.stderr.splitlines() if line.startswith("LOADED")] == [
+        "LOADED alembic license index"
+    ]

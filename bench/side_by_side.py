@@ -23,11 +23,11 @@ a minute) bound what either tool may send.
 
 Reproduce (from the repository root, in the project's virtualenv):
 
-    pip install -e '.[dev,bench]'                  # nvchecker + trustme: bench-only
-    python bench/side_by_side.py                     # 1,000 and 10,000 projects, 3 runs each
+    pip install -r bench/requirements.txt        # nvchecker + trustme: bench-only
+    python bench/side_by_side.py                 # 1,000 and 10,000 projects, 3 runs each
     python bench/side_by_side.py --sizes 1000 --repeat 1
-    python bench/side_by_side.py --sizes 100000 --repeat 1 --large   # needs the large-catalog
-                                                                       # setting (README)
+    python bench/side_by_side.py --sizes 100000 --repeat 1 --large
+                                  # --large: CRAWLER_LARGE_CATALOG=1 for the crawler (README)
 
 This prints a table; it asserts nothing (behaviour is checked in ``tests/``).
 """

@@ -24,6 +24,7 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal, cast
@@ -607,13 +608,22 @@ class FakeGitHub(LoopbackService):
         with self._lock:
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
-        try:
-            self._dispatch(handler, method)
-        finally:
-            with self._lock:
-                self._in_flight -= 1
+        done = [False]
 
-    def _dispatch(self, handler: BaseHTTPRequestHandler, method: str) -> None:
+        def answered() -> None:  # before the answer is written: the client may go on at once
+            if not done[0]:
+                done[0] = True
+                with self._lock:
+                    self._in_flight -= 1
+
+        try:
+            self._dispatch(handler, method, answered)
+        finally:
+            answered()
+
+    def _dispatch(
+        self, handler: BaseHTTPRequestHandler, method: str, answered: Callable[[], None]
+    ) -> None:
         received = time.monotonic()
         cpu_start = time.thread_time()
         target = handler.path
@@ -690,6 +700,7 @@ class FakeGitHub(LoopbackService):
             resp = _Resp(500, {"message": f"fake GitHub error: {exc!r}"})
         log(resp.status, cost)  # before answering: a client may read the log right after
         wait_latency()
+        answered()
         _send(handler, resp, truncate=fault is not None and fault.kind == "truncate")
 
     def _fault_response(

@@ -194,8 +194,15 @@ class GitHubFetcher:
             self.on_fetched(result)
             return result
 
-        for seen, result in zip(outcome.answered, pool.map(finish, outcome.answered), strict=True):
+        # only a project whose tree is to be read needs a worker; the others (every project on
+        # an unchanged night) are finished here, without a future and a thread hand-off each
+        remote = [s for s in outcome.answered if rounds.needs_tree(s, prior.get(s.spec.name))]
+        for seen, result in zip(remote, pool.map(finish, remote), strict=True):
             results[seen.spec.name] = result
+        wanted = {id(s) for s in remote}
+        for seen in outcome.answered:
+            if id(seen) not in wanted:
+                results[seen.spec.name] = finish(seen)
         for name in (*outcome.deferred, *outcome.failed):
             self.on_fetched(results[name])
         return {spec.name: results[spec.name] for spec in specs if spec.name in results}

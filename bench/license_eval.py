@@ -12,8 +12,12 @@ A second section (``license_adversarial``, issue 13) inserts sentences written f
 every structural position of the texts GitHub's license picker writes, and reads those texts
 with realistic copyright blocks, which must stay ``exact``.
 
+A third section (``real``, issue 18) reads the 96 real license files of
+``../shared/replay/licenses`` against the judgement a person wrote down for each
+(``tests/license_judgements.py``), and every SPDX-listed text the license data packages ship.
+
 Run:  python bench/license_eval.py [--corpus DIR] [--ids MIT,Apache-2.0,...]
-                                   [--section all|standard|adversarial]
+                                   [--section all|standard|adversarial|real]
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ EXTRA = ("Notwithstanding the above, the Example Foundation asks commercial user
          "in writing before shipping any product that contains this software.")
 ALTERED = "REDACTED"
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+DEFAULT_REPLAY = Path(__file__).resolve().parents[2] / "shared" / "replay"
 
 # Hand-checked labels for the real files: (expected SPDX ids in file order, kind).
 # kind: "unmodified" = standard text (title/copyright/SPDX lines only), "extra" = has added text.
@@ -285,12 +290,108 @@ def _installed(dist: str) -> bool:
     return True
 
 
+def real_section(replay: Path) -> int:
+    """The real license files read against a person's judgement, and the packages' texts."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.license_judgements import JUDGEMENTS
+
+    folder = replay / "licenses"
+    if not folder.is_dir():
+        print(f"{folder} is absent: nothing to read", file=sys.stderr)
+        return 1
+    counts = {k: 0 for k in ("read", "crashes", "exact_n", "exact", "extra_n", "extra",
+                             "other_n", "other", "wrong_id", "not_recognised")}
+    problems: list[str] = []
+    t = time.perf_counter()
+    for file, judged in JUDGEMENTS.items():
+        counts["read"] += 1
+        try:
+            a = analyze_file(folder / file)
+        except Exception as exc:  # counted, never hidden
+            counts["crashes"] += 1
+            problems.append(f"{file}: crash {type(exc).__name__}")
+            continue
+        spans = (*a.extra_text, *a.altered_text)
+        if judged.kind in ("exact", "extra") or judged.miss:
+            if not a.spdx_ids and judged.ids:
+                counts["not_recognised"] += 1
+                problems.append(f"{file}: not recognised ({judged.why})")
+            elif a.spdx_ids != judged.ids:
+                counts["wrong_id"] += 1
+                problems.append(f"{file}: ids {a.spdx_ids}, judged {judged.ids}"
+                                + (f" ({judged.miss})" if judged.miss else ""))
+        if judged.kind == "exact":
+            counts["exact_n"] += 1
+            ok = a.verdict == "exact" and not spans
+            counts["exact"] += ok
+            if not ok:
+                problems.append(f"{file}: {a.verdict}, judged unmodified ({judged.why})")
+        elif judged.kind == "extra":
+            counts["extra_n"] += 1
+            lines = judged.lines or (0, 0)
+            ok = any(s.start_line <= lines[1] and lines[0] <= s.end_line for s in spans)
+            counts["extra"] += ok
+            if not ok:
+                problems.append(f"{file}: addition at lines {lines} not quoted ({judged.why})")
+        else:
+            counts["other_n"] += 1
+            counts["other"] += a.verdict != "exact"
+    elapsed = time.perf_counter() - t
+    spdx_n, spdx_exact, spdx_misses = _spdx_texts()
+    rows = [
+        ("real files read", str(counts["read"])),
+        ("crashes", str(counts["crashes"])),
+        ("unmodified official texts read exact", f"{counts['exact']}/{counts['exact_n']}"),
+        ("real additions quoted (at their lines)", f"{counts['extra']}/{counts['extra_n']}"),
+        ("notices/custom never read as a plain license", f"{counts['other']}/{counts['other_n']}"),
+        ("wrong id", str(counts["wrong_id"])),
+        ("not recognised", str(counts["not_recognised"])),
+        ("mean ms/real file", f"{1000 * elapsed / max(1, counts['read']):.1f}"),
+        ("SPDX-listed texts the packages ship", str(spdx_n)),
+        ("  ... read exact with their own id", f"{spdx_exact}/{spdx_n}"),
+    ]
+    print(f"{'real license files (issue 18)':<48} {'value':>8}")
+    print("-" * 58)
+    for name, value in rows:
+        print(f"{name:<48} {value:>8}")
+    print(f"\ndisagreements with the judgement ({len(problems)}):")
+    for p in problems:
+        print(f"  - {p}")
+    print(f"\npackage texts not read exact ({len(spdx_misses)}):")
+    for m in spdx_misses:
+        print(f"  - {m}")
+    return 0
+
+
+def _spdx_texts() -> tuple[int, int, list[str]]:
+    """Every SPDX-listed license text of the data packages (ScanCode's, choosealicense's)."""
+    index = load_index()
+    n = exact = 0
+    misses: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for e in index.entries:
+        source = "choosealicense" if e.key.startswith("choosealicense-") else "scancode"
+        if (e.spdx_id.startswith("LicenseRef-") or e.meta.get("is_exception") == "yes"
+                or (e.spdx_id, source) in seen):
+            continue
+        seen.add((e.spdx_id, source))
+        a = analyze_license(reference_text(e.spdx_id, source))
+        n += 1
+        if a.verdict == "exact" and a.spdx_ids[:1] == (e.spdx_id,):
+            exact += 1
+        else:
+            misses.append(f"{source}:{e.spdx_id} {a.verdict} {a.spdx_ids[:3]}")
+    return n, exact, misses
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--ids", default=",".join(EVAL_IDS))
-    ap.add_argument("--section", choices=("all", "standard", "adversarial"), default="all",
-                    help="today's figures, the adversarial placements (issue 13), or both")
+    ap.add_argument("--section", choices=("all", "standard", "adversarial", "real"),
+                    default="all", help="today's figures, the adversarial placements (issue "
+                    "13), both, or the real license files (issue 18)")
+    ap.add_argument("--replay", type=Path, default=DEFAULT_REPLAY)
     ap.add_argument("--scancode-only", action="store_true",
                     help="match against ScanCode templates only: a cross-source measure for "
                          "the choosealicense texts")
@@ -300,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.section == "adversarial":
         load_index()
         return license_adversarial.evaluate()
+    if args.section == "real":
+        return real_section(args.replay)
     start = startup_seconds()
     load_index()  # start-up is measured above, in a fresh process; not counted per file
     cases = build_cases(tuple(args.ids.split(",")), args.corpus)

@@ -9,21 +9,24 @@ next audit reports its findings again instead of losing them.
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+from sqlalchemy.exc import SQLAlchemyError
 
 from crawler.config import Config, ConfigError, ProjectSpec
 from crawler.diff import DiffRules, Findings, Tracked, diff_audit, forget_memos
+from crawler.diff.pending import PendingItem, pending_record
 from crawler.findings import findings_between as findings_between  # re-exported
 from crawler.findings import location_of as _location
 from crawler.findings import source_names as source_names
@@ -37,8 +40,10 @@ from crawler.model import (
     ProjectStatus,
 )
 from crawler.report.json_report import AuditHeader, build_report
-from crawler.report.markdown import render_markdown
+from crawler.report.markdown import counted, render_markdown
 from crawler.store import AuditInfo, Store
+from crawler.store.database import StoreError, describe_db_error
+from crawler.store.lock import AuditLockLost
 from crawler.upstream.http import redact
 from crawler.upstream.pages import PageFetcher
 
@@ -84,7 +89,10 @@ def select_projects(config: Config, only: Sequence[str] | None) -> list[ProjectS
     names = {p.name for p in config.projects}
     unknown = [n for n in only if n not in names]
     if unknown:
-        raise ConfigError(f"--only: unknown project(s) {unknown}; known: {sorted(names)}")
+        raise ConfigError(
+            f"--only: unknown {'project' if len(unknown) == 1 else 'projects'} {unknown}; "
+            f"known: {sorted(names)}"
+        )
     return [p for p in config.projects if p.name in only]
 
 
@@ -110,14 +118,15 @@ def check_removals(config: Config, baseline: AuditInfo | None, allow_removals: b
             f" and {len(dropped) - 5} more" if len(dropped) > 5 else ""
         )
         raise ConfigError(
-            f"{config.path}: lists {len(listed)} project(s) where the last audit tracked "
+            f"{config.path}: lists {counted(len(listed), 'project')} where the last audit tracked "
             f"{len(baseline.projects)}: {len(dropped)} would be reported removed ({shown}). "
             "If that is intended, run with --allow-removals; otherwise check the file."
         )
 
 
-def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
-    """reports/<UTC timestamp>-audit<N>/report.{md,json}, then refresh reports/latest/."""
+def write_report(report: dict[str, Any], reports_dir: Path, *, refresh_latest: bool = True) -> Path:
+    """reports/<UTC timestamp>-audit<N>/report.{md,json}, then (for the audit just run)
+    refresh reports/latest/."""
     stamp = report["audit"]["started_at"].replace(":", "").replace("-", "")
     target = reports_dir / f"{stamp}-audit{report['audit']['id']}"
     target.mkdir(parents=True, exist_ok=True)
@@ -126,6 +135,8 @@ def write_report(report: dict[str, Any], reports_dir: Path) -> Path:
         msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n"
     )
     (target / "report.md").write_text(render_markdown(report), encoding="utf-8")
+    if not refresh_latest:
+        return target
     latest = reports_dir / "latest"
     staging = reports_dir / ".latest.tmp"
     shutil.rmtree(staging, ignore_errors=True)
@@ -263,6 +274,8 @@ def run_audit(
             config, store, reports_dir, env=env, only=only, sleep=sleep,
             should_stop=should_stop, allow_removals=allow_removals, progress=progress,
         )  # fmt: skip
+    except SQLAlchemyError as exc:  # before the audit began, or while it was marked failed
+        raise StoreError(f"the audit failed: {store.failed('starting the audit', exc)}") from None
     finally:
         forget_memos()
         gc.unfreeze()
@@ -296,7 +309,11 @@ def _run_audit(
         return _iso(_now())
 
     web = PageFetcher(config.settings, store)
-    stop = should_stop or (lambda: False)
+    asked_to_stop = should_stop or (lambda: False)
+
+    def stop() -> bool:  # asked to, or the database failed: nothing could be recorded
+        return asked_to_stop() or store.failure is not None
+
     gatherer = Gatherer(
         web,
         clock,
@@ -317,13 +334,15 @@ def _run_audit(
         finally:
             sources.close()
     except Exception as exc:  # a defect outside any one project: never leak a token
-        store.finish_audit(audit_id, [], "failed", _now(), None, {})
+        _record_failed(store, audit_id, [])
         raise RuntimeError(redact(f"audit {audit_id} failed: {exc}", *secrets)) from None
     finally:
         web.close()
+    if store.failure is not None:
+        raise StoreError(_store_failed(store, audit_id, results.values()))
 
     results = {spec.name: results[spec.name] for spec in specs}  # sources.yaml order
-    stopped = stop()
+    stopped = asked_to_stop()
     names = source_names()
     rules = DiffRules(
         now=started, names=names, channel_grace=timedelta(days=config.settings.channel_grace_days)
@@ -344,10 +363,18 @@ def _run_audit(
         for name, o in outcomes.items()
     }
     errors = [e for r in results.values() for e in r.errors] + list(findings.problems)
+    pending = _pending(config, store, audit_id, started, findings)
     finished = _now()
     stats = {"sources": usage}
     report = build_report(
-        audit=AuditHeader(audit_id, started, finished, status, baseline.id if baseline else None),
+        audit=AuditHeader(
+            audit_id,
+            started,
+            finished,
+            status,
+            baseline.id if baseline else None,
+            not_selected=len(config.projects) - len(specs),
+        ),
         findings=findings,
         errors=errors,
         outcomes=outcomes,
@@ -355,8 +382,16 @@ def _run_audit(
         usage=stats,
         names=names,
     )
+    report["pending"] = [pending_record(item, audit_id) for item in pending]
     report_dir: Path | None = None
     report_error: str | None = None
+    try:  # frozen past the lock's lease, another audit may have run: record nothing then
+        store.confirm_audit_lock()
+    except AuditLockLost as exc:
+        report_error = f"{exc}: nothing of this audit was recorded, reported or sent"
+        log.error("%s", report_error)
+        store.finish_audit(audit_id, [], "failed", finished, None, stats)
+        return AuditOutcome(audit_id, "failed", report, None, report_error)
     try:
         report_dir = write_report(report, reports_dir)
     except OSError as exc:
@@ -365,10 +400,69 @@ def _run_audit(
         report_error = f"could not write the report under {reports_dir}: {exc.strerror or exc}"
         status = "failed"
         log.error("%s", report_error)
-    store.finish_audit(
-        audit_id, results.values(), status, finished, baseline.id if baseline else None, stats
-    )
+    try:
+        store.finish_audit(
+            audit_id, results.values(), status, finished, baseline.id if baseline else None, stats
+        )
+    except SQLAlchemyError as exc:
+        store.failed("recording the audit", exc)
+        raise StoreError(_store_failed(store, audit_id, results.values())) from None
     return AuditOutcome(audit_id, status, report, report_dir, report_error)
+
+
+def _record_failed(store: Store, audit_id: int, results: Iterable[ProjectResult]) -> str:
+    """Mark the audit failed, keeping what it learnt (a failed audit is never a baseline);
+    how that went, in a sentence."""
+    try:
+        store.finish_audit(audit_id, results, "failed", _now(), None, {})
+    except SQLAlchemyError as exc:
+        reason = describe_db_error(exc, store.url)
+        return (
+            f"It could not be marked failed either ({reason}): it stays 'running', which no "
+            "later audit uses as a baseline."
+        )
+    return "It is recorded as failed, with what it had fetched."
+
+
+def _store_failed(store: Store, audit_id: int, results: Iterable[ProjectResult]) -> str:
+    """The one message of an audit the database failed under (the upstream is not blamed)."""
+    recorded = _record_failed(store, audit_id, results)
+    return (
+        f"audit #{audit_id} failed: {store.failure}. {recorded} Nothing was delivered; the "
+        "next audit reports these findings again."
+    )
+
+
+def curated_catalog_path(config: Config) -> Path | None:
+    """``settings.catalog``, relative to the folder of sources.yaml."""
+    if config.settings.catalog is None:
+        return None
+    return Path(config.path).parent / config.settings.catalog
+
+
+def read_curated(path: Path) -> dict[str, Any] | None:
+    """The curated catalog, or None (logged) when it cannot be read: then nothing is taken."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        log.error("curated catalog %s unreadable (%s): nothing pending is taken from it", path, exc)
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _pending(
+    config: Config, store: Store, audit_id: int, started: datetime, findings: Findings
+) -> list[PendingItem]:
+    """Record tonight's pending-worthy changes, close what the curated catalog (if configured)
+    already holds, and return everything still pending, newest first."""
+    from crawler.store.pending import close_taken, open_pending, record_pending
+
+    record_pending(store, audit_id, started, findings.changes)
+    path = curated_catalog_path(config)
+    curated = read_curated(path) if path is not None else None
+    if curated is not None:
+        close_taken(store, curated, started)
+    return open_pending(store)
 
 
 # -- re-rendering stored audits -------------------------------------------------------------------
@@ -387,9 +481,25 @@ def rebuild_report(store: Store, config: Config | None, audit_id: int | None) ->
         )
     before = store.audit(audit.baseline_audit_id) if audit.baseline_audit_id else None
     findings, current, outcomes, errors = findings_between(store, config, before, audit)
+    # an --only audit: the projects neither checked nor given an outcome were not selected
+    left_out = (
+        {n for n in audit.projects if n not in audit.checked and n not in outcomes}
+        if audit.checked is not None
+        else set()
+    )
+    findings = replace(  # neither their rows nor their flags: they were not looked at
+        findings,
+        projects=tuple(p for p in findings.projects if p.project not in left_out),
+        flags=tuple(f for f in findings.flags if f.project not in left_out),
+    )
     return build_report(
         audit=AuditHeader(
-            audit.id, audit.started_at, audit.finished_at, audit.status, audit.baseline_audit_id
+            audit.id,
+            audit.started_at,
+            audit.finished_at,
+            audit.status,
+            audit.baseline_audit_id,
+            not_selected=len(left_out),
         ),
         findings=findings,
         errors=errors,

@@ -1,7 +1,8 @@
 """Command line: parse arguments, call one function, print.
 
 Exit 0 ok, 1 fetch errors or stale projects (or an unhealthy scheduler for ``health``),
-2 usage, 3 another audit holds the database's audit lock."""
+2 usage or configuration, 3 another audit holds the database's audit lock, 4 ``--fail-on``
+found what it names."""
 
 from __future__ import annotations
 
@@ -11,13 +12,26 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from crawler import __version__
 from crawler.cli_db import audit_lock_or_exit, db, prune
 from crawler.cli_db import open_store as _open_store
+from crawler.cli_ops import (
+    Failure,
+    add_examples,
+    check,
+    config_file,
+    config_option,
+    fail_on_exit,
+    fail_on_option,
+    load_or_fail,
+    notify,
+)
 from crawler.config import (
     DEFAULT_REQUEST_DEADLINE,
     Config,
@@ -27,26 +41,19 @@ from crawler.config import (
 )
 from crawler.output import LogFormat, Output, configure_output
 from crawler.store import DEFAULT_DB_URL, Store
+from crawler.store.database import StoreError
 from crawler.store.lock import AuditLocked
 
 if TYPE_CHECKING:
     import threading
 
     from crawler.audit import AuditOutcome
+    from crawler.diff.pending import PendingItem
 
-DEFAULT_CONFIG = "sources.yaml"
 DEFAULT_REPORTS = "reports"
 # audit ids are database integers: anything larger is refused by click, not by the database
 AUDIT_ID = click.IntRange(1, 2**63 - 1)
 
-config_option = click.option(
-    "--config",
-    "config_path",
-    default=DEFAULT_CONFIG,
-    show_default=True,
-    type=click.Path(dir_okay=False),
-    help="The sources.yaml listing the tracked projects.",
-)
 reports_option = click.option(
     "--reports",
     "reports_dir",
@@ -59,24 +66,24 @@ db_option = click.option(
     "--db",
     "db_url",
     default=None,
-    help=f"SQLAlchemy database URL [default: $CRAWLER_DB_URL or {DEFAULT_DB_URL}].",
+    help=f"SQLAlchemy database URL [default: $CRAWLER_DB_URL, else {DEFAULT_DB_URL} if it "
+    "exists, else ~/.local/share/crawler/crawler.sqlite if it exists or sources.yaml came from "
+    "~/.config/crawler, else the first].",
 )
 
 
-def _load(config_path: str) -> Config:
-    try:
-        return load_config(config_path)
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
+def _load(config_path: str | None) -> Config:
+    return load_or_fail(config_path)
 
 
-def _load_if_present(config_path: str) -> Config | None:
+def _load_if_present(config_path: str | None) -> Config | None:
     """sources.yaml only names where projects are fetched from: reading stored audits works
     without it (after `crawler demo`, or for projects since removed)."""
-    return _load(config_path) if Path(config_path).exists() else None
+    return _load(config_path) if config_file(config_path).exists() else None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="crawler")
 @click.option("-v", "--verbose", count=True, help="More logging (-v debug, -vv libraries too).")
 @click.option("-q", "--quiet", is_flag=True, help="Only errors and the summary line (for cron).")
 @click.option(
@@ -85,11 +92,15 @@ def _load_if_present(config_path: str) -> Config | None:
     default="text",
     show_default=True,
     envvar="CRAWLER_LOG_FORMAT",
-    help="json: every line written is one JSON object, for log collectors.",
+    help="json: every line written is one JSON object, for log collectors (logs and notes "
+    "on stderr, results on stdout).",
 )
 @click.pass_context
 def cli(ctx: click.Context, verbose: int, quiet: bool, log_format: str) -> None:
-    """Audit upstream releases, tags, licenses and vendor pages; report what changed."""
+    """Audit upstream releases, tags, licenses and vendor pages; report what changed.
+
+    sources.yaml is --config, else $CRAWLER_CONFIG, else ./sources.yaml, else
+    ~/.config/crawler/sources.yaml; see `crawler audit --help` for the database."""
     ctx.obj = configure_output(verbose, quiet, cast(LogFormat, log_format), os.environ)
 
 
@@ -114,6 +125,7 @@ def _audit_and_deliver(
     from crawler.audit import run_audit
     from crawler.notify import deliver
     from crawler.progress import make_progress
+    from crawler.report.markdown import pending_phrase, summary_line
     from crawler.upstream.sources.github import github_endpoint
 
     progress = make_progress(output)
@@ -130,10 +142,10 @@ def _audit_and_deliver(
     finally:
         progress.close()
     summary = outcome.report["summary"]
+    phrase = pending_phrase(outcome.report.get("pending") or [])
     progress.finish(
-        f"audit #{outcome.audit_id} {outcome.status}: {summary['changes']} changes, "
-        f"{summary['flags']} flags, {summary['errors']} errors, {summary['deferred']} deferred"
-        + (f", {summary['stale']} stale" if summary["stale"] else "")
+        f"audit #{outcome.audit_id} {summary_line(outcome.status, summary)}"
+        + (f"; {phrase}" if phrase else "")
     )
     if outcome.report_dir is None:
         output.error(
@@ -171,12 +183,14 @@ def _audit_and_deliver(
     is_flag=True,
     help="Accept a sources.yaml that drops more than half of the tracked projects at once.",
 )
+@fail_on_option
 def audit(
-    config_path: str,
+    config_path: str | None,
     db_url: str | None,
     reports_dir: str,
     only: tuple[str, ...],
     allow_removals: bool,
+    fail_on: frozenset[str] | None,
 ) -> None:
     """Fetch every project, store the snapshot, diff against the last good audit, report."""
     import threading
@@ -199,10 +213,13 @@ def audit(
                 config, store, Path(reports_dir), only or None, stop, _output(), allow_removals
             )
     except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise Failure(str(exc)) from None
+    except StoreError as exc:  # the database's failure, said once (the lock is released)
+        _output().error(str(exc))
+        sys.exit(1)
     finally:
         store.close()
-    sys.exit(outcome.exit_code)
+    sys.exit(fail_on_exit(outcome.report, fail_on) or outcome.exit_code)
 
 
 @cli.command()
@@ -229,7 +246,7 @@ def audit(
     help="Write a heartbeat file here every minute, for `crawler health` [env CRAWLER_HEARTBEAT].",
 )
 def schedule(
-    config_path: str,
+    config_path: str | None,
     db_url: str | None,
     reports_dir: str,
     cron: str | None,
@@ -268,9 +285,9 @@ def schedule(
 
     def job(stop: threading.Event) -> None:
         try:
-            config = load_config(config_path)
+            config = load_config(config_file(config_path))
             store = _open_store(db_url)
-        except (ConfigError, click.UsageError) as exc:  # keep running: the next tick retries
+        except (ConfigError, click.ClickException) as exc:  # keep running: the next tick retries
             output.error(f"audit skipped: {exc}")
             return
         try:
@@ -286,7 +303,7 @@ def schedule(
     try:
         serve(plan, job, output.result)
     except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise Failure(str(exc)) from None
 
 
 @cli.command()
@@ -310,8 +327,14 @@ def health(heartbeat: str, max_age: int) -> None:
     from datetime import UTC, datetime
 
     from crawler.schedule import check_heartbeat
+    from crawler.untrusted import UnreadableFile
 
-    state = check_heartbeat(Path(heartbeat), datetime.now(UTC), max_age)
+    try:
+        state = check_heartbeat(Path(heartbeat), datetime.now(UTC), max_age)
+    except UnreadableFile as exc:  # a FIFO or /dev/zero: unhealthy, said (never read)
+        # exit 1, not 2: Docker reserves a HEALTHCHECK's exit status 2 ("do not use")
+        click.echo(f"unhealthy: --heartbeat {exc}", err=True)
+        sys.exit(1)
     click.echo(state.message, err=not state.healthy)
     sys.exit(0 if state.healthy else 1)
 
@@ -324,10 +347,10 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
     """The dated versions and licenses stored for one project (from the database alone)."""
     from crawler.audit import source_names
     from crawler.diff.licenses import license_label
-    from crawler.report.markdown import one_line
+    from crawler.untrusted import one_line
     from crawler.versions import current_version
 
-    store = _open_store(db_url)
+    store = _open_store(db_url, reading=True)
     try:
         entries = store.history(name)
         known = store.known_projects() if not entries else []
@@ -341,7 +364,7 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
     for entry in entries:
         row: dict[str, Any] = {
             "audit": entry.audit_id,
-            "date": entry.audit_started_at.isoformat(),
+            "date": entry.audit_started_at.isoformat().replace("+00:00", "Z"),  # ISO 8601 UTC
             "status": entry.status,
             "note": entry.note,
         }
@@ -361,7 +384,7 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
     if not rows:
         click.echo(f"no history for {name} yet: run `crawler audit`")
     for row in rows:
-        when = f"{row['date'][:19]}  audit #{row['audit']}"
+        when = f"{row['date']}  audit #{row['audit']}"
         if row["status"] == "ok" and "version" in row:
             pre = ", pre-release" if row["prerelease"] else ""
             click.echo(
@@ -379,24 +402,31 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
 @reports_option
 @click.option("--stdout", is_flag=True, help="Print the Markdown instead of writing files.")
 def report(
-    audit_id: int | None, config_path: str, db_url: str | None, reports_dir: str, stdout: bool
+    audit_id: int | None,
+    config_path: str | None,
+    db_url: str | None,
+    reports_dir: str,
+    stdout: bool,
 ) -> None:
     """Re-render the report of an audit (default: the latest) from the database."""
     from crawler.audit import rebuild_report, write_report
     from crawler.report.markdown import render_markdown
 
     config = _load_if_present(config_path)
-    store = _open_store(db_url)
+    store = _open_store(db_url, reading=True)
     try:
         rendered = rebuild_report(store, config, audit_id)
     except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise Failure(str(exc)) from None
     finally:
         store.close()
     if stdout:
         click.echo(render_markdown(rendered), nl=False)
     else:
-        click.echo(f"report: {write_report(rendered, Path(reports_dir)) / 'report.md'}")
+        # a re-rendered report is written to its own folder; reports/latest/ stays the latest
+        # audit's report (a reading command changes nothing else)
+        written = write_report(rendered, Path(reports_dir), refresh_latest=False)
+        click.echo(f"report: {written / 'report.md'}")
 
 
 @cli.command()
@@ -405,14 +435,16 @@ def report(
 @config_option
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")
-def diff(audit_a: int, audit_b: int, config_path: str, db_url: str | None, as_json: bool) -> None:
+def diff(
+    audit_a: int, audit_b: int, config_path: str | None, db_url: str | None, as_json: bool
+) -> None:
     """What changed between two stored audits."""
     from crawler.audit import findings_between
     from crawler.report.json_report import change_to_dict
-    from crawler.report.markdown import one_line
+    from crawler.untrusted import one_line
 
     config = _load_if_present(config_path)
-    store = _open_store(db_url)
+    store = _open_store(db_url, reading=True)
     try:
         before, after = store.audit(audit_a), store.audit(audit_b)
         if before is None or after is None:
@@ -437,7 +469,7 @@ def diff(audit_a: int, audit_b: int, config_path: str, db_url: str | None, as_js
 def license_command(files: tuple[str, ...], as_json: bool) -> None:
     """Analyse local license files: SPDX ids, verdict, holders, extra text."""
     from crawler.analysis.licenses import analyze_file, render_text
-    from crawler.report.markdown import terminal_text
+    from crawler.untrusted import terminal_text
 
     for path in files:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or a device would never end
@@ -477,7 +509,12 @@ def page(
     """Show what would be extracted from a page (URL or file), to write a selector."""
     from crawler.analysis.tables import ExtractionError
     from crawler.config import Settings
-    from crawler.upstream.pages import PageFetchError, preview_page, preview_page_json
+    from crawler.upstream.pages import (
+        PRIVATE_HINT,
+        PageFetchError,
+        preview_page,
+        preview_page_json,
+    )
 
     settings = Settings(allow_private_addresses=allow_private, request_deadline=deadline)
     options: dict[str, Any] = {
@@ -494,7 +531,8 @@ def page(
         else:
             click.echo(preview_page(source, **options))
     except (ExtractionError, PageFetchError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
+        # this command has its own switch: name it rather than the sources.yaml setting
+        raise click.ClickException(str(exc).replace(PRIVATE_HINT, "pass --allow-private")) from None
 
 
 @cli.command()
@@ -504,6 +542,11 @@ def validate(file: str) -> None:
     URLs and evidence. Exit 0 valid, 1 invalid, 2 not JSON."""
     from crawler.export.validate import validate_file
 
+    if Path(file).suffix.lower() in (".yaml", ".yml"):
+        raise click.UsageError(
+            f"{file} looks like a sources.yaml: `crawler validate` checks a catalog.json; "
+            f"check a sources.yaml with `crawler check --config {file}`"
+        )
     code, lines = validate_file(Path(file))
     for line in lines:
         click.echo(line)
@@ -514,7 +557,8 @@ def validate(file: str) -> None:
 @config_option
 @db_option
 @click.option("--audit", "audit_id", type=AUDIT_ID, default=None,
-              help="The audit to export [default: the latest complete one].")  # fmt: skip
+              help="The audit to export [default: the latest; a project it could not read is "
+                   "exported from its last good state, marked stale].")  # fmt: skip
 @click.option(
     "--out",
     "out_dir",
@@ -537,7 +581,7 @@ def validate(file: str) -> None:
     help="Also write the Compatibility Explorer (a static index.html) into this folder.",
 )
 def export_command(
-    config_path: str,
+    config_path: str | None,
     db_url: str | None,
     audit_id: int | None,
     out_dir: str,
@@ -547,13 +591,14 @@ def export_command(
     """Turn a stored audit into the catalog's files: snapshot.md (the release and license
     snapshot), catalog.json and its schema; optionally merge into a curated catalog."""
     from crawler.audit import source_names
-    from crawler.export.from_store import NothingToExport, export_audit
+    from crawler.export.from_store import NothingToExport, describe, export_audit
     from crawler.export.integrations import ExportError
     from crawler.export.merge import MergeError, render_merge_report
+    from crawler.export.writer import ExportWriteError
 
     config = _load_if_present(config_path)
     labels = {name: names.label for name, names in source_names().items()}
-    store = _open_store(db_url)
+    store = _open_store(db_url, reading=True)
     try:
         outcome = export_audit(
             store, config, audit_id, Path(out_dir), into=Path(into) if into else None,
@@ -561,20 +606,62 @@ def export_command(
         )  # fmt: skip
     except (ExportError, MergeError, NothingToExport) as exc:
         problems = getattr(exc, "problems", None)
-        raise click.UsageError("\n".join(problems) if problems else str(exc)) from None
+        raise Failure("\n".join(problems) if problems else str(exc)) from None
+    except ExportWriteError as exc:  # a full disk, no permission: not a usage error, exit 1
+        raise click.ClickException(str(exc)) from None
     finally:
         store.close()
-    export = outcome.export
-    click.echo(
-        f"exported audit #{export.audit_id} ({export.audit_date.isoformat()}): "
-        f"{len(export.projects)} projects, "
-        f"{sum(p.checked_in_audit for p in export.projects)} checked in that audit"
-    )
+    for line in describe(outcome.export):
+        click.echo(line)
+    if outcome.failed_since and audit_id is None:
+        shown = ", ".join(f"#{n}" for n in outcome.failed_since)
+        click.echo(f"newer audits failed and read nothing, so they are not exported: {shown}")
     for path in outcome.written:
         click.echo(f"wrote {path}")
     if outcome.merge_report is not None:
         for line in render_merge_report(outcome.merge_report):
             click.echo(line)
+    if outcome.taken:
+        click.echo(f"no longer pending (the catalog holds them): {_listed(outcome.taken)}")
+
+
+def _listed(items: Sequence[PendingItem]) -> str:
+    from crawler.report.markdown import kind_words
+    from crawler.untrusted import one_line
+
+    return "; ".join(
+        f"{one_line(i.project)} {kind_words(i.kind)} {one_line(i.value, 80)} "
+        f"(since {i.first_seen_at.date().isoformat()})"
+        for i in items
+    )
+
+
+@cli.command()
+@click.argument("projects", nargs=-1)
+@click.option("--kind", "kinds", multiple=True, help="Only changes of this kind (new_release, "
+              "license_changed, table_changed, ...); repeatable.")  # fmt: skip
+@click.option("--all", "everything", is_flag=True, help="Every pending change.")
+@db_option
+def ack(
+    projects: tuple[str, ...], kinds: tuple[str, ...], everything: bool, db_url: str | None
+) -> None:
+    """Acknowledge pending changes (by project, by kind, or --all): they leave the report's
+    pending list, the notification and the catalog issue."""
+    from datetime import UTC, datetime
+
+    from crawler.store.pending import acknowledge
+
+    if not (projects or kinds or everything):
+        raise click.UsageError("name the projects to acknowledge, give --kind, or --all")
+    store = _open_store(db_url, reading=True)
+    try:
+        done = acknowledge(store, projects, kinds, datetime.now(UTC).replace(microsecond=0))
+    finally:
+        store.close()
+    if not done:
+        click.echo("nothing pending matched: nothing acknowledged")
+        return
+    click.echo(f"acknowledged {len(done)} pending change{'s' * (len(done) != 1)}: {_listed(done)}")
 
 
 @cli.command()
@@ -600,6 +687,9 @@ def demo(output: str) -> None:
 
 cli.add_command(db)
 cli.add_command(prune)
+cli.add_command(check)
+cli.add_command(notify)
+add_examples(cli)  # last: every command is registered
 
 
 def main() -> None:

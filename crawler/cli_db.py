@@ -7,9 +7,12 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import click
+from sqlalchemy.engine import make_url
 
+from crawler.cli_ops import Failure
 from crawler.store import DEFAULT_DB_URL, Store
 from crawler.store.database import display_db_url, scrub_db_secrets
 from crawler.store.lock import AuditLock, AuditLocked
@@ -20,22 +23,40 @@ db_option = click.option(
     "--db",
     "db_url",
     default=None,
-    help=f"SQLAlchemy database URL [default: $CRAWLER_DB_URL or {DEFAULT_DB_URL}].",
+    help=f"SQLAlchemy database URL [default: $CRAWLER_DB_URL, else {DEFAULT_DB_URL} if it "
+    "exists, else ~/.local/share/crawler/crawler.sqlite if it exists or sources.yaml came from "
+    "~/.config/crawler, else the first].",
 )
 
 
 def _url(db_url: str | None) -> str:
-    return db_url or os.environ.get("CRAWLER_DB_URL") or DEFAULT_DB_URL
+    from crawler.locations import db_url as find_db_url
+
+    return find_db_url(db_url, os.environ)
 
 
-def open_store(db_url: str | None) -> Store:
-    """The store, or a usage error that says "cannot open database" (no password, no trace)."""
+def open_store(db_url: str | None, *, reading: bool = False) -> Store:
+    """The store, or an error (exit 2) that says "cannot open database" (no password, no
+    trace); for a ``reading`` command, only one that exists: reading never creates a database
+    file (it says there is none instead)."""
     url = _url(db_url)
+    if reading:
+        try:
+            parsed = make_url(url)
+        except Exception:  # malformed: opening it below says why
+            parsed = None
+        path = parsed.database if parsed is not None and parsed.drivername.startswith(
+            "sqlite") else None  # fmt: skip
+        if path and path != ":memory:" and not Path(path).exists():
+            raise Failure(
+                f"no database at {path}: run `crawler audit` first (or point --db / "
+                "CRAWLER_DB_URL at an existing one)"
+            )
     try:
         return Store(url)
     except Exception as exc:  # a bad URL or an unreachable server: say so, with no traceback
         reason = scrub_db_secrets(str(exc), url)  # the password never reaches the terminal
-        raise click.UsageError(f"cannot open database {display_db_url(url)!r}: {reason}") from None
+        raise Failure(f"cannot open database {display_db_url(url)!r}: {reason}") from None
 
 
 
@@ -102,7 +123,7 @@ def db_check(db_url: str | None) -> None:
         report = check_database(url)
     except Exception as exc:
         reason = scrub_db_secrets(str(exc), url)
-        raise click.UsageError(f"cannot open database {display_url(url)!r}: {reason}") from None
+        raise Failure(f"cannot open database {display_url(url)!r}: {reason}") from None
     click.echo(f"{display_url(url)}: schema {report.revision or '(none)'}, code {report.head}")
     for note in report.notes:
         click.echo(f"note: {note}")

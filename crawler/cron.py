@@ -6,10 +6,15 @@ after a month name. So every field is expanded here, with crontab(5) rules, into
 set of values it allows, and APScheduler is only handed plain number lists:
 
 - minute 0-59, hour 0-23, day of month 1-31, month 1-12 or jan-dec, day of week 0-7 or sun-sat
-  (0 and 7 are Sunday); ``*``, ``a``, ``a-b``, ``*/n``, ``a-b/n`` and comma lists of them;
+  (0 and 7 are Sunday); ``*``, ``a``, ``a-b``, ``*/n``, ``a-b/n``, ``a/n`` (from a to the
+  field's end) and comma lists of them;
   ``@hourly``, ``@daily``/``@midnight``, ``@weekly``, ``@monthly``, ``@yearly``/``@annually``.
 - When both day fields are restricted (neither starts with ``*``), cron runs on a day matching
   *either* of them; APScheduler would require both, so that case becomes an ``OrTrigger``.
+
+croniter reads crontab the same way, but it is not an APScheduler trigger: using it would mean a
+trigger class of our own with croniter's DST rules beside APScheduler's. Expanding the fields
+here keeps APScheduler's own CronTrigger, its DST handling and its misfire rules.
 """
 
 from __future__ import annotations
@@ -55,6 +60,12 @@ class _Field:
         if lowered in self.names:
             return self.names.index(lowered) + self.name_base
         if not text.isdigit():
+            if self.names and text.isalpha():
+                raise CronError(
+                    f"{self.name}: {text!r} is not a {self.name} name: use "
+                    f"{'-'.join((self.names[0], self.names[-1]))} ({', '.join(self.names)}) "
+                    f"or {self.low}-{self.high}"
+                )
             raise CronError(f"{self.name}: {text!r} is not a number or a known name")
         number = int(text)
         if not self.low <= number <= self.high:
@@ -76,7 +87,7 @@ class _Field:
                 first = self.value(match["first"])
                 last = self.value(match["last"]) if match["last"] else first
                 if match["step"] and not match["last"]:
-                    raise CronError(f"{self.name}: write a step on a range, 'a-b/n', not {item!r}")
+                    last = self.high  # 'a/n' is 'a-high/n', as cron (cronie) and croniter read it
                 if first > last:
                     raise CronError(f"{self.name}: range {item!r} runs backwards")
             values.update(range(first, last + 1, step))

@@ -286,10 +286,19 @@ class Gatherer:
         snapshot = analyses.apply(result.snapshot)
         errors: list[FetchError] = []
         notes: list[str] = []
+        read = len(snapshot.provenance)  # facets fetched tonight so far (a channel's)
         if spec.pages:
             snapshot, errors, notes = self._pages(spec, snapshot, prior)
+            read += sum(error.source.startswith("page:") for error in errors) < len(spec.pages)
         note = "; ".join(n for n in (result.note, *notes) if n) or None
-        return replace(result, snapshot=snapshot, errors=(*result.errors, *errors), note=note)
+        errors = [*result.errors, *errors]
+        if spec.forge is None and errors and not read:
+            # no forge, and no channel or page could be read: nothing was learnt, so the project
+            # is an error (its last good state kept), not a project read with nothing in it
+            return replace(
+                result, status=ProjectStatus.ERROR, snapshot=None, errors=tuple(errors), note=note
+            )
+        return replace(result, snapshot=snapshot, errors=tuple(errors), note=note)
 
     # -- pages -----------------------------------------------------------------------------
 
@@ -314,6 +323,7 @@ class Gatherer:
                 errors.append(FetchError(spec.name, f"page:{page.name}", page.where, message))
                 if page.name in earlier:
                     pages.append(earlier[page.name])
+                    provenance += _page_provenance(prior, page.name)
                 continue
             try:
                 body, content_type, url = self._page_body(spec, page)
@@ -331,6 +341,7 @@ class Gatherer:
                 errors.append(FetchError(spec.name, f"page:{page.name}", page.where, message))
             if page.name in earlier:
                 pages.append(earlier[page.name])  # carry the last good extraction forward
+                provenance += _page_provenance(prior, page.name)  # ...with the day it was read
         return replace(snapshot, pages=tuple(pages), provenance=tuple(provenance)), errors, notes
 
     def _page_body(self, spec: ProjectSpec, page: PageSpec) -> tuple[str, str | None, str]:
@@ -428,3 +439,10 @@ def _extract_page(
     from crawler.analysis.tables import extract_page
 
     return extract_page(page, body, content_type, url, pin_text_limit=pin_text_limit)
+
+
+def _page_provenance(prior: ProjectSnapshot | None, name: str) -> list[tuple[str, Provenance]]:
+    """Where and when a page carried forward was last read: its facts keep their own date."""
+    facet = f"page:{name}"
+    return [(f, where) for f, where in (prior.provenance if prior else ()) if f == facet]
+

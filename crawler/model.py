@@ -336,3 +336,4 @@ class CurrentVersion:
     prerelease: bool
     license: str | None
     url: str | None
+    newest_prerelease: str | None = None  # a pre-release above the release shown, on its own

@@ -26,6 +26,8 @@ import click
 if TYPE_CHECKING:  # rich is loaded for a terminal display only, not under cron
     from rich.console import Console
 
+from crawler import untrusted
+
 LogFormat = Literal["text", "json"]
 RESULT_LOGGER = "crawler.result"  # result lines: shown even with --quiet
 _OURS = "_crawler_output_handler"
@@ -34,32 +36,43 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"messa
 
 
 def secrets_from_env(env: Mapping[str, str]) -> list[str]:
-    """Strings that must never be written: the GitHub token, and the credential-like parts of
-    the CRAWLER_NOTIFY URLs (user, password, a host that is a token rather than a name, path and
-    query segments of 8 characters or more)."""
+    """Strings that must never be written: the GitHub token, a proxy's user and password, and
+    the credential-like parts of the CRAWLER_NOTIFY URLs (user, password, a host that is a token
+    rather than a name, path and query segments of 8 characters or more)."""
     found = [env.get("GITHUB_TOKEN") or "", env.get("GH_TOKEN") or ""]
+    kept: list[str] = []
     for url in re.split(r"[\s,]+", env.get("CRAWLER_NOTIFY", "")):
         if "://" not in url:
             continue
         parts = urlsplit(url)
-        found += [unquote(p) for p in (parts.username, parts.password) if p]
+        found += [unquote(parts.username)] if parts.username else []
+        # a password or a token is a secret however short (masked as a whole word only)
+        credentials = [unquote(parts.password)] if parts.password else []
         host = parts.netloc.rpartition("@")[2].partition(":")[0]  # as written: case kept
-        if "." not in host:  # slack://TOKEN_A/TOKEN_B/…: the "host" is a credential
-            found.append(unquote(host))
+        if "." not in host and host:  # slack://TOKEN_A/TOKEN_B/…: the "host" is a credential
+            credentials.append(unquote(host))
         found += [unquote(s) for s in re.split(r"[/?&=]", parts.path + "?" + parts.query)]
-    return sorted({s for s in found if len(s) >= 8}, key=len, reverse=True)
+        kept += [c for c in credentials if c.strip()]
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"):  # a proxy's credentials too
+        for value in (env.get(name), env.get(name.lower())):
+            if value and "@" in value:
+                proxy = urlsplit(value if "://" in value else f"http://{value}")
+                kept += [unquote(p) for p in (proxy.username, proxy.password) if p]
+    return sorted({s for s in found if len(s) >= 8} | set(kept), key=len, reverse=True)
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, "***")
-    return text
+    return untrusted.redact(text, secrets)
 
 
 class _Redacting(logging.Formatter):
     def __init__(self, secrets: list[str], fmt: str | None = None) -> None:
         super().__init__(fmt)
         self.secrets = secrets
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        """ISO 8601 in UTC, as the JSON lines have it: 2026-12-01T03:00:02.123+00:00."""
+        return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
 
     def format(self, record: logging.LogRecord) -> str:
         return redact(super().format(record), self.secrets)
@@ -146,7 +159,9 @@ def configure_output(
         if log_format == "json":
             handler.setFormatter(JsonFormatter(secrets))
         else:
-            handler.setFormatter(_Redacting(secrets, "%(levelname)s %(name)s: %(message)s"))
+            handler.setFormatter(
+                _Redacting(secrets, "%(asctime)s %(levelname)s %(name)s: %(message)s")
+            )
     root = logging.getLogger()
     for old in [h for h in root.handlers if getattr(h, _OURS, False)]:
         root.removeHandler(old)  # a second run in one process (tests) replaces ours only
@@ -172,7 +187,13 @@ def stderr_console() -> Console:
 
 def rich_log_handler(secrets: list[str]) -> logging.Handler:
     from rich.logging import RichHandler
+    from rich.text import Text
 
-    handler = RichHandler(console=stderr_console(), show_path=False, markup=False)
+    handler = RichHandler(
+        console=stderr_console(),
+        show_path=False,
+        markup=False,
+        log_time_format=lambda moment: Text(moment.astimezone(UTC).isoformat(timespec="seconds")),
+    )
     handler.setFormatter(_Redacting(secrets, "%(message)s"))
     return handler

@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING, Protocol
 
 from crawler.output import Output, stderr_console
+from crawler.untrusted import one_line
 
 if TYPE_CHECKING:  # rich is loaded for a terminal display only, not under cron
     from rich.console import Console
@@ -58,6 +59,7 @@ class LogProgress:
     def project_done(self, name: str, status: str, requests: int, budget_left: int | None) -> None:
         self.done += 1
         self.requests += requests
+        name = one_line(name)  # from sources.yaml: no escape sequence reaches a terminal
         log.info(
             "[%d/%d] %s: %s, %d requests, rate budget left %s",
             self.done,
@@ -112,6 +114,7 @@ class RichProgress:
         from rich.markup import escape
 
         self.requests += requests
+        name = one_line(name)  # from sources.yaml: no escape sequence reaches a terminal
         mark = {"ok": "[green]✓[/]", "error": "[red]✗[/]"}.get(status, "[yellow]–[/]")
         self.progress.console.print(
             f"{mark} {escape(name)}: {escape(status)}, {requests} requests",

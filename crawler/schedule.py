@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from crawler.cron import CronError, crontab_trigger, next_fire_times
+from crawler.untrusted import read_regular_file
 
 if TYPE_CHECKING:  # APScheduler is loaded by the scheduler only, not by `crawler audit`
     from apscheduler.schedulers.background import BackgroundScheduler
@@ -33,6 +34,7 @@ JOB_ID = "nightly-audit"
 HEARTBEAT_JOB_ID = "heartbeat"
 HEARTBEAT_EVERY = 60  # seconds
 HEARTBEAT_MAX_AGE = 180  # seconds: three beats missed and the container is unhealthy
+MAX_HEARTBEAT_BYTES = 64 * 1024  # a heartbeat is one line of about 100 bytes
 
 
 def build_scheduler(
@@ -47,7 +49,7 @@ def build_scheduler(
     try:
         trigger = crontab_trigger(cron, ZoneInfo(timezone))
     except CronError as exc:
-        raise ValueError(f"--cron {cron!r} is not a 5-field crontab expression: {exc}") from None
+        raise ValueError(f"cron expression {cron!r}: {exc}") from None
     from apscheduler.schedulers.background import BackgroundScheduler
 
     scheduler = BackgroundScheduler(timezone=ZoneInfo(timezone))
@@ -95,9 +97,10 @@ class Health:
 
 
 def check_heartbeat(path: Path, now: datetime, max_age: int = HEARTBEAT_MAX_AGE) -> Health:
-    """Is the scheduler that writes ``path`` alive? (``crawler health``, the HEALTHCHECK)."""
+    """Is the scheduler that writes ``path`` alive? (``crawler health``, the HEALTHCHECK).
+    UnreadableFile when ``path`` is not a regular file of at most MAX_HEARTBEAT_BYTES."""
     try:
-        beat = json.loads(path.read_text(encoding="utf-8"))
+        beat = json.loads(read_regular_file(path, MAX_HEARTBEAT_BYTES).decode("utf-8"))
         when = datetime.fromisoformat(beat["beat"])
     except FileNotFoundError:
         return Health(False, f"no heartbeat at {path}: is `crawler schedule` running?")

@@ -1,7 +1,10 @@
 """Which release, tag or commit a project's catalog row shows. Pure functions, no I/O.
 
 A release candidate is never reported as a release: GitHub's prerelease flag and the version
-string itself (PEP 440 / semver pre-release markers) both count.
+string itself (PEP 440 / semver pre-release markers) both count. The release shown is the one
+the forge itself marks latest, else the highest final release in version order; publication
+time never decides (a pre-release or a backport published after a release does not hide it).
+The newest pre-release above it is kept as its own fact.
 """
 
 from __future__ import annotations
@@ -61,6 +64,61 @@ def _version_key(name: str) -> tuple[int, Version | str]:
         return (0, name)
 
 
+def _release_version(tag: str) -> Version | None:
+    candidate = tag.strip()
+    for prefix in ("v", "V", "release-", "release/"):
+        candidate = candidate.removeprefix(prefix)
+    try:
+        return Version(candidate)
+    except InvalidVersion:
+        return None
+
+
+_NO_VERSION = Version("0")
+
+
+def by_version(releases: Iterable[Release]) -> list[Release]:
+    """Highest version first; tags that are no version come after every versioned one, and only
+    among themselves by publication time (the one order such tags have)."""
+
+    def key(release: Release) -> tuple[int, Version, str]:
+        version = _release_version(release.tag)
+        if version is None:
+            return (0, _NO_VERSION, release.published_at or "")
+        return (1, version, "")
+
+    return sorted(releases, key=key, reverse=True)
+
+
+def latest_release(tracking: Tracking, releases: Iterable[Release]) -> Release | None:
+    """The release a catalog row shows: the one the forge marks latest (GitHub's ``isLatest``,
+    ``/releases/latest``), else the highest final release in version order, else (a project
+    with only pre-releases, when they are included) the highest pre-release."""
+    usable = usable_releases(tracking, releases)
+    finals = [r for r in usable if not is_prerelease(r)]
+    marked = [r for r in finals if r.is_latest]
+    if marked:
+        return marked[0]
+    ordered = by_version(finals) or by_version(usable)
+    return ordered[0] if ordered else None
+
+
+def newest_prerelease(tracking: Tracking, releases: Iterable[Release]) -> Release | None:
+    """The highest usable pre-release above the release the row shows (None when there is none,
+    or when the row already shows a pre-release)."""
+    kept = list(releases)
+    shown = latest_release(tracking, kept)
+    if shown is None or is_prerelease(shown):
+        return None
+    pre = by_version(r for r in usable_releases(tracking, kept) if is_prerelease(r))
+    if not pre:
+        return None
+    shown_version, pre_version = _release_version(shown.tag), _release_version(pre[0].tag)
+    if shown_version is not None and pre_version is not None and pre_version < shown_version:
+        return None
+    return pre[0]
+
+
 def usable_tags(tracking: Tracking, tags: Iterable[Tag]) -> list[Tag]:
     """Tags that pass the filters, newest first: by commit date when every tag has one (GraphQL),
     else by version order (REST lists tags by name and without dates)."""
@@ -118,12 +176,13 @@ def _current_version(
     if snapshot is None:
         return empty
     tracking = snapshot.tracking
-    releases = usable_releases(tracking, snapshot.releases or ())
-    if tracking.track in ("auto", "releases") and releases:
-        newest = releases[0]
+    newest = latest_release(tracking, snapshot.releases or ())
+    if tracking.track in ("auto", "releases") and newest is not None:
+        pre = newest_prerelease(tracking, snapshot.releases or ())
         return CurrentVersion(
             project, repo, "release", newest.tag, newest.published_at,
             is_prerelease(newest), license_label, newest.url or None,
+            pre.tag if pre is not None else None,
         )  # fmt: skip
     tags = usable_tags(tracking, snapshot.tags or ())
     if tracking.track in ("auto", "tags") and tags:

@@ -39,11 +39,11 @@ def test_audit_history_report_and_diff(workdir: Path, monkeypatch: pytest.Monkey
         server.set_state(upstream("v1.0", "v1.1"))
         second = runner.invoke(cli, ["audit", "--only", "Alpha"])
         assert second.exit_code == 0, second.output
-        assert "audit #2 complete: 1 changes" in second.output
+        assert "audit #2 complete: 1 change" in second.output
         server.faults = FaultPlan(rules=[FaultRule(kind="status_500", path="beta", times=99)])
         third = runner.invoke(cli, ["audit"])
         assert third.exit_code == 1, third.output
-        assert "audit #3 partial: 0 changes, 0 flags, 1 errors" in third.output
+        assert "audit #3 partial: 0 changes, 0 flags, 1 error" in third.output
 
     history = runner.invoke(cli, ["history", "Alpha", "--json"])
     assert history.exit_code == 0, history.output
@@ -73,7 +73,7 @@ def test_configuration_errors_exit_2_with_file_and_line(workdir: Path) -> None:
     assert "bad.yaml:2: project 'x': repo 'nope' must look like 'owner/name'" in result.output
     unknown = CliRunner().invoke(cli, ["audit", "--only", "Gamma"])
     assert unknown.exit_code == 2
-    assert "--only: unknown project(s) ['Gamma']" in unknown.output
+    assert "--only: unknown project ['Gamma']" in unknown.output
     missing = CliRunner().invoke(cli, ["report", "42"])
     assert missing.exit_code == 2
     assert "no audit 42 in the database" in missing.output

@@ -41,7 +41,32 @@ def test_defaults() -> None:
 def test_unknown_key_names_file_line_and_project() -> None:
     text = "projects:\n  - name: a\n    repo: o/r\n  - name: b\n    repo: o/s\n    trak: tags\n"
     assert (
-        _error(text) == "sources.yaml:4: project 'b': trak: unknown key 'trak': check its spelling"
+        _error(text)
+        == "sources.yaml:4: project 'b': trak: unknown key 'trak': did you mean 'track'?"
+    )
+    # nothing close: the keys that are known there
+    message = _error(text.replace("trak", "zzzzzz"))
+    assert message.startswith(
+        "sources.yaml:4: project 'b': zzzzzz: unknown key 'zzzzzz': check its spelling "
+        "(known: name, homepage, track, "
+    )
+
+
+def test_a_misspelt_key_is_answered_with_the_closest_one_wherever_it_is() -> None:
+    """Issue 22: "did you mean" in settings, a source's section and a page, not only projects."""
+    assert _error("settings: {request_deadlin: 3}\nprojects: []\n") == (
+        "sources.yaml:1: settings: request_deadlin: unknown key 'request_deadlin': "
+        "did you mean 'request_deadline'?"
+    )
+    assert _error("github: {max_retry: 3}\nprojects: []\n") == (
+        "sources.yaml:1: github: max_retry: unknown key 'max_retry': did you mean 'max_retries'?"
+    )
+    page = (
+        "projects:\n  - name: x\n    pages:\n"
+        "      - {name: p, url: 'https://x.example/', tabels: []}\n"
+    )
+    assert _error(page) == (
+        "sources.yaml:2: project 'x': pages.0.tabels: unknown key 'tabels': did you mean 'tables'?"
     )
 
 
@@ -111,7 +136,7 @@ def test_pin_needs_a_group() -> None:
 def test_unknown_top_level_key() -> None:
     message = _error("projcts: []\nprojects: []\n")
     assert message.startswith(
-        "sources.yaml:1: unknown top-level key(s) ['projcts']: "
+        "sources.yaml:1: unknown top-level key(s) ['projcts']: did you mean 'projects'? "
         "allowed are settings, schedule, notify, projects, "
     )
     assert "github" in message.rsplit(":", 1)[1].split(", ")

@@ -18,8 +18,21 @@ from crawler.cron import CronError, crontab_trigger, next_fire_times, parse_cron
         ("0 24 * * *", "hour: 24 is outside 0-23"),
         ("0 3 0 * *", "day of month: 0 is outside 1-31"),
         ("0 3 * * fri-mon", "day of week: range 'fri-mon' runs backwards"),
-        ("0 3 * jan/2 *", "month: write a step on a range, 'a-b/n', not 'jan/2'"),
-        ("0 3 * * funday", "day of week: 'funday' is not a number or a known name"),
+        (
+            "0 3 * * funday",
+            "day of week: 'funday' is not a day of week name: use sun-sat "
+            "(sun, mon, tue, wed, thu, fri, sat) or 0-7",
+        ),
+        (
+            "0 3 * * mon-fry",
+            "day of week: 'fry' is not a day of week name: use sun-sat "
+            "(sun, mon, tue, wed, thu, fri, sat) or 0-7",
+        ),
+        (
+            "0 3 * janu *",
+            "month: 'janu' is not a month name: use jan-dec "
+            "(jan, feb, mar, apr, may, jun, jul, aug, sep, oct, nov, dec) or 1-12",
+        ),
         ("*/0 * * * *", "minute: a step must be at least 1 in '*/0'"),
         ("0 3 L * *", "day of month: 'L' is not a number or a known name"),
         ("0 3 * * 1#2", "day of week: cannot read '1#2'"),
@@ -29,6 +42,14 @@ def test_refused_like_crontab(expression: str, message: str) -> None:
     with pytest.raises(CronError) as info:
         parse_crontab(expression)
     assert str(info.value) == message
+
+
+def test_a_start_with_a_step_runs_to_the_end_of_the_field_as_cron_reads_it() -> None:
+    """Issue 22: `5/15` was refused; cron (cronie) and croniter read it as `5-59/15`."""
+    assert parse_crontab("5/15 * * * *").minutes == {5, 20, 35, 50}
+    assert parse_crontab("0 1/6 * * *").hours == {1, 7, 13, 19}
+    assert parse_crontab("0 3 * jan/2 *").months == {1, 3, 5, 7, 9, 11}
+    assert parse_crontab("0 3 * * mon/2").weekdays == {1, 3, 5, 0}  # 7 (Sunday) folded into 0
 
 
 def test_fields_expand_to_the_values_cron_allows() -> None:

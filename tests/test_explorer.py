@@ -129,7 +129,7 @@ def test_project_cards_show_latest_ref_licenses_cautions_and_checked_date() -> N
     nixl = _card(soup, "nixl").find(class_="cautions").li.get_text()
     assert nixl == "Bundles separately licensed files: examples/device/ep/LICENSE-DeepEP (MIT)."
     assert _dd(_card(soup, "sglang"), "Checked") == (
-        "2026-10-30 not checked in the last audit: values as of 2026-10-30"
+        "2026-10-30 not read in the last audit"
     )
     assert not [dt for dt in _card(soup, "triton").find_all("dt") if dt.get_text() == "Checked"]
 
@@ -138,10 +138,10 @@ def test_last_audit_changes_are_listed_and_highlighted() -> None:
     soup = _soup(_html())
     listed = [li.get_text() for li in soup.find(id="changes").find_all("li")]
     assert listed == [
-        "new prerelease vLLM: v0.33.0rc2 → v0.33.0rc3 (release candidate) · evidence",
-        "license noassertion Helion: GitHub reports NOASSERTION; LICENSE reads as BSD-3-Clause"
-        " · evidence",
-        "table changed TileLang: backends: WebGPU Unsupported → Experimental · evidence",
+        "new pre-release vLLM: v0.33.0rc2 → v0.33.0rc3 (release candidate) · evidence",
+        "no license verdict (NOASSERTION) Helion: GitHub reports NOASSERTION; LICENSE reads as "
+        "BSD-3-Clause · evidence",
+        "support table changed TileLang: backends: WebGPU Unsupported → Experimental · evidence",
     ]
     assert "(checked 2026-11-05)" in soup.find(id="changes-title").get_text()
     changed_rows = [tr["data-project"] for tr in soup.select("#matrix tbody tr.changed")]

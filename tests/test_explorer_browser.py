@@ -8,8 +8,11 @@ request that is not for a local file fails the test.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -159,7 +162,8 @@ def test_search_matches_a_project_or_a_record_and_filters_the_project_cards(
     cards = page.eval_on_selector_all(
         "article.card", "cards => cards.filter(c => !c.hidden).map(c => c.dataset.project)"
     )
-    assert cards == ["vLLM Iluvatar plugin"]
+    # issue 20: the cards follow the matrix (vLLM, SGLang) and match their own text too
+    assert cards == ["vLLM", "SGLang", "vLLM Iluvatar plugin"]
     page.fill("input[name=q]", "no such thing")
     page.wait_for_function("() => !document.getElementById('nomatch').hidden")
     assert page.evaluate(READ_MATRIX)["rows"] == {}
@@ -286,10 +290,10 @@ def test_old_data_banner_is_computed_at_view_time(open_page: Any, demo_url: str)
     old.check()
 
 
-def test_screenshot_of_the_page(open_page: Any, demo_url: str) -> None:
-    """A picture for the reviewer: test-artifacts/explorer.png (UPDATE_SCREENSHOT=1 also
-    rewrites docs/explorer.png, the README's picture)."""
-    watched = open_page(demo_url, now=datetime(2026, 11, 6, 9, tzinfo=UTC))
+def test_screenshot_of_the_page(open_page: Any, crawler_demo_url: str) -> None:
+    """A picture for the reviewer of the page `crawler demo` writes: test-artifacts/explorer.png
+    (UPDATE_SCREENSHOT=1 also rewrites docs/explorer.png, the README's picture)."""
+    watched = open_page(crawler_demo_url)
     page = watched.page
     # the cards render when near the viewport (content-visibility): make it the whole page
     height = page.evaluate("document.documentElement.scrollHeight")
@@ -336,4 +340,89 @@ def test_an_empty_matrix_is_explained_not_reported_as_no_match(
     page = watched.page
     assert page.is_visible("#empty") and not page.is_visible("#nomatch")
     assert page.inner_text("#count") == "Showing 0 of 0 projects"
+    watched.check()
+
+
+# -- issue 20: the demo's own page, the README's link, stale marks, filtered cards -------------
+
+
+@pytest.fixture(scope="module")
+def crawler_demo_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The site `crawler demo` itself writes (the README's picture and its example link)."""
+    from crawler.demo import run_demo
+
+    output = tmp_path_factory.mktemp("crawler-demo") / "demo-output"
+    run_demo(output)
+    return (output / "site" / "index.html").as_uri()
+
+
+def _shown(page: Any, selector: str) -> list[str]:
+    shown = "els => els.filter(e => e.getClientRects().length).map(e => e.dataset.project)"
+    return list(page.eval_on_selector_all(selector, shown))
+
+
+def test_the_readme_filter_link_opens_a_filtered_view_of_the_demo(
+    open_page: Any, crawler_demo_url: str
+) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"demo-output/site/index\.html(#[^`\s]+)", readme)
+    watched = open_page(crawler_demo_url + example)
+    page = watched.page
+    assert page.input_value("select[name=platform]") == "Cambricon MLU"
+    assert page.input_value("select[name=status]") == "upstream"
+    rows = page.evaluate(READ_MATRIX)
+    assert rows["heads"] == ["Project", "Cambricon MLU"]
+    assert rows["rows"] and all(cell == [["upstream"]] for cell in rows["rows"].values())
+    shown = len(rows["rows"])
+    assert page.inner_text("#count").startswith(f"Showing {shown} of {shown} ")
+    watched.check()
+
+
+def test_filters_apply_to_the_cards_and_the_changes(
+    open_page: Any, crawler_demo_url: str
+) -> None:
+    watched = open_page(crawler_demo_url)
+    page = watched.page
+    every_card = _shown(page, "article.card")
+    every_change = _shown(page, "#changes li")
+    assert len(every_card) == 17 and every_change
+    page.select_option("select[name=status]", "in progress")
+    page.wait_for_function("() => location.hash === '#status=in%20progress'")
+    rows = list(page.evaluate(READ_MATRIX)["rows"])
+    assert rows  # the projects with an "in progress" record, and only their cards and changes
+    assert _shown(page, "article.card") == [p for p in every_card if p in rows]
+    assert _shown(page, "#changes li") == [p for p in every_change if p in rows]
+    page.click("button[type=reset]")
+    page.wait_for_function("() => location.hash === ''")
+    assert _shown(page, "article.card") == every_card
+    assert _shown(page, "#changes li") == every_change
+    watched.check()
+
+
+def test_a_stale_project_and_a_stale_page_are_marked_with_the_date_of_their_facts(
+    open_page: Any, tmp_path: Path
+) -> None:
+    site = demo_site()
+    catalog = json.loads(json.dumps(site.catalog))
+    ids = {p["name"]: p["id"] for p in catalog["projects"]}
+    for project in catalog["projects"]:
+        if project["name"] == "SGLang":
+            project["stale"], project["last_checked"] = True, "2026-10-30"
+    record = next(i for i in catalog["integrations"] if i["project"] == ids["vLLM"])
+    record["evidence"][0]["stale"], record["evidence"][0]["date"] = True, "2026-10-28"
+    url = _site(tmp_path, "stale", replace(site, catalog=catalog))
+    watched = open_page(url)
+    page = watched.page
+    marks = page.eval_on_selector_all(
+        "#matrix .flag.stale",
+        "els => els.map(e => [e.closest('tr').dataset.project, e.textContent])",
+    )
+    assert ["SGLang", "stale: facts of 2026-10-30"] in marks
+    assert ["vLLM", "stale: page facts of 2026-10-28"] in marks
+    card = page.locator('article.card[data-project="SGLang"] h3 .stale')
+    assert card.inner_text() == "stale: facts of 2026-10-30"
+    page.fill("input[name=q]", "sglang")  # filtered, the marks stay with their project
+    page.wait_for_function("() => location.hash === '#q=sglang'")
+    assert _shown(page, "article.card") == ["SGLang"]
+    assert page.is_visible('#matrix tr[data-project="SGLang"] .flag.stale')
     watched.check()

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from crawler.cli import cli
 from crawler.demo.scenario import DEMO_PROJECTS_AFTER
+from crawler.store import Store
 
 GOLDEN = Path(__file__).parent / "golden" / "demo-export"
 
@@ -190,6 +191,7 @@ def test_a_killed_or_missing_audit_is_refused(demo: Path, tmp_path: Path) -> Non
     assert result.exit_code == 2
     assert "no audit 99 in the database" in result.output
     empty = f"sqlite:///{tmp_path / 'empty.sqlite'}"
+    Store(empty).close()
     result = CliRunner().invoke(cli, ["export", "--db", empty, "--out", str(tmp_path / "x")])
     assert result.exit_code == 2
     assert "no finished audit in the database: run `crawler audit` first" in result.output

@@ -141,8 +141,7 @@ def test_real_readmes_map_every_row_with_the_shipped_mappings(shared_corpus: Pat
         ("huawei-ascend", "official plugin", ""),
         ("metax-gpu", "official plugin", ""),
         ("moore-threads", "official plugin", ""),
-        ("nvidia-gpu", "in progress", ""),
-        ("nvidia-gpu", "upstream", ""),
+        ("nvidia-gpu", "upstream", ""),  # CUDA Primary and CuTe DSL Experimental combined
         ("webgpu", "in progress", ""),
     ]
     assert len(by_source["vllm-ascend"]) == 5

@@ -124,7 +124,7 @@ def test_merge_report_lists_updates_and_records_no_longer_crawled() -> None:
     lines = render_merge_report(report)
     # updated: the 10 projects with evidence (new audit id) and the 6 integrations still crawled
     assert lines[0] == (
-        "merge of audit #8 (2026-11-05): 1 added, 16 updated, 1 conflict(s), 1 not in the crawl"
+        "merge of audit #8 (2026-11-05): 1 added, 16 updated, 1 conflict, 1 not in the crawl"
     )
     assert lines[1].startswith(
         "conflict $.integrations[2].status ('tilelang/backend-support/backends/webgpu-webgpu'): "

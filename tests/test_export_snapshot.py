@@ -56,7 +56,7 @@ def test_snapshot_has_the_seed_sentence_columns_and_one_row_per_project_in_order
         "runtime versions before deployment."
     )
     assert lines[4] == (
-        "| Project | Latest GitHub release checked | Release date | Repository-level license |"
+        "| Project | Latest release checked | Release date | Repository-level license |"
     )
     assert list(_rows(snapshot)) == [
         "Triton", "TileLang", "Helion", "vLLM", "SGLang", "NIXL", "vLLM Ascend",
@@ -92,7 +92,7 @@ def test_row_conventions() -> None:
     assert rows["Helion"].endswith(f"| {escape('BSD-3-Clause')} |")
     assert "NOASSERTION" not in rows["Helion"]
     # not checked in this audit: last good values, dated
-    assert rows["SGLang"].split(" | ")[1].endswith(") (as of 2026-10-30)")
+    assert rows["SGLang"].split(" | ")[1].endswith(") (stale: facts of 2026-10-30)")
     assert rows["SGLang"].split(" | ")[2] == "2026-10-20"
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import base64
 
+import msgspec
 import pytest
 
 from crawler.model import Release
+from crawler.upstream.sources.github import graphql_shapes as shapes
 from crawler.upstream.sources.github import parse
 
 
@@ -59,7 +61,8 @@ def test_graphql_tags_peel_annotated_tags_to_their_commit() -> None:
             ]
         }
     }
-    tags = parse.tags_from_graphql(node, "https://ghe.example/o/r")
+    refs = msgspec.convert(node["refs"], shapes.Refs)
+    tags = parse.tags_from_graphql(refs, "https://ghe.example/o/r")
     assert [(t.name, t.sha, t.date, t.url) for t in tags] == [
         ("v2", "c2", "D2", "https://ghe.example/o/r/releases/tag/v2"),
         ("v1", "c1", "D1", "https://ghe.example/o/r/releases/tag/v1"),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
+from typing import Any
 
 import pytest
 from graphql import GraphQLSchema, build_schema, parse, validate
@@ -101,3 +103,48 @@ def test_the_graphql_endpoint_is_where_pygithub_would_send_it(
         auth=None, base_url=api_url.rstrip("/"), timeout=5, user_agent="t", per_page=30,
         verify=True, retry=None, pool_size=None,
     ).graphql_url == graphql_url  # fmt: skip
+
+
+def test_every_query_an_audit_sends_validates_against_githubs_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not only the documents built here: every query a whole audit sends (first night: root
+    entries and license texts; second night: known paths), through the fake, checked against
+    GitHub's published schema."""
+    import json
+
+    from crawler.audit import run_audit
+    from crawler.config import parse_config
+    from crawler.fakes import github_graphql
+    from crawler.fakes.github import FakeGitHub, FakeTag
+    from crawler.store import Store
+    from tests.ops_support import upstream
+
+    schema = _github_schema()
+    sent: list[str] = []
+    real = github_graphql.handle
+
+    def handle(fake: Any, raw: bytes) -> tuple[int, dict[str, Any], int]:
+        sent.append(json.loads(raw)["query"])
+        return real(fake, raw)
+
+    monkeypatch.setattr(github_graphql, "handle", handle)
+    state = upstream("v1.0")
+    state.repos[1].tags.append(FakeTag("v0.1", "e" * 40, "2026-09-01T00:00:00Z"))
+    config = parse_config(
+        "projects:\n  - name: Alpha\n    repo: org/alpha\n  - name: Beta\n    repo: org/beta\n"
+        "    track: tags\n  - name: Catalog\n    repo: org/catalog\n"
+    )
+    token = "ghp_schema_check_token_0123456789"
+    with FakeGitHub(state, token=token) as server:
+        store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+        try:
+            for _night in range(2):
+                run_audit(config, store, tmp_path / "reports", env=server.env(token),
+                          sleep=lambda _s: None)  # fmt: skip
+        finally:
+            store.close()
+    kinds = {query.split("{", 1)[0].strip() for query in sent}
+    assert kinds == {"query CrawlerBatch", "query CrawlerFiles"}
+    for query in sent:
+        assert [e.message for e in validate(schema, parse(query))] == [], query

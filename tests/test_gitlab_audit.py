@@ -252,8 +252,8 @@ def test_a_gitlab_outage_leaves_a_github_project_unaffected(harness: Harness) ->
     assert outcome.status == "partial" and outcome.exit_code == 1
     assert {e["project"] for e in report["errors"]} == {"Toolkit", "Shim", "Bare"}
     assert all(e["error"].startswith("HTTP 502 from GitLab") for e in report["errors"])
-    # newly listed, so "added" even when not yet fetched; nothing else is a finding
-    assert [k for _, k in _kinds(report)] == ["project_added"] * 4
+    # issue 20: added when first read, not when first tried: only Alpha; nothing is a finding
+    assert _kinds(report) == [("Alpha", "project_added")]
     rows = {p["name"]: p for p in report["projects"]}
     assert (rows["Alpha"]["status"], rows["Alpha"]["version"]) == ("ok", "v1.0.0")
     assert [rows[n]["status"] for n in ("Toolkit", "Shim", "Bare")] == ["error"] * 3

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from crawler.report.markdown import escape, link, one_line
+from crawler.report.markdown import escape, link
+from crawler.untrusted import one_line
 
 
 def test_pipe_newline_and_html_cannot_break_a_table_row() -> None:
@@ -93,7 +94,7 @@ def test_terminal_lines_drop_control_characters_without_markdown_escapes() -> No
 
 
 def test_terminal_text_drops_escape_sequences_and_keeps_lines() -> None:
-    from crawler.report.markdown import terminal_text
+    from crawler.untrusted import terminal_text
 
     hostile = (
         "MIT\x1b]0;owned title\x07 License\r\n"

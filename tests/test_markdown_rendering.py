@@ -164,7 +164,9 @@ def test_hostile_text_reaches_the_report_shown_not_linked(
         "`evil.com/c`",
         "`vllm.ai`",
         "`owner@evil.com`",
-        "`ftp://www.evil.example/x?to=owner@evil.example:`",
+        # an error message is quoted whole (issue 20), the URL inside it with it
+        "`refusing ftp://www.evil.example/x?to=owner@evil.example: only http:// and https:// "
+        "are fetched`",
     ):
         assert word in markdown
     assert r"\<img src=x onerror=alert(1)> \<b>bold\</b> \&lt;i\&gt;" in markdown
@@ -175,7 +177,7 @@ def test_hostile_text_reaches_the_report_shown_not_linked(
 
 def test_raw_markdown_reads_like_prose(reports: list[tuple[str, dict[str, Any]]]) -> None:
     first, second = reports[0][0], reports[1][0]
-    assert "- **llama.cpp** project_added: " in first
+    assert "- **llama.cpp** project added: " in first  # issue 20: no internal names in prose
     assert "| llama.cpp | new release | b4000 → b4100 | 2026-11-30 · “see " in second
     for escaped in (r"\-", r"\.", r"project\_added", r"2026\-11"):
         assert escaped not in first + second

@@ -75,9 +75,12 @@ def test_webhook_and_catalog_issue_created_then_updated(
     # the webhook: one JSON message per audit, title, summary, link, report.md attached
     bodies = hook.json_bodies()
     assert [p["path"] for p in hook.posts] == [f"/hook/{HOOK_SECRET}"] * 2
+    [pending] = json.loads((second_dir / "report.json").read_text())["pending"]
+    since = pending["first_seen"]  # issue 20: the new release stays pending until taken
     assert [b["title"] for b in bodies] == [
         "crawler audit #1 complete: 2 changes, 0 flags, 0 errors, 0 deferred",
-        "crawler audit #2 complete: 1 changes, 0 flags, 0 errors, 0 deferred",
+        "crawler audit #2 complete: 1 change, 0 flags, 0 errors, 0 deferred; "
+        f"1 new tonight, 1 pending since {since}",
     ]
     [change] = json.loads((second_dir / "report.json").read_text())["changes"]
     assert (change["project"], change["kind"], "v1.1" in change["summary"]) == (
@@ -87,7 +90,9 @@ def test_webhook_and_catalog_issue_created_then_updated(
     )
     # escaped as the Markdown report escapes (crawler.report.markdown owns that)
     assert bodies[1]["message"] == (
-        f"- **Alpha** {escape('new_release')}: {escape(change['summary'], 160)}\n\n"
+        f"- **Alpha** new release: {escape(change['summary'], 160)}\n"
+        f"- pending until the catalog takes them: 1 new tonight, 1 pending since {since} "
+        f"(newest: Alpha v1.1 since {since})\n\n"
         f"[full report](<https://ci.example/reports/{second_dir.name}/report.md>)"
     )
     assert [a["filename"] for a in bodies[1]["attachments"]] == ["report.md"]
@@ -106,12 +111,13 @@ def test_webhook_and_catalog_issue_created_then_updated(
     assert issue.body == ISSUE_MARKER + "\n" + (second_dir / "report.md").read_text()
     assert [c.body.splitlines()[0] for c in issue.comments] == [
         "**crawler audit #1 complete: 2 changes, 0 flags, 0 errors, 0 deferred**",
-        "**crawler audit #2 complete: 1 changes, 0 flags, 0 errors, 0 deferred**",
+        "**crawler audit #2 complete: 1 change, 0 flags, 0 errors, 0 deferred; "
+        f"1 new tonight, 1 pending since {since}**",
     ]
 
     # what was delivered is recorded beside the report
     record = json.loads((second_dir / "delivery.json").read_text())
-    assert record["sent"] is True and record["reason"] == "1 changes"
+    assert record["sent"] is True and record["reason"] == "1 change"
     assert [(c["channel"], c["ok"], c["detail"]) for c in record["channels"]] == [
         (hook_label, True, "sent with report.md attached"),
         ("github-issue org/catalog", True, "updated #1, comment added"),
@@ -273,17 +279,17 @@ def test_when_changes_sends_a_new_flag_once_not_every_night(
         second = _run("audit")
     assert (first.exit_code, second.exit_code) == (0, 0), first.output + second.output
     assert [b["title"] for b in hook.json_bodies()] == [
-        "crawler audit #1 complete: 2 changes, 1 flags, 0 errors, 0 deferred"
+        "crawler audit #1 complete: 2 changes, 1 flag, 0 errors, 0 deferred"
     ]
     records = [
         json.loads((sorted(workdir.glob(f"reports/*-audit{n}"))[0] / "delivery.json").read_text())
         for n in (1, 2)
     ]
     assert [(r["sent"], r["reason"]) for r in records] == [
-        (True, "2 changes, 1 new flags"),
+        (True, "2 changes, 1 new flag"),
         (
             False,
-            "no changes, new flags or errors (notify.when is 'changes'; 1 flags raised before)",
+            "no changes, new flags or errors (notify.when is 'changes'; 1 flag raised before)",
         ),
     ]
     report = json.loads((sorted(workdir.glob("reports/*-audit2"))[0] / "report.json").read_text())

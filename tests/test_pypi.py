@@ -182,17 +182,20 @@ OSI = "License :: OSI Approved"
         ({"classifiers": [OSI, f"{OSI} :: MIT License"]}, ("MIT", "classifiers")),
         ({"classifiers": [f"{OSI} :: GNU General Public License v3 or later (GPLv3+)"]},
          ("GPL-3.0-or-later", "classifiers")),
-        # PEP 639: no version or variant named, so no identifier is inferred…
+        # PEP 639: no version or variant named, so no identifier is inferred from the
+        # classifier; the free text names the version ("Apache 2.0": ScanCode's short name)
         ({"classifiers": [f"{OSI} :: Apache Software License"], "license": "Apache 2.0"},
-         (None, None)),
+         ("Apache-2.0", "license")),
+        ({"classifiers": [f"{OSI} :: Apache Software License"]}, (None, None)),
         # …but a free-text license that is itself a valid SPDX expression is taken
         ({"classifiers": [f"{OSI} :: BSD License"], "license": "BSD-3-Clause"},
          ("BSD-3-Clause", "license")),
         # two license classifiers: AND or OR is unknown
         ({"classifiers": [f"{OSI} :: MIT License", f"{OSI} :: ISC License (ISCL)"]}, (None, None)),
         ({"classifiers": ["License :: Other/Proprietary License"]}, (None, None)),
+        # a license text pasted into the field: kept, one line, quoted, unrecognised
         ({"license": "MIT License\n\nCopyright (c) 2026 Someone\n\nPermission is hereby…"},
-         (None, None)),
+         ('"MIT License Copyright (c) 2026 Someone Permission is hereby…"', "license_text")),
     ],
 )
 def test_declared_license_in_pep_639_order(

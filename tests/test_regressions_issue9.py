@@ -102,7 +102,7 @@ def test_a_report_that_cannot_be_written_fails_the_audit_and_the_next_reports_ag
     (run.workdir / "file.txt").write_text("a regular file: nothing can be created under it\n")
     blocked = run("audit", "--reports", "file.txt/sub")
     assert blocked.exit_code == 1
-    assert "audit #2 failed: 1 changes, 0 flags, 0 errors, 0 deferred" in blocked.stdout
+    assert "audit #2 failed: 1 change, 0 flags, 0 errors, 0 deferred" in blocked.stdout
     assert blocked.stderr.splitlines()[-1] == (
         "error: could not write the report under file.txt/sub: Not a directory; nothing was "
         "delivered, and the next audit reports these findings again"
@@ -197,18 +197,19 @@ def test_an_audit_whose_only_problem_is_a_failed_page_exits_1(run: Cli) -> None:
         site.set_page("/support.html", b"<p>down for maintenance</p>", status=503)
         failed = run("audit")
     assert failed.exit_code == 1
-    assert "audit #2 partial: 0 changes, 0 flags, 1 errors, 0 deferred" in failed.stdout
+    assert "audit #2 partial: 0 changes, 0 flags, 1 error, 0 deferred" in failed.stdout
     report = run.report()
     assert [(e["project"], e["source"], e["error"]) for e in report["errors"]] == [
         ("Vendor", "page:support", f"HTTP 503 from {site.base_url}/support.html")
     ]
     summary = report["summary"]
     assert (summary["errors"], summary["projects_with_errors"]) == (len(report["errors"]), 1)
-    assert (summary["checked"], summary["checked_in_part"]) == (2, 1)
+    # issue 20: a project without a forge whose only page failed read nothing: not checked
+    assert (summary["checked"], summary["checked_in_part"]) == (1, 0)
     markdown = run.markdown()
     assert "Every project was checked" not in markdown
-    assert "**Not all clear:** 1 project(s) had errors." in markdown
-    assert "- **Vendor** checked in part" in markdown
+    assert "**Not all clear:** 1 project had errors." in markdown
+    assert "- **Vendor** not checked (error)" in markdown
 
 
 # -- item 5: --only reports only what it fetched ----------------------------------------------
@@ -222,7 +223,7 @@ def test_only_one_of_twenty_reports_that_one_and_the_next_full_audit_adds_nothin
     run.server.set_state(_many(names))
     only = run("audit", "--only", "P19")
     assert only.exit_code == 0
-    assert "audit #1 complete: 1 changes, 0 flags, 0 errors, 0 deferred" in only.stdout
+    assert "audit #1 complete: 1 change, 0 flags, 0 errors, 0 deferred" in only.stdout
     report = run.report()
     assert (report["summary"]["projects"], report["summary"]["checked"]) == (1, 1)
     assert [(p["name"], p["status"], p["version"]) for p in report["projects"]] == [
@@ -230,7 +231,7 @@ def test_only_one_of_twenty_reports_that_one_and_the_next_full_audit_adds_nothin
     ]
     assert _changes(report) == [("P19", "project_added", None, "org/p19")]
     markdown = run.markdown()
-    assert "1 projects, 1 checked" in markdown
+    assert "1 project, 1 checked" in markdown
     assert "| — |" not in markdown and "P00" not in markdown
     assert [p.path for p in run.server.requests if p.path.startswith("/repos/org/p0")] == []
 
@@ -238,7 +239,9 @@ def test_only_one_of_twenty_reports_that_one_and_the_next_full_audit_adds_nothin
     assert full.exit_code == 0
     report = run.report()
     assert report["summary"]["projects"] == 20 and report["summary"]["checked"] == 20
-    assert report["changes"] == []  # nobody added (they were listed) nor removed
+    # issue 20: a project is added when first read: the other 19 now, once; P19 not again,
+    # nobody removed
+    assert _changes(report) == [(n, "project_added", None, f"org/{n.lower()}") for n in names[:19]]
 
     run.server.set_state(_many(names, ("v1.0", "v1.1")))
     assert run("audit", "--only", "P19").exit_code == 0
@@ -262,7 +265,7 @@ def test_a_file_dropping_most_projects_is_refused_unless_allowed(run: Cli) -> No
     emptied = run("audit")
     assert emptied.exit_code == 2
     assert (
-        "sources.yaml: lists 0 project(s) where the last audit tracked 5: 5 would be reported "
+        "sources.yaml: lists 0 projects where the last audit tracked 5: 5 would be reported "
         "removed (P00, P01, P02, P03, P04). If that is intended, run with --allow-removals; "
         "otherwise check the file."
     ) in " ".join(emptied.output.split())
@@ -272,7 +275,7 @@ def test_a_file_dropping_most_projects_is_refused_unless_allowed(run: Cli) -> No
     truncated = run("audit")
     assert truncated.exit_code == 2
     assert (
-        "sources.yaml: lists 2 project(s) where the last audit tracked 5: 3 would be reported "
+        "sources.yaml: lists 2 projects where the last audit tracked 5: 3 would be reported "
         "removed (P02, P03, P04). If that is intended, run with --allow-removals"
     ) in " ".join(truncated.output.split())
     assert run.audits() == [(1, "complete"), (2, "complete")]  # nothing stored

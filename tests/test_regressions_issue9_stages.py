@@ -206,8 +206,8 @@ def test_one_project_failing_in_a_stage_is_its_error_and_the_others_are_reported
     assert (broken.status, broken.exit_code) == ("partial", 1)
     assert report["summary"]["errors"] == 1 and report["summary"]["projects_with_errors"] == 1
     markdown = (world.reports / "latest" / "report.md").read_text()
-    assert "**Not all clear:** 1 project(s) had errors." in markdown
-    assert f"- **Broken** ({source}): {prefix}" in markdown
+    assert "**Not all clear:** 1 project had errors." in markdown
+    assert f"- **Broken** ({source}): `{prefix}" in markdown  # quoted whole (issue 20)
     assert "- **Broken** not checked (error)" in markdown
     rebuilt = rebuild_report(world.store, world.config, broken.audit_id)  # as stored
     assert (rebuilt["changes"], rebuilt["errors"]) == (report["changes"], report["errors"])

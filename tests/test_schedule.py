@@ -51,8 +51,19 @@ def test_nightly_job_is_never_doubled_and_fires_at_the_cron_time() -> None:
 
 
 def test_bad_cron_expression_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match=r"--cron '0 3 \* \*' is not a 5-field crontab expression"):
+    with pytest.raises(ValueError) as info:
         build_scheduler("0 3 * *", lambda: None)
+    assert str(info.value) == (
+        "cron expression '0 3 * *': expected 5 fields (minute hour day-of-month month "
+        "day-of-week), got 4"
+    )
+    # a bad name is called what it is, not a wrong number of fields (issue 22)
+    with pytest.raises(ValueError) as info:
+        build_scheduler("0 3 * * mon-fry", lambda: None)
+    assert str(info.value) == (
+        "cron expression '0 3 * * mon-fry': day of week: 'fry' is not a day of week name: "
+        "use sun-sat (sun, mon, tue, wed, thu, fri, sat) or 0-7"
+    )
 
 
 # -- regression: APScheduler's from_crontab read day-of-week 0 as Monday --------------------------

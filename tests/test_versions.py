@@ -35,20 +35,26 @@ RELEASES = (
 )
 
 
-def test_release_candidate_is_labelled_not_passed_off_as_a_release() -> None:
+def test_release_candidate_is_its_own_fact_not_passed_off_as_the_release() -> None:
     snapshot = ProjectSnapshot(project="vLLM", releases=RELEASES)
     version = current_version("vLLM", snapshot, "Apache-2.0")
-    assert (version.version, version.version_source, version.prerelease) == (
+    assert (
+        version.version, version.version_source, version.prerelease, version.newest_prerelease
+    ) == ("v0.32.1", "release", False, "v0.33.0rc3")  # fmt: skip
+    only_candidates = ProjectSnapshot(project="vLLM", releases=RELEASES[1:])
+    candidate = current_version("vLLM", only_candidates, "Apache-2.0")
+    assert (candidate.version, candidate.prerelease, candidate.newest_prerelease) == (
         "v0.33.0rc3",
-        "release",
         True,
+        None,
     )
     stable_only = ProjectSnapshot("vLLM", Tracking(prereleases="exclude"), releases=RELEASES)
     stable = current_version("vLLM", stable_only, "Apache-2.0")
-    assert (stable.version, stable.prerelease, stable.published_at) == (
+    assert (stable.version, stable.prerelease, stable.published_at, stable.newest_prerelease) == (
         "v0.32.1",
         False,
         "2026-10-20T00:00:00Z",
+        None,
     )
 
 
@@ -88,3 +94,33 @@ def test_rest_tags_without_dates_are_ordered_by_version_not_by_name() -> None:
         "tag",
         None,
     )
+
+
+def test_the_forge_latest_mark_wins_then_version_order_never_publication_time() -> None:
+    from dataclasses import replace
+
+    final = _release("v2.0.0", "2026-10-01T00:00:00Z")
+    backport = _release("v1.9.9", "2026-10-02T00:00:00Z")  # published after v2.0.0
+    candidate = _release("v2.1.0rc1", "2026-10-01T00:00:35Z")  # 35 s after the final
+    snapshot = ProjectSnapshot(project="p", releases=(final, backport, candidate))
+    row = current_version("p", snapshot, None)
+    assert (row.version, row.newest_prerelease) == ("v2.0.0", "v2.1.0rc1")
+    marked = replace(backport, is_latest=True)  # the maintainers said so: the forge decides
+    chosen = current_version("p", ProjectSnapshot("p", releases=(final, marked, candidate)), None)
+    assert (chosen.version, chosen.newest_prerelease) == ("v1.9.9", "v2.1.0rc1")
+
+
+def test_a_new_release_is_reported_from_the_release_shown_not_the_newer_pre_release() -> None:
+    from crawler.diff.releases import version_changes
+
+    night_one = (
+        _release("v1.0.0", "2026-10-01T00:00:00Z"),
+        _release("v1.1.0rc1", "2026-10-01T00:00:35Z"),
+    )
+    night_two = (*night_one, _release("v1.1.0", "2026-10-10T00:00:00Z"))
+    changes = version_changes(
+        "p", ProjectSnapshot("p", releases=night_one), ProjectSnapshot("p", releases=night_two)
+    )
+    assert [(c.kind.value, c.before, c.after) for c in changes] == [
+        ("new_release", "v1.0.0", "v1.1.0")
+    ]

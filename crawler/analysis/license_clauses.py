@@ -65,6 +65,8 @@ _CLAUSE_BREAK_RE = re.compile(
     r"[,;:(\[]\s*|[)\]]\s+|\s[-–—]+\s+|(?<=[a-z0-9)\]])\.\s+(?=\S)"
     r"|\s(?=(?:who|which|that|but|except|excluding|provided|unless|subject|only|not|no|"
     r"for\s+non)\b)", re.IGNORECASE)
+# who a holder line names beside the holder ("Eclipse Foundation, Inc. and its licensors")
+_HOLDER_NOUNS = frozenset(("licensor", "licensors"))
 _CONJUNCTIONS = frozenset(("and", "but", "or", "yet", "so", "And", "But", "Or"))
 _ALL_RIGHTS_RE = re.compile(r"\ball rights reserved\b\.?", re.IGNORECASE)
 
@@ -78,7 +80,8 @@ def _clause_words(words: list[str]) -> tuple[int, int]:
     strong = weak = 0
     for w in words:
         low = w.lower().replace("’", "'")
-        if low in _SENTENCE_WORDS or (_LEGAL_RE.match(low) and not low.startswith("copyright")):
+        if low in _SENTENCE_WORDS or (_LEGAL_RE.match(low) and not low.startswith("copyright")
+                                      and low not in _HOLDER_NOUNS):
             strong += 1
         elif low in _WEAK_WORDS:
             weak += 1

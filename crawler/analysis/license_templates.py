@@ -531,9 +531,13 @@ def _blocks(tpl: Template, words: Sequence[str]) -> list[tuple[int, int, int]]:
     if suf:
         out.append((len(a) - suf, len(b) - suf, suf))
 
-    # a few words matched in the optional tail (the Apache appendix) are chance, not a match
+    # a few words matched in the optional tail (the Apache appendix) are chance, not a match;
+    # a dense run of them is the appendix itself, though the file has only part of it
     tail = [blk for blk in out if blk[0] >= tpl.optional_from]
-    if tail and sum(k for _, _, k in tail) < max(8.0, 0.3 * (len(a) - tpl.optional_from)):
+    matched = sum(k for _, _, k in tail)
+    spread = tail[-1][1] + tail[-1][2] - tail[0][1] if tail else 0
+    dense = matched >= 40 and 4 * matched >= 3 * spread
+    if tail and not dense and matched < max(8.0, 0.3 * (len(a) - tpl.optional_from)):
         out = [blk for blk in out if blk[0] < tpl.optional_from]
     return _trim(out, a, b)
 

@@ -27,6 +27,7 @@ from crawler.analysis.license_clauses import (
     reads_as_prose,
     span_effect,
 )
+from crawler.analysis.license_paths import is_test_data
 from crawler.analysis.license_templates import (
     SPDX_TAG_RE,
     Alignment,
@@ -38,6 +39,7 @@ from crawler.analysis.license_templates import (
     runs_of,
     tokenize_lines,
 )
+from crawler.analysis.license_variants import accept_variants
 
 MAX_CHARS = 256 * 1024  # characters analysed per file
 MAX_MATCHES = 8
@@ -47,7 +49,8 @@ _SENTENCE_END = ".;!?:"
 _SENTENCE_BREAK_RE = re.compile(r"[.;!?:]\s")  # between two words of a line ("1.0" is not)
 
 # Bump when the analysis changes what it reports: stored analyses of older engines are redone.
-ENGINE_VERSION = 2  # 2: variable regions take only names, years and holder lists (issue 13)
+ENGINE_VERSION = 3  # 2: variable regions take only names, years and holder lists (issue 13)
+# 3: official variants of long texts (FSF revisions, http/https) are the license (issue 18)
 
 __all__ = [
     "ENGINE_VERSION", "LicenseAnalysis", "LicenseMatch", "SpanEffect", "TextSpan", "analyze_file",
@@ -263,6 +266,31 @@ def _is_title(line: str, vocab: set[str]) -> bool:
                                              for w in words)
 
 
+_HEADING_WORDS = frozenset(("license", "licence", "notice"))
+
+
+def _is_heading(line: str) -> bool:
+    """A short heading that names a license or notice without a sentence in it ("COPYRIGHT
+    AND PERMISSION NOTICE", "Eclipse Distribution License - v 1.0"): a title, not terms."""
+    words = re.findall(r"[a-z0-9]+", line.lower())
+    return (0 < len(words) <= 8 and bool(_HEADING_WORDS & set(words))
+            and not line.rstrip().endswith((".", ";", ",", ":"))
+            and not any(w in ("is", "are", "may", "must", "shall", "you", "your", "not", "no",
+                              "this", "any", "if", "only", "will") for w in words))
+
+
+def _signature(doc: _Doc, found: list[Alignment]) -> set[int]:
+    """Lines after the last license text that only sign it (names and e-mail addresses, as
+    zlib's authors do): at most three lines, none of them prose, one with an address."""
+    if not found:
+        return set()
+    after = doc.end_line[max(m.hi for m in found) - 1]
+    rest = [ln for ln in range(after + 1, len(doc.lines)) if doc.lines[ln].strip()]
+    if not 0 < len(rest) <= 3 or any(reads_as_prose(doc.lines[ln]) for ln in rest):
+        return set()
+    return set(rest) if any("@" in doc.lines[ln] for ln in rest) else set()
+
+
 def _references(words: list[str], index: TemplateIndex) -> list[tuple[int, str]]:
     """(word index, SPDX id) for licenses named after "under (the terms of) the" in prose,
     e.g. "licensed under the MIT License"."""
@@ -355,13 +383,14 @@ def _leftover(doc: _Doc, found: list[Alignment]) -> list[tuple[int, int]]:
     for i, ln in enumerate(doc.line):
         by_line.setdefault(ln, []).append(i)
     starts = {m.lo for m in found} | {by_line[ln][0] for ln in list(by_line)[:3]}
+    signed = _signature(doc, found)
     extra: list[int] = []
     for ln, idx in by_line.items():
         free = [i for i in idx if (not covered[i] or i in inside) and not doc.ignorable[i]]
-        if not free:
+        if not free or ln in signed:
             continue
         title = any(i in starts for i in idx) or idx[-1] + 1 in starts
-        if title and _is_title(doc.lines[ln], vocab):
+        if title and (_is_title(doc.lines[ln], vocab) or _is_heading(doc.lines[ln])):
             continue
         nxt = next((j for j in range(ln + 1, len(doc.lines)) if doc.lines[j].strip()), None)
         heading = (doc.lines[ln].rstrip().endswith(":") and len(idx) <= 8
@@ -441,7 +470,8 @@ def _expression(doc: _Doc, found: list[Alignment], matches: list[LicenseMatch], 
     exceptions = {f.tpl.spdx_id for f in found if f.tpl.is_exception}
     groups: list[str] = []  # licenses in file order, an exception joined to the one before
     for m in matches:
-        if m.spdx_id in exceptions and groups and " WITH " not in groups[-1]:
+        if m.spdx_id in exceptions and groups and " WITH " not in groups[-1] \
+                and groups[-1] != m.spdx_id:
             groups[-1] += f" WITH {m.spdx_id}"
         elif m.spdx_id not in groups:
             groups.append(m.spdx_id)
@@ -501,11 +531,11 @@ def _holders(doc: _Doc, found: list[Alignment]) -> list[str]:
 
 
 def _build(doc: _Doc, found: list[Alignment], index: TemplateIndex, path: str | None,
-           siblings: Sequence[str]) -> LicenseAnalysis:
+           siblings: Sequence[str], variant_notes: Sequence[str] = ()) -> LicenseAnalysis:
     ranges = _merge(doc, _leftover(doc, found))
     extra = [doc.span(a, b) for a, b in ranges]
     altered = [doc.span(a, b) for m in found for a, b, _ in m.altered]
-    notes = _notes(doc, found)
+    notes = _notes(doc, found) + list(variant_notes)
     prose = "\n".join(s.text for s in extra)
     matches = _matches(doc, found, ranges, prose, index, notes)
     expression = _expression(doc, found, matches, prose, index, path, siblings, notes)
@@ -547,9 +577,11 @@ def analyze_license(
             found.append(m)
             todo += [(lo, m.lo), (m.hi, hi)]
     found.sort(key=lambda m: m.lo)
+    variants: list[str] = []
     for m in found:
         _snap_insertions(doc, m)
-    return _build(doc, found, index, path, sibling_paths)
+        variants += accept_variants(index, m, doc.words, doc.ignorable)
+    return _build(doc, found, index, path, sibling_paths, variants)
 
 
 def analyze_file(path: str | Path) -> LicenseAnalysis:
@@ -598,14 +630,21 @@ _CODE_SUFFIX_RE = re.compile(
 def is_license_file(path: str) -> bool:
     """LICENSE*, LICENCE*, COPYING*, NOTICE*, COPYRIGHT*, PATENTS*, THIRD_PARTY*, THIRD-PARTY*
     and third-party-notices*, case-insensitively, on the file's own name; source code and
-    templates with such names (license.py, copyright.html) are not license files."""
+    templates with such names (license.py, copyright.html) are not license files, nor is anything
+    under a test or fixture data directory (crawler.analysis.license_paths)."""
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    if is_test_data(path):  # tests/ReplayData/License.setUp.txt: data a test reads
+        return False
     return _LICENSE_NAME_RE.match(name) is not None and _CODE_SUFFIX_RE.search(name) is None
+
+
+_LESSER_RE = re.compile(r"^(?:copying|licen[cs]e)\.lesser(?:\.(?:txt|md))?$", re.IGNORECASE)
 
 
 def pick_root_license(paths: Sequence[str]) -> str | None:
     """The repository's license file among root paths: LICENSE/LICENCE before COPYING and
-    UNLICENSE, before LICENSE-MIT and the like, before COPYRIGHT; NOTICE and PATENTS never."""
+    UNLICENSE, before LICENSE-MIT and the like, before COPYRIGHT; NOTICE and PATENTS never.
+    COPYING beside COPYING.LESSER (the LGPL's layout) gives COPYING.LESSER."""
     def rank(path: str) -> tuple[int, int, str] | None:
         name = path.rsplit("/", 1)[-1].lower()
         stem, dot, ext = name.partition(".")
@@ -628,11 +667,19 @@ def pick_root_license(paths: Sequence[str]) -> str | None:
         r = rank(rel) if rel and "/" not in rel else None
         if r is not None:
             ranked.append((r, p))
-    return min(ranked)[1] if ranked else None
+    if not ranked:
+        return None
+    chosen = min(ranked)[1]
+    # the GNU layout of an LGPL project: the GPL text in COPYING, the LGPL's additional
+    # permissions in COPYING.LESSER; the pair is the LGPL, and licensee reads it so
+    stem = chosen.replace("\\", "/").rsplit("/", 1)[-1].lower().partition(".")[0]
+    lesser = [p for _, p in ranked if _LESSER_RE.match(p.replace("\\", "/").rsplit("/", 1)[-1])]
+    return lesser[0] if stem in ("copying", "license", "licence") and lesser else chosen
 
 
-def noassertion_explanation(analysis: LicenseAnalysis) -> str:
-    """Why GitHub's licensee answered NOASSERTION, in one or two sentences, with the ids."""
+def noassertion_explanation(analysis: LicenseAnalysis, forge: str = "GitHub's licensee") -> str:
+    """Why the forge (``forge``: who said it) answered NOASSERTION, in one or two sentences,
+    with the ids."""
     texts = [m for m in analysis.matches if m.verdict != "reference"]
     refs = [f"{m.spdx_id} (line {m.start_line})" for m in analysis.matches
             if m.verdict == "reference"]
@@ -651,7 +698,7 @@ def noassertion_explanation(analysis: LicenseAnalysis) -> str:
         lines = ", ".join(f"lines {s.start_line}-{s.end_line}" for s in analysis.extra_text)
         return f"Known license {named}{several} plus extra text at {lines}{also}."
     return (f"Standard {named} text{several}, word for word apart from title, copyright and "
-            f"SPDX lines; GitHub's licensee does not recognise it in this form{also}.")
+            f"SPDX lines; {forge} does not recognise it in this form{also}.")
 
 
 def word_diff(old: str, new: str, context: int = 5) -> list[tuple[str, str]]:

@@ -3,10 +3,11 @@ lists as keys, size limits), every mapping's line remembered for the messages.""
 
 from __future__ import annotations
 
+import difflib
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError
@@ -19,6 +20,8 @@ from crawler.config.settings import NotifySettings, ScheduleSettings, Settings
 # stop a wrong or hostile file before it costs minutes and gigabytes.
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_PROJECTS = 50_000
+MAX_NUMBER_DIGITS = 30  # a seconds, bytes or count setting has a dozen at most
+
 # A large catalog says so: CRAWLER_LARGE_CATALOG=1 in the environment raises both limits to
 # these (still bounded: a hostile file is still stopped), and nobody else's guard moves.
 LARGE_CATALOG_ENV = "CRAWLER_LARGE_CATALOG"
@@ -116,7 +119,21 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any,
     return mapping
 
 
+def _construct_int(loader: _LineLoader, node: yaml.ScalarNode) -> int:
+    """An integer of at most MAX_NUMBER_DIGITS digits (Python refuses to convert more than
+    4,300 with a ValueError that names no line)."""
+    digits = sum(char.isalnum() for char in str(node.value))
+    if digits > MAX_NUMBER_DIGITS:
+        raise ConfigError(
+            f"line {node.start_mark.line + 1}: a number of {digits:,} digits, over the limit "
+            f"of {MAX_NUMBER_DIGITS}: no setting needs more"
+        )
+    value: int = loader.construct_yaml_int(node)
+    return value
+
+
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_LineLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 
 
@@ -128,13 +145,56 @@ def _strip_lines(value: Any) -> Any:
     return value
 
 
-def _explain(exc: ValidationError) -> str:
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The first pydantic model in a field's type (``X``, ``X | None``, ``tuple[X, ...]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _keys_beside(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The keys the model at ``loc[:-1]`` accepts: where an unknown key ``loc[-1]`` was met."""
+    current: type[BaseModel] | None = model
+    for part in loc[:-1]:
+        if isinstance(part, int) or current is None:
+            continue  # a list index: the same model
+        field = current.model_fields.get(str(part))
+        current = _model_in(field.annotation) if field is not None else None
+    if current is None:
+        return []
+    keys = [field.alias or name for name, field in current.model_fields.items()]
+    if {"forge", "location"} & set(keys):  # written as `repo:`, `gitee:`, `pypi:`… (and options)
+        from crawler.config.kinds import source_kinds
+
+        for kind in source_kinds().values():
+            keys += [kind.project_key, *kind.option_keys]
+    return [k for k in dict.fromkeys(keys) if k not in _DERIVED]
+
+
+_DERIVED = {"forge", "channels", "location", "line"}  # set by the loader, never written
+
+
+def did_you_mean(key: str, known: list[str]) -> str:
+    """``: did you mean 'x'?`` for the closest known key, else a list of them."""
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    if close:
+        return f": did you mean {close[0]!r}?"
+    return f": check its spelling (known: {', '.join(known)})" if known else ""
+
+
+def _explain(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
     parts = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            msg = f"unknown key {str(err['loc'][-1])!r}: check its spelling"
+            key = str(err["loc"][-1])
+            known = _keys_beside(model, tuple(err["loc"])) if model is not None else []
+            msg = f"unknown key {key!r}" + (did_you_mean(key, known) or ": check its spelling")
         parts.append(f"{where}: {msg}" if where else msg)
     return "; ".join(parts)
 
@@ -206,9 +266,12 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
     allowed = [*_SECTIONS, "projects", *kinds]
     unknown = set(raw) - {*allowed, LINE_KEY}
     if unknown:
+        first = str(sorted(unknown, key=str)[0])
+        close = difflib.get_close_matches(first, allowed, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise ConfigError(
-            f"{path}:{raw[LINE_KEY]}: unknown top-level key(s) {sorted(unknown)}: "
-            f"allowed are {', '.join(allowed)}"
+            f"{path}:{raw[LINE_KEY]}: unknown top-level key(s) {sorted(unknown, key=str)}: "
+            f"{hint}allowed are {', '.join(allowed)}"
         )
     sections: dict[str, Any] = {}
     source_settings: dict[str, Any] = {}
@@ -220,7 +283,7 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
         try:
             validated = model.model_validate(_strip_lines(value))
         except ValidationError as exc:
-            raise ConfigError(f"{path}:{line}: {section}: {_explain(exc)}") from None
+            raise ConfigError(f"{path}:{line}: {section}: {_explain(exc, model)}") from None
         if section in _SECTIONS:
             sections[section] = validated
         else:
@@ -237,7 +300,9 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
         try:
             spec = ProjectSpec.model_validate({**_strip_lines(entry), "line": line})
         except ValidationError as exc:
-            raise ConfigError(f"{path}:{line}: project {name!r}: {_explain(exc)}") from None
+            raise ConfigError(
+                f"{path}:{line}: project {name!r}: {_explain(exc, ProjectSpec)}"
+            ) from None
         if spec.name in first_line:
             raise ConfigError(
                 f"{path}:{line}: project {spec.name!r}: duplicate name "

@@ -102,6 +102,10 @@ class TableSpec(Model):
     integrations: TableIntegrations | None = None
     status_map: dict[str, SupportStatus] = Field(default_factory=dict)
     platform_map: dict[str, str] = Field(default_factory=dict)
+    # rows that give one project, platform and version different statuses: "refuse" stops the
+    # export naming them; "strongest" keeps one record with the first status in
+    # SUPPORT_STATUSES order (upstream first) and every row as its evidence
+    combine: Literal["refuse", "strongest"] = "refuse"
 
     @model_validator(mode="after")
     def _one_locator(self) -> TableSpec:
@@ -113,9 +117,10 @@ class TableSpec(Model):
     def _mapping(self) -> TableSpec:
         mapping = self.integrations
         if mapping is None:
-            if self.status_map or self.platform_map:
+            if self.status_map or self.platform_map or self.combine != "refuse":
                 raise ValueError(
-                    f"table {self.name!r}: status_map/platform_map need an 'integrations' mapping"
+                    f"table {self.name!r}: status_map/platform_map/combine need an "
+                    "'integrations' mapping"
                 )
             return self
         if mapping.status.column is not None and not self.status_map:

@@ -29,6 +29,9 @@ class Settings(Model):
     stale_after_days: float = Field(default=3.0, gt=0)
     # a forge release with no package upload after this long is a channel_mismatch
     channel_grace_days: float = Field(default=7.0, ge=0)
+    # the curated catalog.json (`crawler export --into` target), relative to sources.yaml's
+    # folder: a change stays pending until this file holds it; without one, until `crawler ack`
+    catalog: str | None = Field(default=None, min_length=1)
 
 
 class ScheduleSettings(Model):

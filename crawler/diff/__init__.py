@@ -137,7 +137,8 @@ def diff_audit(
             problems.append(FetchError(name, "diff", "", f"could not compare: {exc!r}"[:300]))
             rows.append(current_version(name, None, None))
             continue
-        if name not in known:
+        # added when first read, not when first tried: an unreached project is not news
+        if name in observed and after is not None and (name not in known or before is None):
             changes.append(
                 Change(
                     name,

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 from crawler.analysis.license_clauses import TextSpan, finding_verb
+from crawler.analysis.license_names import same_license
 from crawler.analysis.licenses import LicenseAnalysis, noassertion_explanation, word_diff
 from crawler.diff.names import Names, label_of
 from crawler.model import Change, ChangeKind, Flag, FlagKind, ProjectSnapshot
@@ -57,6 +58,15 @@ def detected_license(snapshot: ProjectSnapshot | None) -> str | None:
     return " AND ".join(analysis.spdx_ids) or None
 
 
+def forge_agrees(forge: str | None, ours: str | None) -> bool:
+    """The forge's id and our reading name the same license, through SPDX's equivalences:
+    the deprecated ``GPL-3.0`` GitHub and GitLab send agrees with ``GPL-3.0-only`` and with
+    ``GPL-3.0-or-later``. Neither naming a license also agrees."""
+    if forge in (None, NOASSERTION) or ours is None:
+        return (forge or NOASSERTION) == (ours or NOASSERTION)
+    return forge == ours or same_license(forge, ours) is True
+
+
 def _carries_more(analysis: LicenseAnalysis | None) -> bool:
     return analysis is not None and analysis.verdict in ("match_with_extra_text", "modified")
 
@@ -69,12 +79,15 @@ def license_reading(snapshot: ProjectSnapshot | None, names: Names) -> dict[str,
         return None
     forge = forge_spdx(snapshot)
     ours = detected_license(snapshot)
-    differs = (forge or NOASSERTION) != (ours or NOASSERTION) or analysis.verdict != "exact"
+    agree = forge_agrees(forge, ours)
+    differs = not agree or analysis.verdict != "exact"
     why = None
     if differs:
-        why = noassertion_explanation(analysis)
-        if forge not in (None, NOASSERTION) and _carries_more(analysis):
-            label = label_of(names, snapshot.repo.forge if snapshot.repo else None)
+        label = label_of(names, snapshot.repo.forge if snapshot.repo else None)
+        why = noassertion_explanation(analysis, label)
+        if forge not in (None, NOASSERTION) and not agree:
+            why = f"{label} reads {forge}, the file reads {ours or 'no known license'}: {why}"
+        elif forge not in (None, NOASSERTION) and _carries_more(analysis):
             why = f"{label} reads {forge} and ignores the rest: {why}"
     return {
         "path": snapshot.license_file.path,
@@ -211,7 +224,7 @@ def noassertion_flag(
     label = label_of(names, after.repo.forge if after.repo else None)
     detail = f"{label} reports NOASSERTION"
     if analysis is not None:
-        detail += f"; {noassertion_explanation(analysis)}"
+        detail += f"; {noassertion_explanation(analysis, label)}"
     details: dict[str, Any] = {
         "forge": asdict(after.forge_license) if after.forge_license else None
     }

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from license_expression import ExpressionError, Licensing
 from packaging.version import InvalidVersion, Version
 
+from crawler.analysis.license_names import same_license
 from crawler.diff.licenses import detected_license
 from crawler.diff.names import Names, label_of
 from crawler.model import (
@@ -83,12 +83,9 @@ def _parse(text: str) -> Version | None:
 
 
 def _same_license(declared: str, detected: str) -> bool | None:
-    """None when either side is not a valid SPDX expression (nothing to compare)."""
-    licensing = Licensing()
-    try:
-        return bool(licensing.is_equivalent(declared, detected))
-    except (ExpressionError, TypeError, ValueError):
-        return None
+    """None when either side is not a valid SPDX expression (nothing to compare); compared
+    through SPDX's equivalences (a deprecated GPL-3.0 is GPL-3.0-only or -or-later)."""
+    return same_license(declared, detected)
 
 
 def channel_flags(

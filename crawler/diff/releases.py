@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from crawler.diff.names import Names, label_of
 from crawler.model import Change, ChangeKind, Flag, FlagKind, ProjectSnapshot
-from crawler.versions import current_version, is_prerelease, usable_releases, usable_tags
+from crawler.versions import (
+    current_version,
+    is_prerelease,
+    latest_release,
+    usable_releases,
+    usable_tags,
+)
 
 
 def _release_changes(name: str, before: ProjectSnapshot, after: ProjectSnapshot) -> list[Change]:
@@ -16,7 +22,8 @@ def _release_changes(name: str, before: ProjectSnapshot, after: ProjectSnapshot)
     old = usable_releases(tracking, before.releases)
     new = usable_releases(tracking, after.releases)
     old_tags = {r.tag for r in old}
-    previous = old[0].tag if old else None
+    shown = latest_release(tracking, before.releases)  # what the row showed, not the last published
+    previous = shown.tag if shown is not None else None
     for release in reversed(new):
         if release.tag in old_tags:
             continue
@@ -80,7 +87,8 @@ def version_changes(name: str, before: ProjectSnapshot, after: ProjectSnapshot) 
             Change(
                 project=name,
                 kind=ChangeKind.NEW_COMMIT,
-                summary=f"default branch moved to {after.head.sha[:12]} ({after.head.date})",
+                summary=f"default branch moved to {after.head.sha[:12]}"
+                + (f" ({after.head.date})" if after.head.date else ""),
                 before=before.head.sha,
                 after=after.head.sha,
                 evidence_url=after.head.url or None,
@@ -99,11 +107,18 @@ def no_release_flag(
     if version.version_source == "release":
         return None
     forge = label_of(names, after.repo.forge)
-    when = version.published_at
+    when = f" ({version.published_at})" if version.published_at else ""  # REST tags: undated
+    # releases never asked for (track: tags or commits) were not seen to be absent
+    asked = after.releases is not None
+    configured = f" (track: {after.tracking.track}; releases not checked)"
     if version.version_source == "tag":
-        detail = f"no {forge} release; tracked by tag {version.version} ({when})"
+        detail = f"tracked by tag {version.version}{when}{configured}"
+        if asked:
+            detail = f"no {forge} release; tracked by tag {version.version}{when}"
     elif version.version_source == "commit":
-        detail = f"no {forge} release or tag; tracked by commit {version.version} ({when})"
+        detail = f"tracked by commit {version.version}{when}{configured}"
+        if asked:
+            detail = f"no {forge} release or tag; tracked by commit {version.version}{when}"
     else:
         detail = f"no {forge} release, tag or commit found"
     was = current_version(name, before, None).version_source if before else None

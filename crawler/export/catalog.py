@@ -12,6 +12,7 @@ from typing import Any
 from crawler.export.inputs import ExportInput, LicenseFacts, LicenseFile, ProjectInput
 from crawler.export.integrations import ExportError, IntegrationBuilder, is_http_url, slug
 from crawler.export.labels import is_release_candidate, license_cell, plain, ref_cell
+from crawler.untrusted import INVISIBLE, visible
 
 SCHEMA_VERSION = 1
 MAX_NAME = 200  # a tag, path or name from upstream, in the catalog
@@ -119,7 +120,7 @@ def project_record(project: ProjectInput, ident: str, audit_id: int) -> dict[str
         "license": license_record(project.license) if project.license is not None else None,
         "last_checked": checked,
         "evidence": evidence,
-    }
+    } | ({"stale": True} if project.stale else {})
 
 
 def build_catalog(export: ExportInput) -> dict[str, Any]:
@@ -128,14 +129,30 @@ def build_catalog(export: ExportInput) -> dict[str, Any]:
     builder = IntegrationBuilder(audit_id=export.audit_id, project_ids=ids)
     for project in ordered_projects(export):
         builder.add_project(project)
+    builder.check_contradictions()
     if builder.problems:
         raise ExportError(builder.problems)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "audit": {"id": export.audit_id, "date": export.audit_date.isoformat()},
-        "projects": [
-            project_record(p, ids[p.name], export.audit_id) for p in ordered_projects(export)
-        ],
-        "platforms": builder.platform_records(),
-        "integrations": builder.integration_records(),
-    }
+    catalog: dict[str, Any] = _visible(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "audit": {"id": export.audit_id, "date": export.audit_date.isoformat()},
+            "projects": [
+                project_record(p, ids[p.name], export.audit_id) for p in ordered_projects(export)
+            ],
+            "platforms": builder.platform_records(),
+            "integrations": builder.integration_records(),
+        }
+    )
+    return catalog
+
+
+def _visible(value: Any) -> Any:
+    """Every string of the catalog under the rule of every output (crawler.untrusted): no
+    invisible character survives into catalog.json."""
+    if isinstance(value, str):
+        return " ".join(visible(value).split()) if INVISIBLE.search(value) else value
+    if isinstance(value, dict):
+        return {key: _visible(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_visible(item) for item in value]
+    return value

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawler.analysis.licenses import LicenseAnalysis, is_license_file
 from crawler.config import Config, PageSpec, ProjectSpec
 from crawler.diff.licenses import forge_spdx
+from crawler.diff.pending import PendingItem
 from crawler.export.inputs import (
     EvidenceLink,
     ExportInput,
@@ -31,8 +32,9 @@ from crawler.export.inputs import (
     license_facts_from_analysis,
 )
 from crawler.export.merge import MergeError
-from crawler.model import PageSnapshot, ProjectSnapshot, ProjectStatus
+from crawler.model import FetchError, PageSnapshot, ProjectSnapshot, ProjectStatus
 from crawler.store import AuditInfo, Store
+from crawler.untrusted import one_line
 from crawler.versions import current_version, is_prerelease
 
 if TYPE_CHECKING:
@@ -46,7 +48,9 @@ class NothingToExport(Exception):
 
 
 def chosen_audit(store: Store, audit_id: int | None) -> AuditInfo:
-    """The audit asked for, else the latest complete one (else the latest partial one)."""
+    """The audit asked for, else the latest finished one, complete or partial: a project it
+    could not read is exported with its last good state and that state's own date (marked
+    stale), never by falling back to an older audit for every project."""
     if audit_id is not None:
         audit = store.audit(audit_id)
         if audit is None:
@@ -58,10 +62,9 @@ def chosen_audit(store: Store, audit_id: int | None) -> AuditInfo:
             )
         return audit
     audits = [a for a in store.audits() if a.status in GOOD]
-    complete = [a for a in audits if a.status == "complete"]
     if not audits:
         raise NothingToExport("no finished audit in the database: run `crawler audit` first")
-    return (complete or audits)[-1]
+    return audits[-1]
 
 
 def _day(stamp: str | None) -> date | None:
@@ -116,18 +119,25 @@ def _license(snapshot: ProjectSnapshot) -> LicenseFacts | None:
 
 
 def _pages(
-    snapshot: ProjectSnapshot, spec: ProjectSpec | None, observed: date | None, fallback: date
+    snapshot: ProjectSnapshot,
+    spec: ProjectSpec | None,
+    observed: date | None,
+    fallback: date,
+    unread: Mapping[str, date | None],
 ) -> tuple[WatchedPage, ...]:
+    """The project's pages as last read; a page in ``unread`` (the exported audit could not
+    read it) is stale, dated the last audit that did read it."""
     specs: dict[str, PageSpec] = {p.name: p for p in spec.pages} if spec else {}
     pages = []
     for page in snapshot.pages:
         page_spec = specs.get(page.name)
         tables = {t.name: t for t in page_spec.tables} if page_spec else {}
+        read_on = unread.get(page.name) if page.name in unread else None
         pages.append(
             WatchedPage(
                 name=page.name,
                 url=page.url,
-                observed_on=_page_day(snapshot, page) or observed or fallback,
+                observed_on=read_on or _page_day(snapshot, page) or observed or fallback,
                 tables=tuple(
                     WatchedTable(
                         t.name,
@@ -140,9 +150,45 @@ def _pages(
                 ),
                 pins=tuple(Pin(name, value) for name, value in page.pins),
                 integration=page_spec.integration if page_spec else None,
+                stale=page.name in unread,
             )
         )
     return tuple(pages)
+
+
+class _PageReads:
+    """When a project's page was last read, from the stored audits: the newest usable audit
+    up to the exported one that checked the project and recorded no error for that page."""
+
+    def __init__(self, store: Store, audit: AuditInfo, errors: list[FetchError]) -> None:
+        self._store = store
+        audits = reversed(store.audits())
+        self._earlier = [a for a in audits if a.status in GOOD and a.id < audit.id]
+        self._errors: dict[int, set[tuple[str, str]]] = {audit.id: _page_errors(errors)}
+        self.audit_id = audit.id
+
+    def failed(self, audit_id: int) -> set[tuple[str, str]]:
+        if audit_id not in self._errors:
+            self._errors[audit_id] = _page_errors(self._store.audit_results(audit_id)[1])
+        return self._errors[audit_id]
+
+    def unread(self, project: str) -> dict[str, date | None]:
+        """The pages the exported audit could not read → the day each was last read."""
+        names = [page for name, page in self.failed(self.audit_id) if name == project]
+        found: dict[str, date | None] = {}
+        for page in names:
+            found[page] = None
+            for earlier in self._earlier:
+                if earlier.checked is not None and project not in earlier.checked:
+                    continue
+                if (project, page) not in self.failed(earlier.id):
+                    found[page] = earlier.started_at.date()
+                    break
+        return found
+
+
+def _page_errors(errors: list[FetchError]) -> set[tuple[str, str]]:
+    return {(e.project, e.source[5:]) for e in errors if e.source.startswith("page:")}
 
 
 def _page_day(snapshot: ProjectSnapshot, page: PageSnapshot) -> date | None:
@@ -170,7 +216,8 @@ def export_input(
 ) -> ExportInput:
     """``labels`` names each forge for prose: {"github": "GitHub", …}."""
     states = {n: s.snapshot for n, s in store.states_as_of(audit.id, include_own=True).items()}
-    outcomes, _errors = store.audit_results(audit.id)
+    outcomes, errors = store.audit_results(audit.id)
+    reads = _PageReads(store, audit, errors)
     checked = set(audit.checked) if audit.checked is not None else {
         name
         for name in audit.projects
@@ -203,20 +250,49 @@ def export_input(
                 last_checked=last_checked,
                 checked_in_audit=name in checked,
                 evidence=_evidence(snapshot, ref),
-                pages=_pages(snapshot, specs.get(name), last_checked, audit_day),
+                pages=_pages(
+                    snapshot,
+                    specs.get(name),
+                    last_checked,
+                    audit_day,
+                    reads.unread(name)
+                    if name in checked
+                    else {page.name: last_checked for page in snapshot.pages},
+                ),
             )
         )
     return ExportInput(audit.id, audit_day, tuple(projects))
 
 
-def describe(export: ExportInput) -> dict[str, Any]:
-    """A one-line summary for the command line."""
-    return {
-        "audit": export.audit_id,
-        "date": export.audit_date.isoformat(),
-        "projects": len(export.projects),
-        "checked": sum(1 for p in export.projects if p.checked_in_audit),
-    }
+def describe(export: ExportInput) -> list[str]:
+    """What the export took from where, for the terminal: the audit, the projects it read, and
+    each project or page whose facts come from an earlier audit, with their own date."""
+    read = sum(p.checked_in_audit for p in export.projects)
+    lines = [
+        f"exported audit #{export.audit_id} ({export.audit_date.isoformat()}): "
+        f"{len(export.projects)} projects, {read} checked in that audit"
+    ]
+    stale = [p for p in export.projects if p.stale]
+    if stale:
+        shown = ", ".join(
+            f"{one_line(p.name)} (facts of {p.last_checked.isoformat()})"
+            for p in stale
+            if p.last_checked is not None
+        )
+        lines.append(f"stale, kept from earlier audits: {shown}")
+    unread = [one_line(p.name) for p in export.projects if p.last_checked is None]
+    if unread:
+        lines.append(f"never read yet (no facts exported): {', '.join(unread)}")
+    pages = [
+        f"{one_line(p.name)} page {one_line(page.name)} (facts of {page.observed_on.isoformat()})"
+        for p in export.projects
+        if p.checked_in_audit
+        for page in p.pages
+        if page.stale
+    ]
+    if pages:
+        lines.append(f"stale pages, kept from earlier audits: {', '.join(pages)}")
+    return lines
 
 
 def _history(store: Store, name: str, as_of: int) -> list[HistoryPoint]:
@@ -302,6 +378,7 @@ def export_audit(
         )
         written += write_site(explorer, site)
     merge_report: dict[str, Any] | None = None
+    taken: list[PendingItem] = []
     if into is not None:
         merged, merge_report = merge_file(into, build_catalog(export))
         problems = validate_catalog(merged, today=export.audit_date)
@@ -311,10 +388,14 @@ def export_audit(
                 + "; ".join(str(p) for p in problems[:10])
             )
         write_json(into, merged)
+        from crawler.store.pending import close_taken
+
+        taken = close_taken(store, merged, datetime.now(UTC).replace(microsecond=0))
         report_path = out_dir / "merge-report.json"
         write_json(report_path, merge_report)
         written += [into, report_path]
-    return ExportOutcome(export, tuple(written), merge_report)
+    newer = tuple(a.id for a in store.audits() if a.id > audit.id and a.status == "failed")
+    return ExportOutcome(export, tuple(written), merge_report, tuple(taken), newer)
 
 
 @dataclass(frozen=True)
@@ -322,3 +403,5 @@ class ExportOutcome:
     export: ExportInput
     written: tuple[Path, ...]
     merge_report: dict[str, Any] | None
+    taken: tuple[PendingItem, ...] = ()  # pending changes the merged catalog now holds
+    failed_since: tuple[int, ...] = ()  # newer audits that failed (read nothing): not exported

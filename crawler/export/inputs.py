@@ -85,12 +85,15 @@ class TableMapping:
     integrations: TableIntegrations
     status_map: Mapping[str, str] = field(default_factory=dict)
     platform_map: Mapping[str, str] = field(default_factory=dict)
+    combine: str = "refuse"  # TableSpec.combine
 
     @staticmethod
     def from_spec(spec: TableSpec) -> TableMapping | None:
         if spec.integrations is None:
             return None
-        return TableMapping(spec.integrations, dict(spec.status_map), dict(spec.platform_map))
+        return TableMapping(
+            spec.integrations, dict(spec.status_map), dict(spec.platform_map), spec.combine
+        )
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,7 @@ class WatchedPage:
     tables: tuple[WatchedTable, ...] = ()
     pins: tuple[Pin, ...] = ()
     integration: PageIntegration | None = None
+    stale: bool = False  # the exported audit could not read it: its facts are of observed_on
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,11 @@ class ProjectInput:
     checked_in_audit: bool
     evidence: tuple[EvidenceLink, ...] = ()
     pages: tuple[WatchedPage, ...] = ()
+
+    @property
+    def stale(self) -> bool:
+        """The audit could not read it: its facts are its last good state, of ``last_checked``."""
+        return not self.checked_in_audit and self.last_checked is not None
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from crawler.analysis.placeholders import is_placeholder
 from crawler.config import SUPPORT_STATUSES, FieldSource
 from crawler.export.inputs import ProjectInput, TableMapping, WatchedPage, WatchedTable
 
@@ -129,7 +130,7 @@ class IntegrationBuilder:
             "row": row,
             "wording": _cap(wording),
             "status": status,
-        }
+        } | ({"stale": True} if page.stale else {})
 
     def _add_page(self, project: ProjectInput, owner: str, page: WatchedPage, where: str) -> None:
         spec = page.integration
@@ -140,6 +141,8 @@ class IntegrationBuilder:
         if target is None or platform is None:
             return
         version = pins.get(spec.version) if spec.version else None
+        if version is not None and is_placeholder(version):
+            version = None  # a template placeholder is no version
         self._add(
             {
                 "id": f"{owner}/{slug(page.name)}",
@@ -173,6 +176,7 @@ class IntegrationBuilder:
             return
         pins = {pin.name: pin.value for pin in page.pins}
         keys = [columns[_fold(c)] for c in table.key_columns if _fold(c) in columns]
+        records: list[tuple[dict[str, Any], str]] = []
         for row in table.rows:
             key_values = [row[i] for i in keys] or list(row[:1])
             row_where = f"{where}, row {' / '.join(key_values)!r}"
@@ -193,7 +197,25 @@ class IntegrationBuilder:
             record["evidence"] = [
                 self._evidence(page, table.name, row_key, wording, record["status"])
             ]
+            records.append((record, row_where))
+        if mapping.combine == "strongest":
+            records = _strongest(records)
+        for record, row_where in records:
             self._add(record, row_where)
+
+    def check_contradictions(self) -> None:
+        """A problem for each (project, platform, version) that records give two statuses,
+        naming the rows that say each: the catalog cannot hold both claims."""
+        for (project, platform, version), group in _claims(self.integrations.values()).items():
+            if len({r["status"] for r in group}) < 2:
+                continue
+            on = f"{platform!r}" + (f", version {version!r}" if version else "")
+            said = "; ".join(_said(record) for record in group)
+            self.problems.append(
+                f"project {project!r} on platform {on}: the records contradict each other "
+                f"({said}): map those rows to different platforms, or set 'combine: strongest' "
+                "on the table in sources.yaml"
+            )
 
     def _row_record(
         self, owner: str, mapping: TableMapping, cell: CellReader, where: str
@@ -224,8 +246,8 @@ class IntegrationBuilder:
                     f"{', '.join(SUPPORT_STATUSES)}>' to the table in sources.yaml"
                 )
         version = cell(spec.version) if spec.version is not None else None
-        if version is not None and _fold(version) in _NO_VALUE:
-            version = None
+        if version is not None and (_fold(version) in _NO_VALUE or is_placeholder(version)):
+            version = None  # a template placeholder is no version
         if target is None or platform is None or status is None:
             return None
         return {
@@ -242,3 +264,38 @@ class IntegrationBuilder:
 
     def integration_records(self) -> list[dict[str, Any]]:
         return [self.integrations[ident] for ident in sorted(self.integrations)]
+
+
+Claim = tuple[str, str, str | None]  # (project id, platform id, version range)
+
+
+def _claims(records: Iterable[dict[str, Any]]) -> dict[Claim, list[dict[str, Any]]]:
+    grouped: dict[Claim, list[dict[str, Any]]] = {}
+    for record in records:
+        claim = (record["project"], record["platform"], record.get("version_range"))
+        grouped.setdefault(claim, []).append(record)
+    return grouped
+
+
+def _said(record: dict[str, Any]) -> str:
+    evidence = record["evidence"][0]
+    row = " / ".join((evidence.get("row") or {}).values())
+    where = f"table {evidence['table']!r} row {row!r}" if evidence.get("table") else "page"
+    wording = f" ({evidence['wording']!r})" if evidence.get("wording") else ""
+    return f"{where} says {record['status']!r}{wording}"
+
+
+def _strongest(
+    records: list[tuple[dict[str, Any], str]],
+) -> list[tuple[dict[str, Any], str]]:
+    """Rows of one table claiming one (project, platform, version): one record, the strongest
+    status (the vocabulary's order), every row's evidence kept."""
+    rank = {status: n for n, status in enumerate(SUPPORT_STATUSES)}
+    where = {id(record): row_where for record, row_where in records}
+    merged: list[tuple[dict[str, Any], str]] = []
+    for group in _claims(record for record, _ in records).values():
+        group = sorted(group, key=lambda r: (rank[r["status"]], r["id"]))
+        first = dict(group[0])
+        first["evidence"] = [e for record in group for e in record["evidence"]]
+        merged.append((first, where[id(group[0])]))
+    return merged

@@ -155,7 +155,7 @@ def license_cell(facts: LicenseFacts | None) -> Cell:
 def _who(project: ProjectInput) -> list[Segment]:
     who = [upstream(project.name)]
     if not project.checked_in_audit and project.last_checked is not None:
-        who.append(fixed(f" (as of {project.last_checked.isoformat()})"))
+        who.append(fixed(f" (stale: facts of {project.last_checked.isoformat()})"))
     return who
 
 

@@ -16,16 +16,17 @@ Ownership (also in ``catalog.schema.json``'s descriptions):
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
-from crawler.report.markdown import one_line
+from crawler.export.validate import CatalogFileError, read_catalog
+from crawler.report.markdown import counted
+from crawler.untrusted import one_line
 
 COLLECTIONS = ("projects", "platforms", "integrations")
 TOP_LEVEL_OWNED = ("schema_version", "audit")
 CRAWLER_OWNED: dict[str, tuple[str, ...]] = {
-    "projects": ("name", "repository", "tracked_ref", "license", "last_checked"),
+    "projects": ("name", "repository", "tracked_ref", "license", "last_checked", "stale"),
     "platforms": (),
     "integrations": ("version_range", "pins"),
 }
@@ -115,6 +116,9 @@ def _merge_record(
     """Update one curated record in place; return the fields it changed."""
     changed = []
     owned = CRAWLER_OWNED[collection]
+    if collection == "projects" and "stale" in record and "stale" not in fresh:
+        del record["stale"]  # read again: the crawler's own marker goes
+        changed.append("stale")
     for key, value in sorted(fresh.items()):
         if key == "id":
             continue
@@ -146,7 +150,8 @@ def render_merge_report(report: dict[str, Any]) -> list[str]:
     lines = [
         f"merge of audit #{report['audit']['id']} ({report['audit']['date']}): "
         f"{len(report['added'])} added, {len(report['updated'])} updated, "
-        f"{len(report['conflicts'])} conflict(s), {len(report['not_in_crawl'])} not in the crawl"
+        f"{counted(len(report['conflicts']), 'conflict')}, "
+        f"{len(report['not_in_crawl'])} not in the crawl"
     ]
     for conflict in report["conflicts"]:
         evidence = ", ".join(one_line(url, 300) for url in conflict["evidence"]) or "no URL"
@@ -173,14 +178,17 @@ def merge_file(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``merge_catalog`` on a curated file; MergeError (with the file and line) when it cannot
     be read as a catalog, so nothing is overwritten."""
+    if not curated_path.exists():
+        raise MergeError(f"{curated_path}: file not found: pass an existing catalog")
     try:
-        curated = json.loads(curated_path.read_bytes().decode("utf-8"))
-    except FileNotFoundError:
-        raise MergeError(f"{curated_path}: file not found: pass an existing catalog") from None
-    except UnicodeDecodeError as exc:
-        raise MergeError(f"{curated_path}: not UTF-8 text ({exc.reason})") from None
-    except json.JSONDecodeError as exc:
-        raise MergeError(f"{curated_path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+        curated, duplicates = read_catalog(curated_path)
+    except CatalogFileError as exc:
+        raise MergeError(str(exc)) from None
+    if duplicates:  # merging would keep one of them silently: let a person choose
+        raise MergeError(
+            f"{curated_path}: duplicate keys, so it was not merged: "
+            + "; ".join(str(p) for p in duplicates[:10])
+        )
     try:
         return merge_catalog(curated, crawled)
     except MergeError as exc:

@@ -23,6 +23,16 @@ HEADER = (
     "| Project | Latest GitHub release checked | Release date | Repository-level license |",
     "|---|---|---|---|",
 )
+# when a row comes from Gitee, GitLab or a vendor page, the seed's "GitHub" would be untrue
+MIXED_HEADER = (
+    "| Project | Latest release checked | Release date | Repository-level license |",
+    "|---|---|---|---|",
+)
+
+
+def header(projects: list[ProjectInput]) -> tuple[str, str]:
+    """The seed's header when every row is from GitHub, else one that is true of every row."""
+    return HEADER if projects and all(p.forge == "GitHub" for p in projects) else MIXED_HEADER
 CLOSING = (
     "A repository-level label is not a substitute for reviewing individual files and "
     "dependencies before redistribution."
@@ -44,7 +54,7 @@ def render_cell(cell: Cell) -> str:
 def _row(project: ProjectInput) -> str:
     release = render_cell(ref_cell(project.ref, project.forge))
     if not project.checked_in_audit and project.last_checked is not None:
-        release += f" (as of {project.last_checked.isoformat()})"
+        release += f" (stale: facts of {project.last_checked.isoformat()})"
     date = ref_date(project.ref)
     cells = [escape(project.name), release, date or "—", render_cell(license_cell(project.license))]
     return "| " + " | ".join(cells) + " |"
@@ -82,7 +92,7 @@ def render_snapshot(export: ExportInput) -> str:
         f"{export.audit_date.isoformat()}. It is not a compatibility guarantee; pin the exact "
         "device, framework, driver, and runtime versions before deployment.",
         "",
-        *HEADER,
+        *header(projects),
         *(_row(p) for p in projects),
         "",
         _caution(projects),

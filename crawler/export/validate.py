@@ -2,13 +2,15 @@
 
 The schema (checked with ``jsonschema``) holds the shape, the types, the controlled
 vocabularies (enums), the http(s) URL pattern, date formats and "at least one evidence record".
-By hand: unique ids, references between records, dates not in the future. Every problem has
+By hand: unique ids, references between records, no two statuses for one project, platform and
+version range, dates not in the future. Every problem has
 the JSON path of the offending value and what to do about it.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -19,7 +21,12 @@ from typing import Any
 
 import jsonschema
 
+from crawler.untrusted import UnreadableFile, read_regular_file
+
 EXIT_VALID, EXIT_INVALID, EXIT_NOT_JSON = 0, 1, 2
+MAX_CATALOG_BYTES = 64 * 1024 * 1024  # a curated catalog of the seed's size is well under 1 MiB
+MAX_DEPTH = 64  # a catalog nests 6 levels; deeper input only exhausts the stack
+MAX_DIGITS = 30  # ids, counts and years: no catalog integer comes near
 _DATE_KEYS = ("date", "last_checked")
 _HINTS = {
     "http(s) URL": "links must start with http:// or https:// and name a host",
@@ -148,6 +155,43 @@ def _reference_problems(data: Any, ids: dict[str, set[str]]) -> list[Problem]:
     return problems
 
 
+def _row_named(record: dict[str, Any]) -> str:
+    evidence = record.get("evidence")
+    first = evidence[0] if isinstance(evidence, list) and evidence else None
+    if not isinstance(first, dict) or not isinstance(first.get("row"), dict):
+        return ""
+    row = " / ".join(str(v) for v in first["row"].values())
+    return f", from table {first.get('table')!r} row {row!r}"
+
+
+def _contradiction_problems(data: Any) -> list[Problem]:
+    """Two records for one project, platform and version range with different statuses:
+    the catalog would make two claims about one integration."""
+    problems = []
+    first: dict[tuple[Any, Any, Any], tuple[int, dict[str, Any]]] = {}
+    for index, record in _records(data, "integrations"):
+        claim = (record.get("project"), record.get("platform"), record.get("version_range"))
+        if not all(isinstance(v, str) for v in claim[:2]):
+            continue
+        if claim not in first:
+            first[claim] = (index, record)
+            continue
+        other_index, other = first[claim]
+        if record.get("status") != other.get("status"):
+            version = f", version {claim[2]!r}" if claim[2] else ""
+            problems.append(
+                Problem(
+                    f"$.integrations[{index}].status",
+                    f"{_show(record.get('status'))}{_row_named(record)} contradicts "
+                    f"{_show(other.get('status'))} at $.integrations[{other_index}]"
+                    f"{_row_named(other)} for project {claim[0]!r} on platform "
+                    f"{claim[1]!r}{version}: keep one record, or tell the two apart "
+                    "(platform or version range)",
+                )
+            )
+    return problems
+
+
 def _walk_dates(value: Any, path: str) -> Iterator[tuple[str, str]]:
     if isinstance(value, dict):
         for key, item in value.items():
@@ -187,23 +231,100 @@ def validate_catalog(data: Any, today: date | None = None) -> list[Problem]:
         schema_problems(data)
         + id_problems
         + _reference_problems(data, ids)
+        + _contradiction_problems(data)
         + _date_problems(data, today)
     )
 
 
-def validate_file(path: Path, today: date | None = None) -> tuple[int, list[str]]:
-    """(exit status, lines to print): 0 valid, 1 invalid, 2 not JSON."""
+class CatalogFileError(ValueError):
+    """A catalog file that cannot be read as JSON at all; the message names the file."""
+
+
+def _whole_number(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise CatalogFileError(
+            f"a number of {len(text.lstrip('-')):,} digits (a catalog needs at most "
+            f"{MAX_DIGITS}): fix the value"
+        )
+    return int(text)
+
+
+def _structure_problems(data: Any, duplicated: dict[int, list[str]]) -> list[Problem]:
+    """Duplicate keys (JSON keeps the last silently) by path; CatalogFileError when nested
+    deeper than MAX_DEPTH (checked without recursion)."""
+    problems = []
+    stack: list[tuple[Any, str, int]] = [(data, "$", 1)]
+    while stack:
+        value, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise CatalogFileError(
+                f"nested more than {MAX_DEPTH} levels deep (at {path}): not a catalog"
+            )
+        if isinstance(value, dict):
+            for key in duplicated.get(id(value), []):
+                problems.append(
+                    Problem(
+                        f"{path}.{key}",
+                        f"the key {key!r} appears more than once in this object (JSON keeps "
+                        "only the last): remove the duplicates",
+                    )
+                )
+            stack += [(item, f"{path}.{key}", depth + 1) for key, item in value.items()]
+        elif isinstance(value, list):
+            stack += [(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
+    return sorted(problems)
+
+
+def read_catalog(path: Path) -> tuple[Any, list[Problem]]:
+    """A catalog file parsed, with its duplicate keys as problems. CatalogFileError (the
+    message starts with the file) for anything that is not a JSON catalog one can read: not
+    a regular file, over MAX_CATALOG_BYTES, not UTF-8, not JSON, nested deeper than
+    MAX_DEPTH, a number of more than MAX_DIGITS digits."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        raw = read_regular_file(path, MAX_CATALOG_BYTES)
+        text = raw.decode("utf-8")
+    except UnreadableFile as exc:
+        raise CatalogFileError(str(exc)) from None
+    except OSError as exc:
+        raise CatalogFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        return EXIT_NOT_JSON, [
+        raise CatalogFileError(
             f"{path}: not JSON: not UTF-8 text ({exc.reason} at byte {exc.start})"
-        ]
+        ) from None
+    duplicated: dict[int, list[str]] = {}
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(items)
+        if len(obj) != len(items):
+            counts = Counter(key for key, _ in items)
+            duplicated[id(obj)] = [key for key, count in counts.items() if count > 1]
+        return obj
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs, parse_int=_whole_number)
+        return data, _structure_problems(data, duplicated)
     except json.JSONDecodeError as exc:
-        return EXIT_NOT_JSON, [
+        raise CatalogFileError(
             f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}: fix the syntax"
-        ]
-    problems = validate_catalog(data, today)
+        ) from None
+    except RecursionError:
+        raise CatalogFileError(
+            f"{path}: not JSON a catalog can be: nested more than {MAX_DEPTH} levels deep"
+        ) from None
+    except CatalogFileError as exc:
+        raise CatalogFileError(f"{path}: {exc}") from None
+    except ValueError as exc:  # a limit of the interpreter (e.g. digits in a number)
+        raise CatalogFileError(f"{path}: not JSON a catalog can be: {exc}") from None
+
+
+def validate_file(path: Path, today: date | None = None) -> tuple[int, list[str]]:
+    """(exit status, lines to print): 0 valid, 1 invalid (duplicate keys included), 2 not JSON
+    (or not a readable catalog file at all)."""
+    try:
+        data, duplicates = read_catalog(path)
+    except CatalogFileError as exc:
+        return EXIT_NOT_JSON, [str(exc)]
+    problems = duplicates + validate_catalog(data, today)
     if problems:
         return EXIT_INVALID, [str(p) for p in problems] + [
             f"{path}: {len(problems)} problem(s): not a valid catalog"

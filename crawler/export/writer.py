@@ -5,8 +5,10 @@ The same ``ExportInput`` gives the same bytes, so one upstream change is one sma
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -33,17 +35,86 @@ def _umask() -> int:
     return current
 
 
+class ExportWriteError(Exception):
+    """A file of the export could not be written (a full disk, no permission): the file at
+    that path is as it was."""
+
+
 def write_text(path: Path, text: str) -> None:
-    """Write through a temporary file and rename, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write through a temporary file and rename, so a reader never sees half a file.
+
+    A symlink is written through (its target is replaced, the link stays); an existing file
+    keeps its mode, a new one gets the mode open() would give. On Linux the temporary file is
+    nameless until the moment it is renamed (O_TMPFILE), so a kill leaves nothing beside a
+    curated catalog that ``git add`` would pick up. ExportWriteError when it cannot be written.
+    """
+    target = Path(os.path.realpath(path))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # as open() would have made it: readable for a web server
-        os.replace(tmp, path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()  # as open() would make it: readable for a web server
+        _replace(target, text.encode("utf-8"), mode)
+    except OSError as exc:
+        raise ExportWriteError(
+            f"cannot write {path}: {exc.strerror or exc}; the file there is unchanged"
+        ) from None
+
+
+def _replace(target: Path, data: bytes, mode: int) -> None:
+    try:
+        fd = os.open(target.parent, os.O_TMPFILE | os.O_WRONLY, mode)
+    except (AttributeError, OSError):  # not Linux, or a filesystem without O_TMPFILE
+        fd = -1
+    if fd >= 0:
+        staging = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        try:
+            _write_all(fd, data, mode)
+            _link_open_file(fd, staging)  # named only for the rename that follows
+            linked = True
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+                raise
+            linked = False  # no /proc, or linkat refused: write it again the portable way
+        finally:
+            os.close(fd)
+        if linked:
+            _rename(staging, target)
+            return
+    handle, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        _write_all(handle, data, mode)
     except BaseException:
+        os.close(handle)
         Path(tmp).unlink(missing_ok=True)
+        raise
+    os.close(handle)
+    _rename(Path(tmp), target)
+
+
+def _link_open_file(fd: int, name: Path) -> None:
+    """Give the nameless file open as ``fd`` a name: linkat(…, AT_SYMLINK_FOLLOW) on its
+    /proc entry (os.link uses linkat, which follows, only when given a directory fd)."""
+    directory = os.open(name.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.link(f"/proc/self/fd/{fd}", name.name, src_dir_fd=directory, dst_dir_fd=directory)
+    finally:
+        os.close(directory)
+
+
+def _write_all(fd: int, data: bytes, mode: int) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.fchmod(fd, mode)
+
+
+def _rename(staging: Path, target: Path) -> None:
+    try:
+        os.replace(staging, target)
+    except BaseException:
+        staging.unlink(missing_ok=True)
         raise
 
 

@@ -29,7 +29,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from crawler.fakes.faults import FaultPlan, FaultRule
+from crawler.fakes.faults import RAW_KINDS, FaultPlan, FaultRule, send_raw_fault
 from crawler.fakes.gitee_state import (
     Answer,
     GiteeRelease,
@@ -41,6 +41,7 @@ from crawler.fakes.gitee_state import (
     cst,
     not_found,
 )
+from crawler.fakes.replay import Recordings
 from crawler.fakes.server import FakeServer, LoopbackService
 
 __all__ = [
@@ -102,6 +103,7 @@ class FakeGitee(LoopbackService):
         self.token = token
         self.web_url = web_url.rstrip("/")
         self.faults = faults
+        self.recorded: Recordings | None = None  # real answers served ahead of the state
         self.requests: list[GiteeRequest] = []
         self._lock = threading.Lock()
         reset = int(time.time()) + 3600
@@ -169,6 +171,16 @@ class FakeGitee(LoopbackService):
             with contextlib.suppress(OSError):
                 handler.connection.close()
             handler.close_connection = True
+            return
+        if self.recorded is not None:
+            served = self.recorded.serve(handler, "GET", self.base_url)
+            if served is not None:
+                log(served)
+                return
+
+        if fault is not None and fault.kind in RAW_KINDS:
+            log(302 if fault.kind == "redirect" else 200)
+            send_raw_fault(handler, fault)
             return
         if authenticated and self.token is not None and given != self.token:
             answer = Answer(401, {"message": "401 Unauthorized: Access token does not exist"})

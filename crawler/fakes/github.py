@@ -24,13 +24,19 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal, cast
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
-from crawler.fakes.faults import FAULT_KINDS, FaultKind, FaultPlan, FaultRule
+from crawler.fakes.faults import (
+    FAULT_KINDS,
+    RAW_KINDS,
+    FaultKind,
+    FaultPlan,
+    FaultRule,
+    send_raw_fault,
+)
 from crawler.fakes.github_app import FakeApp
 from crawler.fakes.github_issues import FakeComment, FakeIssue, IssueTracker
 from crawler.fakes.github_state import (
@@ -48,6 +54,7 @@ from crawler.fakes.github_state import (
     node_id,
     release_on,
 )
+from crawler.fakes.replay import Recordings
 from crawler.fakes.server import FakeServer, LoopbackService, abort, compact_json, send_answer
 from crawler.fakes.synthetic import synthetic_state
 
@@ -159,6 +166,8 @@ def _release_json(view: RepoView, rel: FakeRelease) -> dict[str, Any]:
     tag = quote(rel.tag, safe="")
     return {
         "url": f"{view.api}/releases/{rid}",
+        "assets_url": f"{view.api}/releases/{rid}/assets",
+        "upload_url": f"{view.api}/releases/{rid}/assets{{?name,label}}",
         "html_url": f"{view.html}/releases/tag/{tag}",
         "id": rid,
         "node_id": node_id("RE", rid),
@@ -428,6 +437,12 @@ class _Handler(BaseHTTPRequestHandler):
     def _fake(self) -> FakeGitHub:
         return cast(_Server, self.server).fake
 
+    def send_response(self, code: int, message: str | None = None) -> None:
+        # the answer starts: this request is no longer in flight (the client may send its next
+        # one as soon as it has read this answer, before this thread returns from dispatch)
+        self._fake().answering(self)
+        super().send_response(code, message)
+
     def do_GET(self) -> None:
         self._fake().dispatch(self, "GET")
 
@@ -470,9 +485,11 @@ class FakeGitHub(LoopbackService):
         self.web_url = web_url  # where its answers say pages live (a GitHub Enterprise host…)
         self.latency = latency
         self.faults = faults
+        self.recorded: Recordings | None = None  # real answers served ahead of the state
         self.max_graphql_aliases = max_graphql_aliases
         self.requests: list[RequestRecord] = []
         self._in_flight = 0
+        self._open: set[int] = set()  # handlers whose request is not answered yet
         self.max_in_flight = 0  # the most requests it served at once since reset_log
         self.issues = IssueTracker()
         self._lock = threading.RLock()
@@ -608,22 +625,20 @@ class FakeGitHub(LoopbackService):
         with self._lock:
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
-        done = [False]
-
-        def answered() -> None:  # before the answer is written: the client may go on at once
-            if not done[0]:
-                done[0] = True
-                with self._lock:
-                    self._in_flight -= 1
-
+            self._open.add(id(handler))
         try:
-            self._dispatch(handler, method, answered)
+            self._dispatch(handler, method)
         finally:
-            answered()
+            self.answering(handler)
 
-    def _dispatch(
-        self, handler: BaseHTTPRequestHandler, method: str, answered: Callable[[], None]
-    ) -> None:
+    def answering(self, handler: BaseHTTPRequestHandler) -> None:
+        """The request ``handler`` serves is answered (or dropped): once per request."""
+        with self._lock:
+            if id(handler) in self._open:
+                self._open.discard(id(handler))
+                self._in_flight -= 1
+
+    def _dispatch(self, handler: BaseHTTPRequestHandler, method: str) -> None:
         received = time.monotonic()
         cpu_start = time.thread_time()
         target = handler.path
@@ -671,8 +686,19 @@ class FakeGitHub(LoopbackService):
             log(0)
             abort(handler)
             return
+        if fault is not None and fault.kind in RAW_KINDS:
+            wait_latency()
+            log(302 if fault.kind == "redirect" else 200)
+            send_raw_fault(handler, fault)
+            return
         path = urlsplit(target).path
         cost = 0
+        if self.recorded is not None:
+            wait_latency()
+            served = self.recorded.serve(handler, method, self.base_url)
+            if served is not None:
+                log(served)
+                return
         app = self.app
         try:
             if app is not None and app.handles(method, urlsplit(target).path):
@@ -686,10 +712,14 @@ class FakeGitHub(LoopbackService):
             ):
                 resp = _error(401, "Bad credentials")
                 authenticated = False
-            elif fault is not None and fault.kind not in ("delay", "truncate"):
+            elif fault is not None and fault.kind not in ("delay", "truncate", "graphql_partial"):
                 resp = self._fault_response(fault, path, authenticated, token)
             elif path in ("/graphql", "/api/graphql"):
                 resp, cost = self._graphql(method, body, authenticated)
+                if fault is not None and fault.kind == "graphql_partial":
+                    from crawler.fakes.github_graphql import partial
+
+                    resp.body = partial(resp.body, fault)
             elif path.startswith("/raw/"):
                 resp = self._raw(path)
             elif (answer := self._issues(method, target, body, token is not None)) is not None:
@@ -700,7 +730,6 @@ class FakeGitHub(LoopbackService):
             resp = _Resp(500, {"message": f"fake GitHub error: {exc!r}"})
         log(resp.status, cost)  # before answering: a client may read the log right after
         wait_latency()
-        answered()
         _send(handler, resp, truncate=fault is not None and fault.kind == "truncate")
 
     def _fault_response(

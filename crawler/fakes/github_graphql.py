@@ -13,6 +13,7 @@ import functools
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -40,6 +41,7 @@ from graphql import (
     validate,
 )
 
+from crawler.fakes.faults import FaultRule
 from crawler.fakes.github_state import FakeRelease, FakeRepo, RepoView, latest_release, node_id
 
 
@@ -445,6 +447,38 @@ def handle(fake: FakeGitHub, raw: bytes) -> tuple[int, dict[str, Any], int]:
     if result.errors:
         body["errors"] = [_format(e) for e in result.errors]
     return 200, body, 0 if analysis.dry_run else cost
+
+
+PARTIAL_MESSAGE = (
+    "Something went wrong while executing your query. This may be the result of a timeout, "
+    "or it could be a GitHub bug."
+)
+
+
+def partial(body: Any, rule: FaultRule) -> Any:
+    """A successful answer turned into GitHub's partial one: in the repository ``rule.alias``
+    (every ``r<n>``/``f<n>`` alias when None), the field ``rule.field`` (dotted) is null and an
+    error's ``path`` names it; or, with ``rule.value``, that field holds the value and no
+    error is added."""
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, dict):
+        return body
+    steps = rule.field.split(".")
+    errors: list[dict[str, Any]] = []
+    for alias, node in data.items():
+        if rule.alias not in (None, alias) or not re.fullmatch(r"[rf]\d+", alias):
+            continue
+        for step in steps[:-1]:
+            node = node.get(step) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or steps[-1] not in node:
+            continue
+        node[steps[-1]] = rule.value
+        if rule.value is None:
+            message = PARTIAL_MESSAGE if rule.message == FaultRule.message else rule.message
+            errors.append({"path": [alias, *steps], "message": message})
+    if errors:
+        body["errors"] = [*(body.get("errors") or []), *errors]
+    return body
 
 
 def _format(err: GraphQLError) -> dict[str, Any]:

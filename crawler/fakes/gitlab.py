@@ -28,7 +28,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
-from crawler.fakes.faults import FaultPlan, FaultRule
+from crawler.fakes.faults import RAW_KINDS, FaultPlan, FaultRule, send_raw_fault
 from crawler.fakes.gitlab_state import (
     DEMO_CONFIG,
     DEMO_NOW,
@@ -40,6 +40,7 @@ from crawler.fakes.gitlab_state import (
     demo_state,
     epoch,
 )
+from crawler.fakes.replay import Recordings
 from crawler.fakes.server import FakeServer, LoopbackService, abort, compact_json, send_answer
 
 __all__ = [
@@ -125,6 +126,7 @@ class FakeGitLab(LoopbackService):
         self.link_origin = link_origin
         self.now = now
         self.faults = faults
+        self.recorded: Recordings | None = None  # real answers served ahead of the state
         self.requests: list[RequestRecord] = []
         self.rate_limit = rate_limit
         self._remaining = rate_limit
@@ -176,6 +178,16 @@ class FakeGitLab(LoopbackService):
         if fault is not None and fault.kind == "reset":
             log(0)
             abort(handler)
+            return
+        if self.recorded is not None:
+            served = self.recorded.serve(handler, "GET", self.base_url)
+            if served is not None:
+                log(served)
+                return
+
+        if fault is not None and fault.kind in RAW_KINDS:
+            log(302 if fault.kind == "redirect" else 200)
+            send_raw_fault(handler, fault)
             return
         remaining, reset = self._charge()
         try:

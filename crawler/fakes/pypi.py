@@ -37,7 +37,8 @@ from urllib.parse import unquote, urlsplit
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from crawler.fakes.faults import FaultPlan, FaultRule
+from crawler.fakes.faults import RAW_KINDS, FaultPlan, FaultRule, send_raw_fault
+from crawler.fakes.replay import Recordings
 from crawler.fakes.server import FakeServer, LoopbackService, abort, send_answer
 
 __all__ = [
@@ -80,6 +81,8 @@ class FakePackage:
 @dataclass
 class PyPIState:
     packages: list[FakePackage] = field(default_factory=list)
+    # recorded answers served verbatim: normalised name -> the bytes of /pypi/<name>/json
+    recorded: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,7 @@ class FakePyPI(LoopbackService):
         latency: float = 0.0,
     ) -> None:
         self.faults = faults
+        self.recorded: Recordings | None = None  # real documents served ahead of the state
         self.latency = latency
         self.rate_limit = rate_limit
         self.rate_remaining = rate_limit
@@ -339,6 +343,15 @@ class FakePyPI(LoopbackService):
             log(0)
             abort(handler)
             return
+        if self.recorded is not None:
+            served = self.recorded.serve(handler, "GET", self.base_url)
+            if served is not None:
+                log(served)
+                return
+        if fault is not None and fault.kind in RAW_KINDS:
+            log(302 if fault.kind == "redirect" else 200)
+            send_raw_fault(handler, fault)
+            return
         try:
             resp = self._limited() or (
                 self._fault(fault) if fault and fault.kind not in ("delay", "truncate") else None
@@ -385,6 +398,9 @@ class FakePyPI(LoopbackService):
             return _not_found()
         name = parts[1]
         with self._lock:
+            if len(parts) == 3 and name in self.state.recorded:
+                body = self.state.recorded[name]
+                return _Resp(200, body, {"ETag": _etag(body), "Cache-Control": "max-age=900"})
             package = next(
                 (p for p in self.state.packages if p.normalized == canonicalize_name(name)), None
             )

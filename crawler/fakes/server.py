@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -18,8 +19,9 @@ class FakeServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hung up (killed, timed out, done) is not the server's error."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
+        """A client that hung up (killed, timed out, done), or refused our test certificate,
+        is not the server's error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError | ssl.SSLError):
             super().handle_error(request, client_address)
 
 

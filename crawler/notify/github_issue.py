@@ -8,6 +8,7 @@ from crawler.notify.channels import ChannelResult
 from crawler.notify.message import ISSUE_MARKER
 from crawler.output import redact
 from crawler.upstream.http import USER_AGENT
+from crawler.upstream.network import ca_bundle
 
 
 def publish_issue(
@@ -37,6 +38,7 @@ def publish_issue(
         user_agent=USER_AGENT,
         seconds_between_requests=None,
         seconds_between_writes=seconds_between_writes,
+        verify=ca_bundle() or True,  # proxies: requests reads the environment
     )
     try:
         repo = client.get_repo(settings.repo)

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from crawler.report.markdown import escape, link
+from crawler.report.markdown import (
+    counted,
+    escape,
+    kind_words,
+    link,
+    pending_phrase,
+    summary_line,
+)
 
 When = Literal["always", "changes", "errors"]
 ISSUE_BODY_LIMIT = 65536  # GitHub refuses an issue or comment body longer than this
@@ -27,25 +34,24 @@ def should_notify(report: dict[str, Any], when: When) -> tuple[bool, str]:
         return True, "notify.when is 'always'"
     if when == "errors":
         if errors:
-            return True, f"{errors} errors"
+            return True, counted(errors, "error")
         return False, "no errors (notify.when is 'errors')"
     flags = report.get("flags") or []
     new_flags = sum(1 for f in flags if f.get("new"))
     counts = {"changes": int(summary.get("changes") or 0), "new flags": new_flags, "errors": errors}
-    found = [f"{n} {key}" for key, n in counts.items() if n]
+    found = [counted(n, key.removesuffix("s"), key) for key, n in counts.items() if n]
     if found:
         return True, ", ".join(found)
     standing = len(flags) - new_flags
-    also = f"; {standing} flags raised before" if standing else ""
+    also = f"; {counted(standing, 'flag')} raised before" if standing else ""
     return False, f"no changes, new flags or errors (notify.when is 'changes'{also})"
 
 
 def headline(report: dict[str, Any]) -> str:
     audit, summary = report["audit"], report["summary"]
-    return (
-        f"crawler audit #{audit['id']} {audit['status']}: {summary['changes']} changes, "
-        f"{summary['flags']} flags, {summary['errors']} errors, {summary['deferred']} deferred"
-    )
+    phrase = pending_phrase(report.get("pending") or [])
+    line = f"crawler audit #{audit['id']} {summary_line(audit['status'], summary)}"
+    return line + (f"; {phrase}" if phrase else "")
 
 
 def summary_body(report: dict[str, Any], report_link: str | None, report_path: str) -> str:
@@ -53,7 +59,7 @@ def summary_body(report: dict[str, Any], report_link: str | None, report_path: s
     lines: list[str] = []
     for change in report["changes"][:MAX_LISTED]:
         lines.append(
-            f"- **{escape(change.get('project'))}** {escape(change.get('kind'))}: "
+            f"- **{escape(change.get('project'))}** {kind_words(str(change.get('kind')))}: "
             f"{escape(change.get('summary'), 160)}"
         )
     more = len(report["changes"]) - MAX_LISTED
@@ -63,6 +69,16 @@ def summary_body(report: dict[str, Any], report_link: str | None, report_path: s
     if errors:
         names = ", ".join(sorted({escape(e.get("project")) for e in errors}))
         lines.append(f"- errors in: {names} (the last good state is kept)")
+    pending = report.get("pending") or []
+    if pending:
+        lines.append(
+            f"- pending until the catalog takes them: {pending_phrase(pending)} (newest: "
+            + "; ".join(
+                f"{escape(i['project'])} {escape(i['value'], 80)} since {i['first_seen']}"
+                for i in pending[:3]
+            )
+            + ")"
+        )
     if not lines:
         lines.append("- no changes")
     where = link("full report", report_link) if report_link else f"full report: `{report_path}`"

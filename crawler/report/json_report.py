@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from crawler import __version__
 from crawler.diff import Findings
 from crawler.diff.licenses import detected_license, forge_spdx, license_reading
 from crawler.diff.names import Names, label_of
@@ -30,6 +31,7 @@ class AuditHeader:
     finished_at: datetime | None
     status: str
     baseline_audit_id: int | None
+    not_selected: int = 0  # projects of sources.yaml that --only left out of this audit
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -103,6 +105,7 @@ def build_report(
                 "version": row.version,
                 "published_at": row.published_at,
                 "prerelease": row.prerelease,
+                "newest_prerelease": row.newest_prerelease,
                 "license": row.license,
                 "forge_license": forge_spdx(snapshot),
                 "detected_license": detected_license(snapshot),
@@ -115,6 +118,7 @@ def build_report(
     with_errors = {e.project for e in errors}
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
+        "crawler_version": __version__,
         "audit": {
             "id": audit.id,
             "started_at": _iso(audit.started_at),
@@ -136,6 +140,7 @@ def build_report(
             "changes": len(findings.changes),
             "flags": len(findings.flags),
             "changes_by_kind": dict(sorted(counts.items())),
+            **({"not_selected": audit.not_selected} if audit.not_selected > 0 else {}),
         },
         "changes": [change_to_dict(c) for c in findings.changes],
         "flags": [

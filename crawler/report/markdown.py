@@ -26,22 +26,12 @@ from urllib.parse import quote, unquote
 
 from linkify_it import LinkifyIt
 
-MAX_CELL = 200
+from crawler.untrusted import INVISIBLE, MAX_CELL, one_line
+
 MAX_QUOTE = 1200
-# Terminal escape sequences, removed whole (payload included): OSC (window title, OSC 8
-# hyperlinks), DCS/SOS/PM/APC strings, CSI (colours, cursor moves), other ESC sequences; in their
-# 7-bit (ESC …) and 8-bit (C1) forms.
-_TERMINAL_ESCAPE = re.compile(
-    r"(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
-    r"|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?"
-    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
-    r"|\x1b[ -/]*[0-~]?"
-)
-# control characters but tab and newline; zero-width, bidi and other invisible format characters
-_CONTROL = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-    "\u2066-\u2069\ufeff]"
-)
+# control characters but tab and newline; zero-width, bidi, tag and other invisible characters:
+# the one rule of every output (crawler.untrusted)
+_CONTROL = INVISIBLE
 # Markdown specials outside code spans: see the module docstring
 _PLAIN_SPECIAL = re.compile(r"[\\`*\[\]<~|$]|&(?=#?[0-9A-Za-z]+;)|_(?![^\W_])|(?<![^\W_])_")
 # what opens a block where the text starts a line: quote, heading, list item, break, underline
@@ -53,21 +43,63 @@ _LINK_HINT = re.compile(r"://|www\.|@|mailto:|xmpp:", re.IGNORECASE)
 _DOT_LIKE = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
 
 
-def terminal_text(text: str) -> str:
-    """Untrusted multi-line text made safe for a terminal: escape sequences, control, bidi and
-    zero-width characters removed; newlines and tabs kept."""
-    return _CONTROL.sub("", _TERMINAL_ESCAPE.sub("", text.replace("\r\n", "\n")))
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """"1 error", "2 errors": a count with its noun in the right number."""
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
-def one_line(value: Any, limit: int = MAX_CELL) -> str:
-    """Untrusted text made safe for a terminal line: no control characters, capped."""
-    if value is None:
-        return "—"
-    text = _CONTROL.sub(" ", _TERMINAL_ESCAPE.sub("", str(value)))
-    text = re.sub(r"\s+", " ", text).strip()
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return text or "—"
+def reached_nothing(summary: dict[str, Any]) -> bool:
+    """An audit that read no project at all (offline, every source unreachable)."""
+    return bool(summary["projects"]) and not summary["checked"] and not summary["untracked"]
+
+
+def summary_line(status: str, summary: dict[str, Any]) -> str:
+    """The terminal's one line about an audit: counts in the right number, and an audit that
+    reached nothing says so instead of reading like a quiet night."""
+    line = (
+        f"{status}: {counted(summary['changes'], 'change')}, {counted(summary['flags'], 'flag')}, "
+        f"{counted(summary['errors'], 'error')}, {summary['deferred']} deferred"
+        + (f", {summary['stale']} stale" if summary["stale"] else "")
+    )
+    if reached_nothing(summary):
+        line += (
+            f"; reached nothing: none of the {counted(summary['projects'], 'project')} could be "
+            "read (offline, or every source unreachable)"
+        )
+    return line
+
+
+def quoted(value: Any, limit: int = MAX_CELL) -> str:
+    """Untrusted text (an error message, an exception's words) quoted whole as one code span:
+    read as it was, never as markup or a link, never cut into several spans."""
+    text = one_line(value, limit)
+    runs = [len(run) for run in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+# An API endpoint is evidence for a machine: the page a person opens instead.
+_API_PAGES = (
+    (re.compile(r"^(https?://)api\.github\.com/repos/([^/?#]+/[^/?#]+)"), r"\1github.com/\2"),
+    (re.compile(r"^(https?://[^/]+)/api/v3/repos/([^/?#]+/[^/?#]+)"), r"\1/\2"),
+    (re.compile(r"^(https?://[^/]+)/api/v5/repos/([^/?#]+/[^/?#]+)"), r"\1/\2"),
+    (re.compile(r"^(https?://[^/]+)/api/v4/projects/([^/?#]+)"), r"\1/\2"),
+    (re.compile(r"^(https?://[^/]+)/pypi/([^/?#]+)/json"), r"\1/project/\2/"),
+)
+
+
+def page_for(url: str | None) -> str | None:
+    """The web page for an API URL (GitHub, GitHub Enterprise, Gitee, GitLab, PyPI), the URL
+    itself when it is not an API endpoint, None when it is one of an unknown shape."""
+    if not url:
+        return None
+    for pattern, page in _API_PAGES:
+        if pattern.match(url):
+            return unquote(pattern.sub(page, url, count=1).split("?")[0])
+    if "/api/" in url or "/graphql" in url or "/repos/" in url:
+        return None
+    return url
 
 
 @lru_cache(maxsize=1)
@@ -214,7 +246,9 @@ def _license_lines(report: dict[str, Any]) -> list[str]:
         flag = noassertion.get(project["name"])
         status = ""
         if flag is not None:
-            status = " — NOASSERTION, new since the baseline" if flag["new"] else " — NOASSERTION"
+            # a first audit has no baseline: nothing there is "new since" anything
+            since = flag["new"] and report["audit"]["baseline_audit_id"] is not None
+            status = " — NOASSERTION, new since the baseline" if since else " — NOASSERTION"
         evidence = link(reading.get("path") or "license file", reading.get("url"))
         if reading.get("restricts"):
             status += " — the license text adds a restriction or condition"
@@ -233,7 +267,7 @@ def _license_lines(report: dict[str, Any]) -> list[str]:
         if change["section"] != "licenses":
             continue
         lines.append(
-            f"- **{escape(change['project'])}** {escape(change['kind'])}: "
+            f"- **{escape(change['project'])}** {kind_words(change['kind'])}: "
             f"{escape(change['summary'], 400)} ({link('evidence', change['evidence_url'])})"
         )
         diff = (change.get("details") or {}).get("word_diff")
@@ -283,22 +317,36 @@ def _headline(report: dict[str, Any]) -> list[str]:
     baseline = audit["baseline_audit_id"]
     since = f"since audit #{baseline}" if baseline else "(first audit: no baseline)"
     in_part = summary["checked_in_part"]
+    left_out = summary.get("not_selected", 0)
     checked = f"{summary['checked']} checked" + (f" ({in_part} only in part)" if in_part else "")
     lines = [
-        f"**{audit['status']}**: {summary['projects']} projects, {checked}, "
+        f"**{audit['status']}**: {counted(summary['projects'], 'project')}, {checked}, "
         f"{summary['deferred']} deferred, {summary['untracked']} not trackable; "
-        f"{summary['changes']} changes {since}, {summary['flags']} flags, "
-        f"{summary['errors']} errors.",
+        f"{counted(summary['changes'], 'change')} {since}, {counted(summary['flags'], 'flag')}, "
+        f"{counted(summary['errors'], 'error')}"
+        + (f"; {counted(left_out, 'other project')} not selected (--only)" if left_out else "")
+        + ".",
         "",
     ]
+    if reached_nothing(summary):
+        lines[0] = lines[0][:-1] + (
+            "; **reached nothing**: no project could be read (offline, or every source "
+            "unreachable)."
+        )
     gaps = []
+
+    def were(number: int) -> str:
+        return f"{counted(number, 'project')} {'was' if number == 1 else 'were'}"
+
     if summary["deferred"]:
-        gaps.append(f"{summary['deferred']} project(s) were not checked (deferred)"
-                    + _nights_left(summary))  # fmt: skip
+        gaps.append(f"{were(summary['deferred'])} not checked (deferred)" + _nights_left(summary))
     if summary["stale"]:
-        gaps.append(f"{summary['stale']} project(s) have gone unchecked too long (stale)")
+        gaps.append(
+            f"{counted(summary['stale'], 'project')} "
+            f"{'has' if summary['stale'] == 1 else 'have'} gone unchecked too long (stale)"
+        )
     if summary["projects_with_errors"]:
-        gaps.append(f"{summary['projects_with_errors']} project(s) had errors")
+        gaps.append(f"{counted(summary['projects_with_errors'], 'project')} had errors")
     if gaps:
         lines += [
             "**Not all clear:** " + "; ".join(gaps) + ". Their last good state is shown; see "
@@ -322,7 +370,7 @@ def _page_lines(changes: list[dict[str, Any]]) -> list[str]:
     lines: list[str] = []
     for change in changes:
         lines.append(
-            f"- **{escape(change['project'])}** {escape(change['kind'])}: "
+            f"- **{escape(change['project'])}** {kind_words(change['kind'])}: "
             f"{escape(change['summary'], 400)} ({link('page', change['evidence_url'])})"
         )
         details = change.get("details") or {}
@@ -350,11 +398,74 @@ def _page_lines(changes: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+KIND_WORDS = {
+    "new_release": "new release",
+    "new_prerelease": "new pre-release",
+    "release_removed": "release removed",
+    "new_tag": "new tag",
+    "new_commit": "new commit",
+    "new_package_version": "new package version",
+    "license_changed": "license changed",
+    "license_text_changed": "license text edited",
+    "license_files_changed": "license files changed",
+    "repo_moved": "repository moved",
+    "repo_archived": "repository archived",
+    "project_added": "project added",
+    "project_removed": "project removed",
+    "table_changed": "support table changed",
+    "pin_changed": "version pin changed",
+    "page_changed": "page changed",
+    "license_noassertion": "no license verdict (NOASSERTION)",
+    "no_tagged_release": "no tagged release",
+    "channel_mismatch": "package and release disagree",
+    "stale": "stale",
+}
+
+
+def kind_words(kind: str) -> str:
+    """A change or flag kind in words ("license text edited"), never its internal name."""
+    return KIND_WORDS.get(kind, kind.replace("_", " "))
+
+
+def pending_phrase(pending: list[dict[str, Any]]) -> str | None:
+    """"3 new tonight, 7 pending since 2026-11-28" (None when nothing is pending)."""
+    if not pending:
+        return None
+    new = sum(1 for item in pending if item["new"])
+    oldest = min(item["first_seen"] for item in pending)
+    return f"{new} new tonight, {len(pending)} pending since {oldest}"
+
+
+def _pending_lines(pending: list[dict[str, Any]]) -> list[str]:
+    phrase = pending_phrase(pending)
+    if phrase is None:
+        return []
+    lines = [
+        f"{phrase}. Newest first; an item leaves this list when the curated catalog takes it "
+        "(`crawler export --into`) or when acknowledged (`crawler ack`).",
+        "",
+    ]
+    rows = [
+        [
+            escape(item["first_seen"]) + (" (new)" if item["new"] else ""),
+            escape(item["project"]),
+            kind_words(item["kind"]),
+            escape(item["summary"], 300),
+            link("evidence", item["evidence_url"]) if item["evidence_url"] else "—",
+        ]
+        for item in pending
+    ]
+    return lines + _table(["First seen", "Project", "Change", "What", "Link"], rows)
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     audit = report["audit"]
     changes = report["changes"]
     lines = [f"# Upstream audit #{audit['id']} — {escape(audit['started_at'])}", ""]
     lines += _headline(report)
+    pending = report.get("pending") or []
+    if pending:
+        lines += _section("Pending until the catalog takes them", _pending_lines(pending), "")
 
     def section(name: str) -> list[dict[str, Any]]:
         return [c for c in changes if c["section"] == name]
@@ -367,21 +478,29 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += _section("License findings", _license_lines(report), "No license findings.")
     lines += _section("Support tables and pins", _page_lines(section("pages")), "No page changes.")
     other_lines = [
-        f"- **{escape(c['project'])}** {escape(c['kind'])}: {escape(c['summary'], 400)}"
+        f"- **{escape(c['project'])}** {kind_words(c['kind'])}: {escape(c['summary'], 400)}"
         + (f" ({link('evidence', c['evidence_url'])})" if c["evidence_url"] else "")
         for c in section("other")
     ]
     other_lines += [
-        f"- **{escape(f['project'])}** {escape(f['kind'])}{' (new)' if f['new'] else ''}: "
+        f"- **{escape(f['project'])}** {kind_words(f['kind'])}{' (new)' if f['new'] else ''}: "
         f"{escape(f['detail'], 400)}"
         + (f" ({link('evidence', f['evidence_url'])})" if f.get("evidence_url") else "")
         for f in report["flags"]
         if f["kind"] != "license_noassertion"
     ]
     lines += _section("Other changes and flags", other_lines, "No other changes.")
+    repo_pages = {p["name"]: p.get("repo_url") for p in report["projects"]}
+
+    def error_page(error: dict[str, Any]) -> str | None:
+        page = page_for(error["url"])
+        if page is None or error["source"] in ("github", "gitee", "gitlab"):
+            return repo_pages.get(error["project"]) or page
+        return page
+
     error_lines = [
-        f"- **{escape(e['project'])}** ({escape(e['source'])}): {escape(e['error'], 400)}"
-        + (f" — {link(e['url'], e['url'])}" if e["url"] else "")
+        f"- **{escape(e['project'])}** ({escape(e['source'])}): {quoted(e['error'], 400)}"
+        + (f" — {link('page', error_page(e))}" if error_page(e) else "")
         + "; the last good state, if any, is kept"
         for e in report["errors"]
     ]
@@ -393,6 +512,13 @@ def render_markdown(report: dict[str, Any]) -> str:
         for p in report["projects"]
         if p["status"] != "ok" or p.get("note") or p["name"] in with_errors
     ]
+    not_selected = report["summary"].get("not_selected", 0)
+    if not_selected:  # an --only run: "every project" would claim the whole catalog
+        unchecked.append(
+            f"- {counted(not_selected, 'other project')} of sources.yaml "
+            f"{'was' if not_selected == 1 else 'were'} not selected for this audit "
+            "(--only)"
+        )
     lines += _section("Not checked, or only in part", unchecked, "Every project was checked.")
     rows = [
         [
@@ -426,4 +552,6 @@ def _tracked_by(project: dict[str, Any]) -> str | None:
         return None
     where = f"{project['forge_label']} " if project.get("forge_label") else ""
     pre = " (pre-release)" if project.get("prerelease") else ""
-    return f"{where}{source}{pre}"
+    newer = project.get("newest_prerelease")
+    ahead = f"; pre-release {newer} is newer" if newer else ""
+    return f"{where}{source}{pre}{ahead}"

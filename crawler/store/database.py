@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import sqlite3
 import time
@@ -32,6 +33,7 @@ from sqlalchemy import (
     tuple_,
     update,
 )
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from crawler.model import (
@@ -43,6 +45,8 @@ from crawler.model import (
 )
 from crawler.store.lock import DEFAULT_LEASE, AuditLock
 from crawler.store.schema import SchemaUpgrade, upgrade_schema
+from crawler.store.stall import db_timeout, describe_error, postgres_connect_args
+from crawler.store.stall import guard as guard_stalls
 from crawler.store.tables import (
     AuditRow,
     FetchErrorRow,
@@ -53,6 +57,7 @@ from crawler.store.tables import (
 )
 from crawler.upstream.http import CachedResponse
 
+log = logging.getLogger(__name__)
 DEFAULT_DB_URL = "sqlite:///db/crawler.sqlite"
 MIGRATIONS = Path(__file__).with_name("migrations")
 GOOD_STATUSES = ("complete", "partial")
@@ -148,14 +153,32 @@ def _prepare_sqlite_path(url: str) -> None:
         Path(url[len(prefix) :]).parent.mkdir(parents=True, exist_ok=True)
 
 
+class StoreError(Exception):
+    """The database failed: the store's error, never an upstream's (no SQL in the message)."""
+
+
+def describe_db_error(exc: BaseException, url: str) -> str:
+    """What went wrong, in one line, without SQL, parameters or the database password."""
+    return scrub_db_secrets(describe_error(exc), url)
+
+
 class Store:
     def __init__(self, url: str = DEFAULT_DB_URL) -> None:
         _prepare_sqlite_path(url)
         self.url = url
-        self.engine: Engine = create_engine(url, future=True)
+        self.failure: str | None = None  # the first database failure during this process's work
+        parsed = make_url(url)
+        if parsed.get_backend_name() == "postgresql":
+            timeout = db_timeout()
+            args = postgres_connect_args(parsed, timeout)
+            self.engine: Engine = create_engine(url, future=True, connect_args=args)
+            guard_stalls(self.engine, timeout)
+        else:
+            self.engine = create_engine(url, future=True)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._audit_lock: AuditLock | None = None  # the last one audit_lock() made
         self.upgrade()
 
     def upgrade(self) -> SchemaUpgrade:
@@ -169,7 +192,14 @@ class Store:
     def audit_lock(self, owner: str, *, lease: timedelta = DEFAULT_LEASE) -> AuditLock:
         """One audit at a time per database: ``with store.audit_lock("cli audit"): …``
         raises crawler.store.lock.AuditLocked naming the holder."""
-        return AuditLock(self.engine, owner, lease=lease)
+        self._audit_lock = AuditLock(self.engine, owner, lease=lease)
+        return self._audit_lock
+
+    def confirm_audit_lock(self) -> None:
+        """If this store holds the audit lock: AuditLockLost when it was taken over (see
+        AuditLock.confirm). Called before an audit records anything."""
+        if self._audit_lock is not None and self._audit_lock.held:
+            self._audit_lock.confirm()
 
     # -- audits -------------------------------------------------------------------------------
 
@@ -466,9 +496,27 @@ class Store:
 
     # -- HTTP validator cache (crawler.upstream.http.ResponseCache) -----------------------------
 
+    def failed(self, what: str, exc: BaseException) -> str:
+        """Record a database failure (the first one is kept) and say it in one line."""
+        message = f"the database failed while {what}: {describe_db_error(exc, self.url)}"
+        if self.failure is None:
+            self.failure = message
+            log.error("%s", message)
+        return message
+
+    # The cache is read and written from the sources' workers: a failure there is the store's,
+    # recorded once; the cache is then left alone (every later request is a plain one) and the
+    # audit, seeing ``failure``, stops and ends failed. It never reads as an upstream error.
+
     def get_response(self, key: str) -> CachedResponse | None:
-        with self.engine.connect() as connection:
-            row = connection.execute(_CACHE_READ, {"cache_key": key}).first()
+        if self.failure is not None:
+            return None
+        try:
+            with self.engine.connect() as connection:
+                row = connection.execute(_CACHE_READ, {"cache_key": key}).first()
+        except SQLAlchemyError as exc:
+            self.failed("reading the HTTP cache", exc)
+            return None
         if row is None:
             return None
         last_used = _utc(row.used_at or row.stored_at)
@@ -486,9 +534,12 @@ class Store:
     def _mark_cache_used(self, key: str) -> None:
         """Record that an entry still serves requests (a 304 keeps ``stored_at``), so that
         ``crawler prune`` keeps it; at most every CACHE_TOUCH_EVERY per entry."""
-        with self.engine.begin() as connection:
-            used = update(_CACHE).where(_CACHE.c.key == key)
-            connection.execute(used.values(used_at=datetime.now(UTC)))
+        try:
+            with self.engine.begin() as connection:
+                used = update(_CACHE).where(_CACHE.c.key == key)
+                connection.execute(used.values(used_at=datetime.now(UTC)))
+        except SQLAlchemyError as exc:
+            self.failed("writing the HTTP cache", exc)
 
     def put_response(self, key: str, response: CachedResponse) -> None:
         now = datetime.now(UTC)
@@ -501,10 +552,15 @@ class Store:
             "stored_at": now,
             "used_at": now,
         }
-        with self.engine.begin() as connection:
-            replaced = connection.execute(update(_CACHE).where(_CACHE.c.key == key), values)
-            if not replaced.rowcount:
-                connection.execute(insert(_CACHE), {"key": key, **values})
+        if self.failure is not None:
+            return
+        try:
+            with self.engine.begin() as connection:
+                replaced = connection.execute(update(_CACHE).where(_CACHE.c.key == key), values)
+                if not replaced.rowcount:
+                    connection.execute(insert(_CACHE), {"key": key, **values})
+        except SQLAlchemyError as exc:
+            self.failed("writing the HTTP cache", exc)
 
 
 class _SharedTexts:

@@ -28,6 +28,7 @@ from sqlalchemy import Connection, Engine, Table, delete, insert, select, text, 
 from sqlalchemy.exc import IntegrityError
 
 from crawler.store.schema import advisory_key
+from crawler.store.stall import describe_error
 from crawler.store.tables import AuditLockRow
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,17 @@ class AuditLocked(Exception):
         super().__init__(f"another audit is running on this database: {who}")
 
 
+class AuditLockLost(Exception):
+    """This process was frozen past its lease and another took the lock over meanwhile."""
+
+    def __init__(self, holder: LockHolder | None) -> None:
+        self.holder = holder
+        who = holder.describe() if holder else "another process"
+        super().__init__(
+            f"the audit lock was taken over by {who} while this audit was frozen past its lease"
+        )
+
+
 class AuditLock:
     """``with AuditLock(engine, "cli audit") as lock: …``; ``lock.lost`` turns True if the
     heartbeat finds the lock was taken over (the process was frozen past its lease)."""
@@ -117,6 +129,7 @@ class AuditLock:
         self._connection: Connection | None = None  # PostgreSQL: holds the advisory lock
         self._key = 0
         self._stop = threading.Event()
+        self._held = False
         self._thread: threading.Thread | None = None
 
     # -- taking and giving back -------------------------------------------------------------
@@ -146,6 +159,7 @@ class AuditLock:
         except BaseException:
             self.release()
             raise
+        self._held = True
         if self._heartbeat and self._connection is None:  # an advisory lock needs no lease
             self._stop.clear()
             self._thread = threading.Thread(
@@ -154,6 +168,7 @@ class AuditLock:
             self._thread.start()
 
     def release(self) -> None:
+        self._held = False
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
@@ -162,7 +177,7 @@ class AuditLock:
             try:
                 self._connection.execute(text("select pg_advisory_unlock(:k)"), {"k": self._key})
             except Exception as exc:
-                log.warning("could not release the advisory lock: %s", exc)
+                log.warning("could not release the advisory lock: %s", describe_error(exc))
             finally:  # closing the physical connection frees any session lock left
                 self._connection.invalidate()
                 self._connection.close()
@@ -173,9 +188,34 @@ class AuditLock:
                     delete(_TABLE).where(_TABLE.c.name == LOCK_NAME, _TABLE.c.token == self.token)
                 )
         except Exception as exc:  # the audit's outcome matters more than the bookkeeping
-            log.warning("could not clear the audit lock row: %s", exc)
+            log.warning("could not clear the audit lock row: %s", describe_error(exc))
 
     # -- the lease ----------------------------------------------------------------------------
+
+    @property
+    def held(self) -> bool:
+        return self._held
+
+    def confirm(self) -> None:
+        """Before the audit records, reports or notifies anything: is the lock still this
+        process's? AuditLockLost when another took it over (this process was frozen past its
+        lease); a lease that ran out with nobody taking over is renewed, with a warning."""
+        if self._connection is not None:  # PostgreSQL: held for as long as the connection lives
+            return
+        with self._engine.connect() as conn:
+            row = conn.execute(select(_TABLE).where(_TABLE.c.name == LOCK_NAME)).first()
+        if row is None or row.token != self.token:
+            self.lost = True
+            raise AuditLockLost(LockHolder.from_row(row) if row is not None else None)
+        lease_until = _as_utc(row.lease_until)
+        if lease_until < self._clock():
+            log.warning(
+                "this audit was frozen past its lease (it ended %s); nobody took the lock "
+                "over, so the audit goes on and the lease is renewed",
+                iso(lease_until),
+            )
+        if not self.renew():
+            raise AuditLockLost(self._current_holder())
 
     def renew(self) -> bool:
         """Extend the lease; False (and ``lost``) when another process has taken the lock."""
@@ -197,7 +237,7 @@ class AuditLock:
                 if not self.renew():
                     return
             except Exception as exc:  # a busy or briefly unreachable database: try again
-                log.warning("audit lock heartbeat failed: %s", exc)
+                log.warning("audit lock heartbeat failed: %s", describe_error(exc))
 
     # -- SQLite and others: the row is the lock -------------------------------------------------
 

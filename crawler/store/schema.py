@@ -32,7 +32,7 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 CRAWLER_TABLES = frozenset({"audits", "observations", "snapshots", "project_sets"})
 # The newest revision under migrations/versions (tests/test_db_schema.py checks it against
 # Alembic's own reading): a database already there is used without importing Alembic.
-HEAD_REVISION = "0003"
+HEAD_REVISION = "0004"
 T = TypeVar("T")
 
 
@@ -45,6 +45,10 @@ class ForeignDatabase(SchemaError):
 
 
 class SchemaTooNew(SchemaError):
+    pass
+
+
+class DamagedSchema(SchemaError):
     pass
 
 
@@ -94,8 +98,10 @@ def read_state(connection: Connection) -> SchemaState:
 
 
 def _read_revision(connection: Connection) -> tuple[tuple[str, ...], str | None]:
-    """(the tables but alembic_version, the stored revision or None)."""
-    tables = tuple(sorted(inspect(connection).get_table_names()))
+    """(the tables and views but alembic_version, the stored revision or None): a view is
+    another application's as much as a table is."""
+    inspector = inspect(connection)
+    tables = tuple(sorted({*inspector.get_table_names(), *inspector.get_view_names()}))
     revision: str | None = None
     if "alembic_version" in tables:
         from alembic.runtime.migration import MigrationContext
@@ -124,6 +130,14 @@ def ensure_usable(state: SchemaState) -> None:
             f"not a crawler database: it has {len(state.tables)} table(s) ({listed}) but no "
             "crawler schema version. Nothing was changed; point --db (or CRAWLER_DB_URL) at "
             "a new file or an empty schema."
+        )
+    if state.revision in known and not ours:
+        missing = ", ".join(sorted(CRAWLER_TABLES - set(state.tables)))
+        raise DamagedSchema(
+            f"the database says its crawler schema is at revision {state.revision}, but the "
+            f"crawler's tables are missing ({missing}): it was emptied or damaged by hand. "
+            "Nothing was changed; restore it from a backup, or point --db (or CRAWLER_DB_URL) "
+            "at a new file or an empty schema."
         )
     if state.revision is not None and state.revision not in known:
         if not ours:

@@ -110,3 +110,22 @@ class AuditLockRow(Base):
     backend_pid: Mapped[int | None] = mapped_column(Integer, nullable=True)  # PostgreSQL only
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     lease_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class PendingRow(Base):
+    """A change the catalog has not taken yet: open from the audit that first saw it until the
+    curated catalog holds it (``merged``) or a person acknowledges it (``acknowledged``)."""
+
+    __tablename__ = "pending_changes"
+    __table_args__ = (Index("ix_pending_changes_open", "closed_at", "project"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(32))
+    value: Mapped[str] = mapped_column(Text)  # what the crawl says: a tag, an SPDX id, a cell...
+    summary: Mapped[str] = mapped_column(Text)
+    evidence_url: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # not a foreign key: pruning old audits keeps what is still pending
+    first_audit_id: Mapped[int] = mapped_column(Integer)
+    first_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    closed_how: Mapped[str | None] = mapped_column(String(16), nullable=True)

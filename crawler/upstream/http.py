@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import re
+import socket
 from dataclasses import dataclass
 from typing import Protocol
 
-USER_AGENT = "crawler/0.1 (+https://github.com/; release and license audit)"
+from crawler import __version__, untrusted
+
+USER_AGENT = f"crawler/{__version__} (+https://github.com/; release and license audit)"
 
 
 @dataclass(frozen=True)
@@ -57,8 +61,29 @@ def token_identity(token: str | None) -> str:
 
 
 def redact(text: str, *secrets: str | None) -> str:
-    """Remove every secret from a message before it is logged, stored or raised."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
+    """Remove every secret from a message before it is logged, stored or raised (in any case,
+    encoded, split: see crawler.untrusted)."""
+    return untrusted.redact(text, secrets)
+
+
+_RATE_NUMBER = re.compile(r"[0-9]{1,11}")  # ASCII digits only ("²".isdigit() is True)
+
+
+def rate_number(value: object) -> int | None:
+    """A rate-limit header's number, or None when it is absent, not a plain whole number or
+    past any real reset (11 digits reach the year 5138; 20 would overflow a date)."""
+    text = str(value).strip() if value is not None else ""
+    return int(text) if _RATE_NUMBER.fullmatch(text) else None
+
+
+def unresolved_name(exc: BaseException) -> bool:
+    """True when ``exc`` (or what caused it) is a failed name lookup: a host that does not
+    resolve now will not resolve a second later, so it is not retried like a timeout."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, socket.gaierror):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False

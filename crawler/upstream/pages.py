@@ -57,6 +57,7 @@ ACCEPT = "text/html, application/xhtml+xml, text/markdown;q=0.9, text/plain;q=0.
 MAX_REDIRECTS = 5
 MAX_WORKERS = 16
 ALLOW_ENV = "CRAWLER_ALLOW_PRIVATE_ADDRESSES"
+PRIVATE_HINT = "set 'allow_private_addresses: true' under 'settings:' in sources.yaml"
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _SECRET_PARAM = re.compile(r"token|key|secret|sig|pass|auth|credential|session", re.IGNORECASE)
 _META_CHARSET = re.compile(rb"<meta[^>]{0,512}?charset\s*=\s*[\"']?\s*([A-Za-z0-9._:-]+)", re.I)
@@ -120,7 +121,27 @@ def _secrets(url: str) -> list[str]:
     return [s for s in found if s]
 
 
+_NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[tuple[str, ipaddress.IPv4Address]]:
+    """The IPv4 addresses an IPv6 address carries (and how): a packet to it reaches them."""
+    found: list[tuple[str, ipaddress.IPv4Address]] = []
+    if ip.sixtofour is not None:
+        found.append(("6to4", ip.sixtofour))
+    if ip.teredo is not None:
+        found += [("Teredo server", ip.teredo[0]), ("Teredo", ip.teredo[1])]
+    if any(ip in net for net in _NAT64):
+        found.append(("NAT64", ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)))
+    return found
+
+
 def _forbidden_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    if isinstance(ip, ipaddress.IPv6Address):  # judged by the address it embeds, first
+        for how, embedded in _embedded_ipv4(ip):
+            kind = _forbidden_kind(embedded)
+            if kind is not None:
+                return f"{kind} ({how} for {embedded})"
     for kind in ("loopback", "link_local", "multicast", "unspecified", "reserved", "private"):
         if getattr(ip, f"is_{kind}"):
             return kind.replace("_", "-")
@@ -153,8 +174,7 @@ def check_url(url: str, *, allow_private: bool) -> None:
         if kind is not None:
             raise PageFetchError(
                 f"refusing to fetch {display_url(url)}: host {host!r} resolves to {ip}, a {kind} "
-                "address (server-side request forgery guard); to allow it set "
-                f"'allow_private_addresses: true' under 'settings:' in sources.yaml "
+                f"address (server-side request forgery guard); to allow it {PRIVATE_HINT} "
                 f"or {ALLOW_ENV}=1"
             )
 
@@ -233,10 +253,10 @@ class PageFetcher:
             if self._http is None:
                 import httpx
 
-                from crawler.upstream.deadline import DeadlineTransport
+                from crawler.upstream.network import client_transports
 
                 self._http = httpx.Client(
-                    transport=DeadlineTransport(),
+                    **client_transports(proxies=False),  # direct: see the module docstring
                     timeout=self._settings.timeout,
                     headers={"User-Agent": USER_AGENT},
                     follow_redirects=False,

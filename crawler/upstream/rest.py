@@ -34,13 +34,16 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from crawler.upstream.answers import upstream_message
 from crawler.upstream.http import (
     USER_AGENT,
     CachedResponse,
     ResponseCache,
     cache_key,
+    rate_number,
     redact,
     token_identity,
+    unresolved_name,
 )
 from crawler.upstream.source import SourceDeferred, SourceError
 
@@ -70,6 +73,8 @@ class ApiSettings(BaseModel):
     retry_base_delay: float = Field(default=1.0, ge=0)
     budget_reserve: int = Field(default=0, ge=0)  # requests kept unspent
     concurrency: int = Field(default=2, ge=1, le=8)  # requests in flight to this API
+    # one answer's size once decompressed: a larger one is an error of that project
+    answer_size_limit: int = Field(default=32 * 2**20, ge=2**16)
 
 
 @dataclass
@@ -81,9 +86,9 @@ class RateBudget:
     def update(self, headers: Mapping[str, str]) -> None:
         for attr, names in RATE_HEADERS:
             value = next((headers[n] for n in names if n in headers), None)
-            if value is None or not str(value).strip().isdigit():
+            number = rate_number(value)
+            if number is None:  # absent, not a plain number, or absurd: unknown, not an error
                 continue
-            number = int(str(value).strip())
             if attr == "reset":
                 # an epoch (GitLab, GitHub) or seconds from now (the IETF draft's form)
                 now = time.time()
@@ -91,6 +96,7 @@ class RateBudget:
                 self.reset = datetime.fromtimestamp(epoch, UTC).replace(microsecond=0)
             else:
                 setattr(self, attr, number)
+
 
 
 @dataclass
@@ -134,11 +140,16 @@ class ApiResponse:
 
 class _Transient(Exception):
     def __init__(
-        self, message: str, retry_after: float | None = None, unanswered: bool = False
+        self,
+        message: str,
+        retry_after: float | None = None,
+        unanswered: bool = False,
+        unresolved: bool = False,
     ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.unanswered = unanswered  # no HTTP answer at all (DNS, refused, reset, timeout)
+        self.unresolved = unresolved  # the host name does not resolve: not worth a retry
 
 
 def _origin(url: str) -> tuple[str, str]:
@@ -176,6 +187,7 @@ class JsonApi:
         accept: str = "application/json",
         sleep: Callable[[float], None] = time.sleep,
         client: httpx.Client | None = None,
+        allow_private: bool = False,
     ) -> None:
         self.name = name  # for messages: "Gitee", "GitLab", "PyPI"
         self.base_url = base_url.rstrip("/")
@@ -197,16 +209,18 @@ class JsonApi:
         self.usage = ApiUsage()
         self._unanswered = 0  # requests in a row given up without any HTTP answer
         self._paused: tuple[float, str] | None = None  # (monotonic end, why): a long Retry-After
+        self._allow_private = allow_private  # redirects to private addresses (the page guard)
         self._own_client = client is None
         import httpx
 
-        from crawler.upstream.deadline import DeadlineTransport
+        from crawler.upstream.network import client_transports
 
         self._client = client or httpx.Client(
             timeout=timeout,
             headers={"User-Agent": USER_AGENT},
             follow_redirects=False,
-            transport=DeadlineTransport(),  # the deadline covers headers, not only the body
+            # the deadline covers headers, not only the body; the environment's proxies and CA
+            **client_transports(),
         )
 
     @property
@@ -260,9 +274,8 @@ class JsonApi:
             if status in allow:
                 return ApiResponse(status, None, url, answer_headers)
             if status >= 400:
-                raise SourceError(
-                    f"HTTP {status} from {self.name}: {self.redact(_message(body))}", url, status
-                )
+                said = self.redact(upstream_message(body))
+                raise SourceError(f"HTTP {status} from {self.name}: {said}", url, status)
             data = self._parse(body, expect, url)
             etag, modified = answer_headers.get("etag"), answer_headers.get("last-modified")
             if etag or modified:
@@ -328,13 +341,15 @@ class JsonApi:
                 sent = headers if own else {k: v for k, v in headers.items()
                                             if k not in self._auth_headers}  # fmt: skip
                 params = self._auth_params if own and self._auth_params else None
+                if not own:
+                    self._check_redirect(current, url)
                 with self._client.stream("GET", current, headers=sent, params=params) as response:
                     answered = True
                     location = response.headers.get("location")
                     if response.status_code in (301, 302, 303, 307, 308) and location:
                         current = self._strip_credentials(str(response.url.join(location)))
                         continue
-                    body = response.read()  # bounded by the request's deadline
+                    body = self._read_capped(response, url)  # bounded by the deadline too
                     break
             else:
                 raise SourceError(f"more than {MAX_REDIRECTS} redirects from {self.name}", url)
@@ -351,6 +366,14 @@ class JsonApi:
             ) from None
         except httpx.HTTPError as exc:
             kind = self.redact(type(exc).__name__)
+            if not answered and unresolved_name(exc):
+                host = self.redact(urlsplit(current).hostname or "")
+                raise _Transient(
+                    f"no answer from {self.name}: the name {host} does not resolve (DNS lookup "
+                    "failed)",
+                    unanswered=True,
+                    unresolved=True,
+                ) from None
             raise _Transient(
                 f"{self.name} answer cut short ({kind})"
                 if answered
@@ -374,6 +397,43 @@ class JsonApi:
         if status == 403 and self.budget.remaining == 0:
             raise SourceDeferred(f"{self.name} rate limit reached (HTTP {status})", url, status)
         return status, answer, body
+
+    def _check_redirect(self, target: str, url: str) -> None:
+        """A redirect away from the API's own host goes through the page fetcher's guard: no
+        private, loopback or link-local address (169.254.169.254) unless allowed."""
+        from crawler.upstream.pages import PageFetchError, check_url
+
+        if urlsplit(target).hostname == urlsplit(self.base_url).hostname:
+            return  # the configured host itself (another port or path of it)
+        try:
+            check_url(target, allow_private=self._allow_private)
+        except PageFetchError as exc:
+            raise SourceError(f"{self.name} redirected to a refused address: {exc}", url) from None
+
+    def _read_capped(self, response: httpx.Response, url: str) -> bytes:
+        """The body, decompressed, refused once it passes ``answer_size_limit`` (counted as it
+        streams in: a small gzip bomb is stopped at the limit, not after it expanded)."""
+        limit = self._settings.answer_size_limit
+        hint = f"raise {self.name.split()[0].lower()}.answer_size_limit in sources.yaml"
+        length = response.headers.get("content-length", "").strip()
+        if length.isdigit() and int(length) > limit:
+            raise SourceError(
+                f"{self.name} answer is {int(length)} bytes, over the answer size limit of "
+                f"{limit} bytes ({hint} if it is legitimate)",
+                url,
+            )
+        chunks: list[bytes] = []
+        total = 0
+        for chunk in response.iter_bytes():
+            total += len(chunk)
+            if total > limit:
+                raise SourceError(
+                    f"{self.name} answer is larger than the answer size limit of {limit} bytes "
+                    f"once decompressed (stopped reading; {hint} if it is legitimate)",
+                    url,
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     def _parse(self, body: bytes, expect: type, url: str) -> Any:
         try:
@@ -409,6 +469,10 @@ class JsonApi:
             except _Transient as exc:
                 last = str(exc)
                 unanswered = exc.unanswered
+                if exc.unresolved:  # every later request to this API would fail the same way
+                    with self._lock:
+                        self._unanswered = UNREACHABLE_AFTER
+                    raise SourceError(self.redact(f"{last}; not retried"), url) from None
                 if number == settings.max_retries:
                     break
                 if exc.retry_after is not None:
@@ -437,7 +501,6 @@ class JsonApi:
             url,
         )
 
-
     def _pause(self, exc: _Transient, url: str) -> None:
         """A rate limit that asks for a longer wait than we allow: the rest of this API's
         requests are deferred until then instead of retried early."""
@@ -449,15 +512,3 @@ class JsonApi:
         with self._lock:
             self._paused = (time.monotonic() + wait, why)
         raise SourceDeferred(why, url, 429)
-
-
-def _message(body: bytes) -> str:
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        return body[:80].decode("utf-8", "replace").replace("\n", " ")
-    if isinstance(parsed, dict):
-        for key in ("message", "error", "error_description"):
-            if isinstance(parsed.get(key), str):
-                return str(parsed[key])[:MAX_MESSAGE]
-    return json.dumps(parsed)[:80]

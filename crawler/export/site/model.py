@@ -16,6 +16,7 @@ from crawler.export.site.cautions import cautions
 from crawler.export.site.inputs import HistoryPoint, SiteChange
 from crawler.export.site.text import Part, text, url
 from crawler.export.site.timeline import Timeline, build_timeline
+from crawler.report.markdown import kind_words
 
 MAX_SUMMARY = 400
 VERDICT_TEXT = {
@@ -31,6 +32,7 @@ class Evidence:
     href: str | None
     date: str
     title: str
+    stale: bool = False  # the exported audit could not read the page: as of ``date``
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,11 @@ class Entry:
     evidence: tuple[Evidence, ...]
     changed: bool
 
+    @property
+    def stale(self) -> str:
+        """The date of its facts when the exported audit could not read them, else ""."""
+        return next((e.date for e in self.evidence if e.stale), "")
+
 
 @dataclass(frozen=True)
 class Row:
@@ -53,6 +60,7 @@ class Row:
     ref: str
     changed: bool
     cells: tuple[tuple[Entry, ...], ...]  # one per platform column
+    stale: str = ""  # the project's facts are of this date: its last audit could not read it
 
 
 @dataclass(frozen=True)
@@ -163,7 +171,12 @@ def _evidence(items: Any, fallback_date: str) -> tuple[Evidence, ...]:
         wording = text(item.get("wording"))
         title = f"the page says “{wording}”" if wording else ""
         result.append(
-            Evidence(url(item.get("url")), text(item.get("date")) or fallback_date, title)
+            Evidence(
+                url(item.get("url")),
+                text(item.get("date")) or fallback_date,
+                title,
+                item.get("stale") is True,
+            )
         )
     return tuple(result)
 
@@ -186,7 +199,7 @@ def _changes(changes: Sequence[SiteChange], ids: Mapping[str, str]) -> tuple[Cha
         ChangeView(
             project=text(change.project),
             ident=ids.get(change.project),
-            kind=text(change.kind.replace("_", " ")),
+            kind=kind_words(text(change.kind)),
             summary=text(change.summary, MAX_SUMMARY),
             href=url(change.evidence_url),
         )
@@ -249,6 +262,7 @@ def build_page(
                 ref=ref.label if ref else "",
                 changed=name in changed or any(e.changed for cell in entries for e in cell),
                 cells=tuple(tuple(cell) for cell in entries),
+                stale=text(record.get("last_checked")) if _stale(record, audit_date) else "",
             )
         )
 
@@ -268,6 +282,15 @@ def build_page(
         changes=all_changes,
         integration_count=sum(len(c) for row in cells.values() for c in row),
     )
+
+
+def _stale(record: Mapping[str, Any], audit_date: str = "") -> bool:
+    """The project's last audit could not read it (the catalog's marker), or (a catalog
+    without the marker) its facts are older than the audit."""
+    if record.get("stale") is True:
+        return True
+    last_checked = text(record.get("last_checked"))
+    return bool(last_checked and audit_date and last_checked < audit_date)
 
 
 def _short_url(value: str) -> str:
@@ -307,7 +330,7 @@ def _card(
         license=_license_view(lic, forge),
         cautions=cautions(lic, forge),
         last_checked=last_checked,
-        current=not last_checked or not audit_date or last_checked >= audit_date,
+        current=not _stale(record, audit_date),
         evidence=tuple(evidence),
         timeline=build_timeline(history.get(str(record.get("name")), ())),
         changes=tuple(c for c in changes if c.project == name),

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crawler.export.integrations import is_http_url
-from crawler.report.markdown import one_line
+from crawler.untrusted import one_line
 
 MAX_TEXT = 200
 MAX_URL = 2048

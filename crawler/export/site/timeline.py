@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from crawler.export.site.inputs import HistoryPoint
-from crawler.report.markdown import one_line
+from crawler.untrusted import one_line
 
 WIDTH = 360
 HEIGHT = 58

@@ -50,10 +50,10 @@
                   headText: null, entries: entries, shown: r < pageRows });
     }
     var cards = [];
-    var articles = doc.querySelectorAll("article.card");
+    var articles = doc.querySelectorAll("article.card, #changes li");
     for (var a = 0; a < articles.length; a++) {
       cards.push({ el: articles[a], project: articles[a].getAttribute("data-project"),
-                   text: null, shown: true });
+                   text: null, shown: true, change: articles[a].tagName === "LI" });
     }
     // From here on the script decides which rows show (the stylesheet's first page no longer)
     rows.forEach(function (row) { row.el.hidden = !row.shown; });
@@ -70,6 +70,7 @@
     var q = (state.q || "").toLowerCase();
     var columns = index.platforms.map(function () { return false; });
     var matched = 0;
+    var withRecords = {};  // projects with a record that matches
     index.rows.forEach(function (row) {
       var projectOk = !state.project || row.project === state.project;
       if (q && row.headText === null) row.headText = lower(row.head);
@@ -88,7 +89,7 @@
         if (ok) { any = true; columns[e.column] = true; }
       });
       var show = any && matched < limit;
-      if (any) matched++;
+      if (any) { matched++; withRecords[row.project] = true; }
       if (show !== row.shown) { row.el.hidden = !show; row.shown = show; }
     });
     var filtered = KEYS.some(function (k) { return state[k]; });
@@ -99,11 +100,18 @@
         hiddenColumns[i] = hide;
       }
     });
+    // The cards and the last audit's changes follow the same filters: a platform, layer or
+    // status keeps the projects with a matching record; the search, their own text too.
+    var byRecord = state.platform || state.layer || state.status;
     index.cards.forEach(function (card) {
       var ok = !state.project || card.project === state.project;
+      if (ok && byRecord) ok = !!withRecords[card.project];
       if (ok && q) {
-        if (card.text === null) card.text = lower(card.el.querySelector("h3")) + " " + lower(card.el.querySelector("dl"));
-        ok = card.text.indexOf(q) >= 0;
+        if (card.text === null) {
+          card.text = card.change ? lower(card.el)
+            : lower(card.el.querySelector("h3")) + " " + lower(card.el.querySelector("dl"));
+        }
+        ok = card.text.indexOf(q) >= 0 || !!withRecords[card.project];
       }
       if (ok !== card.shown) { card.el.hidden = !ok; card.shown = ok; }
     });
@@ -111,7 +119,8 @@
   }
 
   function report(shown, matched, total) {
-    var what = matched === total ? " projects" : " matching projects (" + total + " in all)";
+    var noun = matched === 1 ? " project" : " projects";
+    var what = matched === total ? noun : " matching" + noun + " (" + total + " in all)";
     count.textContent = "Showing " + shown + " of " + matched + what;
     nomatch.hidden = matched > 0 || total === 0;
     more.hidden = shown >= matched;

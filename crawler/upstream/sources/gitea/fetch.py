@@ -14,6 +14,7 @@ from crawler.analysis.licenses import is_license_file, pick_root_license
 from crawler.config import Location, ProjectSpec
 from crawler.model import InventoryEntry, LicenseFile, ProjectSnapshot, Provenance
 from crawler.upstream.guard import carried
+from crawler.upstream.pages import private_addresses_allowed
 from crawler.upstream.rest import JsonApi
 from crawler.upstream.source import RepoFile, SourceContext, SourceError
 from crawler.upstream.sources.gitea import (
@@ -45,7 +46,7 @@ class GiteaSource:
             KIND.label, api_url, cache=context.cache, settings=settings,
             timeout=context.common.timeout, deadline=context.common.request_deadline,
             auth_headers={"Authorization": f"token {token}"} if token else None,
-            sleep=context.sleep,
+            sleep=context.sleep, allow_private=private_addresses_allowed(context.common),
         )  # fmt: skip
         self._clock = context.clock
 

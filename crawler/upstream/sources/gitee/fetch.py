@@ -16,6 +16,7 @@ from crawler.analysis.licenses import is_license_file, pick_root_license
 from crawler.config import Location, ProjectSpec
 from crawler.model import InventoryEntry, LicenseFile, ProjectSnapshot, Provenance
 from crawler.upstream.guard import carried
+from crawler.upstream.pages import private_addresses_allowed
 from crawler.upstream.rest import JsonApi
 from crawler.upstream.source import RepoFile, SourceContext, SourceError
 from crawler.upstream.sources.gitee import DEFAULT_API_URL, KIND, GiteeSettings, parse
@@ -46,6 +47,7 @@ class GiteeSource:
             deadline=context.common.request_deadline,
             auth_headers={"Authorization": f"Bearer {token}"} if token else None,
             sleep=context.sleep,
+            allow_private=private_addresses_allowed(context.common),
         )  # fmt: skip
         self.concurrency = settings.concurrency
         self._clock: Callable[[], str] = context.clock

@@ -49,15 +49,15 @@ def web_url(html_url: str) -> str:
 
 
 def forge_license(value: Any) -> ForgeLicense:
-    """Gitee's license reading is a bare name. A known SPDX id is kept (normalised); any other
-    name is NOASSERTION, as GitHub says for a license file it cannot name."""
+    """Gitee's license reading is a bare name. A known SPDX id or a name SPDX/ScanCode list
+    for one license is kept (as its SPDX id); any other name is NOASSERTION, as GitHub says
+    for a license file it cannot name."""
     if not isinstance(value, str) or not value.strip():
         return ForgeLicense(None, None, None)
     name = value.strip()
-    from license_expression import get_spdx_licensing
+    from crawler.analysis.license_names import read_declared
 
-    info = get_spdx_licensing().validate(name)
-    spdx = info.normalized_expression if not info.errors else None
+    spdx = read_declared(name).spdx  # free text never raises
     return ForgeLicense(key=cap(name.lower()), spdx_id=cap(spdx or NOASSERTION), name=cap(name))
 
 

@@ -38,6 +38,8 @@ class GitHubSettings(BaseModel):
     # audit took 1.5x and an unchanged audit without a token 2x as long (bench/audit_budget.py,
     # README "Benchmarks"); an unchanged audit with a token is the same at either.
     concurrency: int = Field(default=8, ge=1, le=8)
+    # one answer's size once decompressed (a recursive tree of 100,000 files is ~20 MB)
+    answer_size_limit: int = Field(default=64 * 2**20, ge=2**16)
 
 
 def github_endpoint(settings: GitHubSettings, env: Mapping[str, str]) -> tuple[str, str | None]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import threading
 import time
@@ -34,17 +33,25 @@ from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
+from crawler.upstream.answers import upstream_message
 from crawler.upstream.http import (
     USER_AGENT,
     CachedResponse,
     ResponseCache,
     cache_key,
+    rate_number,
     redact,
     token_identity,
+    unresolved_name,
 )
+from crawler.upstream.network import ca_bundle
 from crawler.upstream.source import SourceDeferred, SourceError
 from crawler.upstream.sources.github import GitHubSettings
-from crawler.upstream.sources.github.transport import DeadlineAdapter, install_deadline
+from crawler.upstream.sources.github.transport import (
+    AnswerRefused,
+    DeadlineAdapter,
+    install_deadline,
+)
 
 if TYPE_CHECKING:
     from github import Github
@@ -58,10 +65,16 @@ class GitHubError(SourceError):
     """A request that failed for good; ``url`` is the evidence of the failure."""
 
     def __init__(
-        self, message: str, url: str, status: int | None = None, unreachable: bool = False
+        self,
+        message: str,
+        url: str,
+        status: int | None = None,
+        unreachable: bool = False,
+        unresolved: bool = False,
     ) -> None:
         super().__init__(message, url, status)
         self.unreachable = unreachable  # no HTTP answer at all (DNS, refused, reset, timeout)
+        self.unresolved = unresolved  # the host name does not resolve: nothing else will
 
 
 class BudgetExhausted(SourceDeferred, GitHubError):
@@ -94,9 +107,9 @@ class RateBudget:
             ("remaining", "x-ratelimit-remaining"),
             ("reset", "x-ratelimit-reset"),
         ):
-            value = headers.get(header)
-            if value is not None and str(value).strip().isdigit():
-                values[attr] = int(value)
+            number = rate_number(headers.get(header))
+            if number is not None:  # absent, garbled or absurd: unknown
+                values[attr] = number
         with self.lock:
             new_window = "reset" in values and values["reset"] != self.reset
             if "limit" in values:
@@ -225,6 +238,14 @@ def _message(body: str) -> str:
     return body.replace("\n", " ")
 
 
+def _resets_at(headers: dict[str, Any]) -> str:
+    """"; resets at <UTC time>" from GitHub's ``x-ratelimit-reset`` (epoch seconds), if sent."""
+    reset = str(headers.get("x-ratelimit-reset") or "")
+    if not reset.isdigit():
+        return ""
+    return f"; resets at {datetime.fromtimestamp(int(reset), UTC):%Y-%m-%dT%H:%M:%SZ}"
+
+
 class AppTokens(Protocol):
     """A GitHub App installation's tokens (app_auth.InstallationTokens)."""
 
@@ -238,19 +259,13 @@ class AppTokens(Protocol):
     def close(self) -> None: ...
 
 
-def _ca_bundle() -> str | None:
-    """The CA bundle requests would read from the environment (REQUESTS_CA_BUNDLE, then
-    CURL_CA_BUNDLE), or None for its default."""
-    return os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or None
-
-
 def _settle_environment(session: requests.Session, api_url: str) -> None:
     """Read the environment's proxies and CA bundle once, for the one host this session talks
     to, instead of on every request: requests walks ``os.environ`` twice per request when
     ``trust_env`` is on (a third of a REST request's CPU in the first audit). ``.netrc``
     credentials, which trust_env would also read, are not wanted: auth is the token's."""
     session.proxies.update(requests.utils.get_environ_proxies(api_url))
-    bundle = _ca_bundle()
+    bundle = ca_bundle()
     if bundle:
         session.verify = bundle
     session.trust_env = False
@@ -293,9 +308,11 @@ class GitHubApi:
         timeout: float = 30.0,
         deadline: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        allow_private: bool = False,
         app_tokens: AppTokens | None = None,
     ) -> None:
         self.api_url = api_url.rstrip("/")
+        self.allow_private = allow_private  # redirects to private addresses (the page guard)
         self.graphql_url = graphql_url(self.api_url)
         # a GitHub App's installation tokens (app_auth.py) replace the token when given
         self._app_tokens = app_tokens
@@ -339,9 +356,9 @@ class GitHubApi:
                 # PyGithub's default 0.25 s per read and 1 s per POST would make it crawl
                 seconds_between_requests=None,
                 seconds_between_writes=None,
-                verify=_ca_bundle() or True,  # PyGithub passes it with every request
+                verify=ca_bundle() or True,  # REQUESTS_CA_BUNDLE or SSL_CERT_FILE
             )
-            install_deadline(client, self._deadline)
+            install_deadline(client, self._deadline, **self._guards())
             connection = getattr(client.requester, "_Requester__connection", None)
             if isinstance(getattr(connection, "session", None), requests.Session):
                 _settle_environment(connection.session, self.api_url)  # type: ignore[union-attr]
@@ -350,6 +367,14 @@ class GitHubApi:
                 self._clients.append(client)
         return client.requester
 
+    def _guards(self) -> dict[str, Any]:
+        """The transport's answer size limit and redirect guard (transport.DeadlineAdapter)."""
+        return {
+            "size_limit": self._settings.answer_size_limit,
+            "home": urlsplit(self.api_url).hostname,
+            "allow_private": self.allow_private,
+        }
+
     def _session(self) -> requests.Session:
         """This thread's plain session, for GraphQL and /rate_limit: PyGithub's headers (token,
         user agent, JSON), its timeout, and the same per-request deadline."""
@@ -357,9 +382,10 @@ class GitHubApi:
         if session is None:
             session = requests.Session()
             session.headers.update({"User-Agent": USER_AGENT, "Accept": ACCEPT})
+            session.verify = ca_bundle() or True  # proxies: requests reads the environment
             if self._token:
                 session.headers["Authorization"] = f"token {self._token}"
-            adapter = DeadlineAdapter(self._deadline, max_retries=0)
+            adapter = DeadlineAdapter(self._deadline, max_retries=0, **self._guards())
             session.mount("http://", adapter)
             session.mount("https://", adapter)
             _settle_environment(session, self.api_url)
@@ -585,8 +611,14 @@ class GitHubApi:
                 status, resp_headers, body = self._requester().requestJson(
                     verb, path, headers=headers, input=input
                 )
+        except AnswerRefused as exc:  # too large, or a refused address: not worth a retry
+            raise GitHubError(_cut(self._redact(str(exc))), url) from None
         except Exception as exc:  # connection reset, timeout, deadline, protocol error
             message = _cut(self._redact(_transport_message(exc)))
+            if unresolved_name(exc):  # a name that does not resolve is not retried
+                raise GitHubError(
+                    f"{message}; not retried", url, unreachable=True, unresolved=True
+                ) from None
             raise _Transient(message, unreachable=not _answered(exc)) from None
         finally:
             budget.release()
@@ -601,10 +633,9 @@ class GitHubApi:
     def _rate_limited(self, status: int, headers: dict[str, Any], body: str, url: str) -> None:
         message = _message(body)
         if headers.get("x-ratelimit-remaining") == "0" and "retry-after" not in headers:
+            # GitHub's own message names the runner's IP address: summarised, never copied
             raise BudgetExhausted(
-                f"primary rate limit reached (HTTP {status}): {_cut(self._redact(message))}",
-                url,
-                status,
+                f"primary rate limit reached (HTTP {status}){_resets_at(headers)}", url, status
             )
         retry_after = headers.get("retry-after")
         if retry_after is not None or "secondary rate limit" in message.lower() or status == 429:
@@ -616,7 +647,7 @@ class GitHubApi:
     def _raise_for_status(self, status: int, body: str, url: str) -> None:
         if status < 400:
             return
-        message = _cut(self._redact(_message(body)))
+        message = _cut(self._redact(upstream_message(body)))
         if status == 401:
             raise GitHubError(
                 "GitHub rejected the token (HTTP 401): check GITHUB_TOKEN", url, status

@@ -23,6 +23,7 @@ from crawler.config import ProjectSpec
 from crawler.model import Commit, LicenseFile, ProjectSnapshot, Provenance
 from crawler.upstream.guard import carried
 from crawler.upstream.sources.github import GitHubSettings, parse, queries
+from crawler.upstream.sources.github import graphql_shapes as shapes
 from crawler.upstream.sources.github.api import BudgetExhausted, GitHubApi, GitHubError
 
 log = logging.getLogger(__name__)
@@ -126,56 +127,75 @@ class GraphQLRounds:
         outcome: Outcome,
         prior: dict[str, ProjectSnapshot],
     ) -> None:
-        data = (doc or {}).get("data") or {}
-        errors = queries.errors_by_alias(doc)
         url = self.api.graphql_url
+        try:
+            found = shapes.answer(doc or {})
+        except parse.ShapeError as exc:
+            outcome.failed.update(
+                {s.name: ("github-graphql", GitHubError(str(exc), url)) for s in batch}
+            )
+            return
+        data = found.data or {}
+        errors = shapes.errors_inside(found)
+        again: list[ProjectSpec] = []
         for index, spec in enumerate(batch):
             alias = f"r{index}"
-            node = data.get(alias) if isinstance(data, dict) else None
-            if not isinstance(node, dict):
+            node = data.get(alias)
+            if node is not None and alias in errors and len(batch) > 1:
+                again.append(spec)  # a field of it failed: ask again for it alone
+                continue
+            if node is None or alias in errors:
+                # a repository that is missing or partly answered: its facts are unknown
                 why = errors.get(alias) or f"no data for {self.repo_of(spec)} ({message})"
                 error = GitHubError(self.api.safe_message(why), url)  # it may echo the token
                 outcome.failed[spec.name] = ("github-graphql", error)
                 continue
             try:
-                seen = self._answered(spec, node, paths[index])
+                seen = self._answered(spec, shapes.repository(node), paths[index])
                 # what did not change is kept once: the stored state's objects
                 seen.snapshot = seen.snapshot.sharing(prior.get(spec.name))
                 outcome.answered.append(seen)
-            except (parse.ShapeError, KeyError, TypeError, ValueError) as exc:
+            except (parse.ShapeError, ValueError) as exc:
                 outcome.failed[spec.name] = ("github", GitHubError(str(exc), url))
+        for spec in again:
+            part = self._batch([spec], prior)
+            outcome.answered += part.answered
+            outcome.failed.update(part.failed)
+            outcome.deferred.update(part.deferred)
 
-    def _answered(self, spec: ProjectSpec, node: dict[str, Any], path: str | None) -> Answered:
+    def _answered(
+        self, spec: ProjectSpec, node: shapes.RepositoryNode, path: str | None
+    ) -> Answered:
         repo, forge_license = parse.repo_from_graphql(node)
         snapshot = ProjectSnapshot(
             project=spec.name,
             tracking=spec.tracking,
             repo=repo,
             releases=parse.releases_from_graphql(node),
-            tags=parse.tags_from_graphql(node, repo.url),
+            tags=parse.tags_from_graphql(node.refs, repo.url),
             head=parse.head_from_graphql(node),
             forge_license=forge_license,
         )
         seen = Answered(spec, snapshot, [("repo", Provenance(self.api.graphql_url, self.clock()))])
         if path is not None:
-            blob = node.get("licenseBlob")
-            oid = blob.get("oid") if isinstance(blob, dict) else None
+            oid = node.licenseBlob.oid if node.licenseBlob else None
             if oid:
-                seen.license_path, seen.license_oid = path, str(oid)
+                seen.license_path, seen.license_oid = path, oid
             else:
                 seen.discover = snapshot.head is not None  # moved or removed: look again
         else:
-            seen.license_path, seen.license_oid = _root_license(node.get("rootEntries"))
+            entries = node.rootEntries.entries if node.rootEntries else None
+            seen.license_path, seen.license_oid = _root_license(entries)
         return seen
 
     # -- rounds 2 and 3 --------------------------------------------------------------------
 
     def _files(
         self, wanted: list[tuple[Answered, str | None]], outcome: Outcome
-    ) -> list[tuple[Answered, dict[str, Any]]]:
+    ) -> list[tuple[Answered, shapes.FileObject]]:
         """Ask for root entries (path None) or file texts at each repository's head, in few
         queries; projects whose query fails leave the answered list for failed/deferred."""
-        found: list[tuple[Answered, dict[str, Any]]] = []
+        found: list[tuple[Answered, shapes.FileObject]] = []
         for start in range(0, len(wanted), FILES_PER_QUERY):
             chunk = wanted[start : start + FILES_PER_QUERY]
             live = [(seen, path) for seen, path in chunk if seen.spec.name not in outcome.failed]
@@ -185,7 +205,7 @@ class GraphQLRounds:
 
     def _files_query(
         self, live: list[tuple[Answered, str | None]], outcome: Outcome
-    ) -> list[tuple[Answered, dict[str, Any]]]:
+    ) -> list[tuple[Answered, shapes.FileObject]]:
         why = self.halted()
         if why is not None:
             self._drop(outcome, [seen for seen, _ in live], deferred=why)
@@ -212,12 +232,31 @@ class GraphQLRounds:
                 for start in range(0, len(live), size)
                 for found in self._files_query(live[start : start + size], outcome)
             ]
-        data = (doc or {}).get("data") or {}
-        return [
-            (seen, ((data.get(f"f{index}") if isinstance(data, dict) else None) or {}).get("object")
-             or {})
-            for index, (seen, _path) in enumerate(live)
-        ]  # fmt: skip
+        url = self.api.graphql_url
+        try:
+            found = shapes.answer(doc or {})
+        except parse.ShapeError as exc:
+            self._drop(outcome, [seen for seen, _ in live], error=GitHubError(str(exc), url))
+            return []
+        data = found.data or {}
+        errors = shapes.errors_inside(found)
+        answered: list[tuple[Answered, shapes.FileObject]] = []
+        for index, (seen, _path) in enumerate(live):
+            alias = f"f{index}"
+            try:
+                if alias in errors or data.get(alias) is None:
+                    # failed or missing: not "no license file"
+                    why = errors.get(alias) or f"no data for {seen.snapshot.repo.full_name}"  # type: ignore[union-attr]
+                    raise GitHubError(self.api.safe_message(why), url)
+                node = shapes.files(data[alias])
+            except parse.ShapeError as exc:
+                self._drop(outcome, [seen], error=GitHubError(str(exc), url))
+                continue
+            except GitHubError as exc:
+                self._drop(outcome, [seen], error=exc)
+                continue
+            answered.append((seen, node.object or shapes.FileObject()))
+        return answered
 
     @staticmethod
     def _drop(
@@ -240,7 +279,7 @@ class GraphQLRounds:
             (s, None) for s in outcome.answered if s.discover
         ]
         for seen, tree in self._files(wanted, outcome):
-            seen.license_path, seen.license_oid = _root_license(tree)
+            seen.license_path, seen.license_oid = _root_license(tree.entries)
 
     def _texts(self, outcome: Outcome, prior: dict[str, ProjectSnapshot]) -> None:
         wanted: list[tuple[Answered, str | None]] = []
@@ -258,7 +297,7 @@ class GraphQLRounds:
             repo = seen.snapshot.repo
             assert repo is not None and seen.license_path is not None
             url = parse.file_url(repo.url, repo.default_branch or "HEAD", seen.license_path)
-            if blob.get("isTruncated") or blob.get("isBinary") or blob.get("text") is None:
+            if blob.isTruncated or blob.isBinary or blob.text is None:
                 try:  # too big or odd for GraphQL's text: REST has it
                     license_file = self._rest_license(seen)
                 except BudgetExhausted as exc:
@@ -272,16 +311,16 @@ class GraphQLRounds:
             else:
                 license_file = LicenseFile(
                     path=seen.license_path,
-                    blob_sha=str(blob.get("oid") or seen.license_oid),
+                    blob_sha=blob.oid or str(seen.license_oid),
                     url=url,
-                    text=parse.license_text(str(blob["text"])),
+                    text=parse.license_text(blob.text),
                 )
             seen.snapshot = replace(seen.snapshot, license_file=license_file)
             seen.provenance.append(("license", Provenance(url, self.clock())))
 
     def _distinct_blobs(
         self, wanted: list[tuple[Answered, str | None]], outcome: Outcome
-    ) -> list[tuple[Answered, dict[str, Any]]]:
+    ) -> list[tuple[Answered, shapes.FileObject]]:
         """The license blobs of ``wanted``, each distinct blob asked for once: Git names a blob
         by its content, so repositories sharing a blob id share its text (a thousand
         repositories with thirty distinct texts cost two queries, not forty). A repository
@@ -341,13 +380,8 @@ class GraphQLRounds:
             seen.provenance.append(("license_inventory", Provenance(response.url, self.clock())))
 
 
-def _root_license(tree: Any) -> tuple[str | None, str | None]:
+def _root_license(entries: list[shapes.TreeEntry] | None) -> tuple[str | None, str | None]:
     """(path, blob id) of the root license file among a tree's entries."""
-    entries = tree.get("entries") if isinstance(tree, dict) else None
-    blobs = {
-        str(e["name"]): str(e.get("oid") or "")
-        for e in entries or []
-        if isinstance(e, dict) and e.get("type") == "blob" and e.get("name")
-    }
+    blobs = {e.name: e.oid or "" for e in entries or [] if e.type == "blob" and e.name}
     path = pick_root_license(list(blobs))
     return (path, blobs[path]) if path else (None, None)

@@ -11,7 +11,7 @@ from crawler.model import InventoryEntry, LicenseFile, ProjectSnapshot, Provenan
 from crawler.upstream.guard import carried
 from crawler.upstream.sources.github import GitHubSettings, parse
 from crawler.upstream.sources.github.api import GitHubApi, GitHubError
-from crawler.versions import usable_releases, usable_tags
+from crawler.versions import is_prerelease, usable_releases, usable_tags
 
 Clock = Callable[[], str]
 REST_REQUESTS_PER_PROJECT = 4  # repo, releases or tags, license, maybe head: for budgeting
@@ -63,6 +63,7 @@ class RestProject:
             response = self.api.get_json(url, expect=list)
             snapshot = replace(snapshot, releases=parse.releases_from_rest(response.data))
             sources.append(("releases", Provenance(response.url, now)))
+            snapshot = self._mark_latest(snapshot, base)
         has_release = bool(usable_releases(tracking, snapshot.releases or ()))
         if tracking.track == "tags" or (tracking.track == "auto" and not has_release):
             # REST lists tags by name, not date: one full page (same cost) to sort by version.
@@ -103,6 +104,19 @@ class RestProject:
                 sources.append(("license", Provenance(response.url, now)))
         sources.extend(tree_sources)
         return replace(snapshot, provenance=tuple(sources))
+
+    def _mark_latest(self, snapshot: ProjectSnapshot, base: str) -> ProjectSnapshot:
+        """REST lists releases without GitHub's "latest" mark: ask /releases/latest (when the
+        budget has room) once two final releases make the choice matter; otherwise the row
+        falls back on version order."""
+        releases = snapshot.releases or ()
+        finals = [r for r in usable_releases(snapshot.tracking, releases) if not is_prerelease(r)]
+        if len(finals) < 2 or not self.affordable():
+            return snapshot
+        response = self.api.get_json(f"{base}/releases/latest", allow=(404,))
+        if response.status != 200:
+            return snapshot
+        return replace(snapshot, releases=parse.mark_latest(releases, response.data))
 
     def _date_newest_tag(
         self, snapshot: ProjectSnapshot, name: str, base: str, prior: ProjectSnapshot | None

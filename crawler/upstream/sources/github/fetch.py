@@ -23,6 +23,7 @@ from typing import Any
 from crawler.config import Location, ProjectSpec
 from crawler.model import ProjectResult, ProjectSnapshot, ProjectStatus
 from crawler.upstream.guard import deferred, failed
+from crawler.upstream.pages import private_addresses_allowed
 from crawler.upstream.source import RepoFile, SourceContext
 from crawler.upstream.sources.github import (
     DEFAULT_API_URL,
@@ -92,9 +93,11 @@ class GitHubFetcher:
         with self._lock:
             self._deferral = self._deferral or why
 
-    def _count(self, result: ProjectResult, unanswered: bool) -> None:
+    def _count(self, result: ProjectResult, unanswered: bool, unresolved: bool = False) -> None:
         with self._lock:
             self._unanswered = self._unanswered + 1 if unanswered else 0
+            if unresolved and self._gone is None:
+                self._gone = f"not attempted: {result.errors[0].message}"
             if self._unanswered >= UNREACHABLE_AFTER and self._gone is None:
                 self._gone = (
                     f"not attempted: GitHub unreachable ({UNREACHABLE_AFTER} projects in a row "
@@ -152,7 +155,11 @@ class GitHubFetcher:
             return deferred(spec.name, str(exc))
         except (GitHubError, parse.ShapeError) as exc:
             result = _failed(spec, exc, url)
-            self._count(result, unanswered=getattr(exc, "unreachable", False))
+            self._count(
+                result,
+                unanswered=getattr(exc, "unreachable", False),
+                unresolved=getattr(exc, "unresolved", False),
+            )
             return result
         except Exception as exc:  # e.g. a tag_pattern that timed out: this project only
             log.warning("GitHub project %s failed", spec.name, exc_info=True)
@@ -225,6 +232,7 @@ class GitHubSource:
             timeout=context.common.timeout,
             deadline=context.common.request_deadline,
             sleep=context.sleep,
+            allow_private=private_addresses_allowed(context.common),
             app_tokens=InstallationTokens(api_url, app, timeout=context.common.timeout)
             if app
             else None,

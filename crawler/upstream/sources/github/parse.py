@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
@@ -22,6 +23,7 @@ from crawler.model import (
 )
 from crawler.upstream.answers import ShapeError as ShapeError  # raised to callers
 from crawler.upstream.answers import cap, field, optional
+from crawler.upstream.sources.github import graphql_shapes as shapes
 
 MAX_LICENSE_TEXT = 256 * 1024
 MAX_INVENTORY = 2000
@@ -71,6 +73,12 @@ def releases_from_rest(data: list[Any]) -> tuple[Release, ...]:
             )
         )
     return tuple(releases)
+
+
+def mark_latest(releases: tuple[Release, ...], latest: Any) -> tuple[Release, ...]:
+    """The release list with GitHub's ``/releases/latest`` answer marked ``is_latest``."""
+    tag = cap(latest.get("tag_name")) if isinstance(latest, dict) else None
+    return tuple(replace(r, is_latest=r.tag == tag) for r in releases)
 
 
 def tag_url(repo_url: str, name: str) -> str:
@@ -149,64 +157,56 @@ def inventory_from_tree(
 # -- GraphQL ---------------------------------------------------------------------------------
 
 
-def repo_from_graphql(node: dict[str, Any]) -> tuple[RepoInfo, ForgeLicense]:
-    branch = node.get("defaultBranchRef") or {}
+def repo_from_graphql(node: shapes.RepositoryNode) -> tuple[RepoInfo, ForgeLicense]:
+    branch = node.defaultBranchRef
     repo = RepoInfo(
-        id=int(_req(node, "databaseId")),
-        full_name=str(_req(node, "nameWithOwner")),
-        default_branch=str(branch.get("name") or ""),
-        archived=bool(node.get("isArchived", False)),
-        url=str(_req(node, "url")),
+        id=node.databaseId,
+        full_name=node.nameWithOwner,
+        default_branch=(branch.name if branch else None) or "",
+        archived=node.isArchived,
+        url=node.url,
         forge="github",
     )
-    return repo, forge_license(node.get("licenseInfo"))
+    verdict = node.licenseInfo
+    if verdict is None:
+        return repo, ForgeLicense(None, None, None)
+    return repo, ForgeLicense(cap(verdict.key), cap(verdict.spdxId), cap(verdict.name))
 
 
-def releases_from_graphql(node: dict[str, Any]) -> tuple[Release, ...]:
-    nodes = optional(node, "releases", "nodes") or []
-    releases = []
-    for item in nodes:
-        if not isinstance(item, dict):
-            continue
-        tag = cap(_req(item, "tagName"))
-        assert tag is not None
-        releases.append(
-            Release(
-                tag=tag,
-                name=cap(item.get("name")),
-                published_at=item.get("publishedAt"),
-                prerelease=bool(item.get("isPrerelease", False)),
-                draft=bool(item.get("isDraft", False)),
-                url=str(item.get("url") or ""),
-                is_latest=bool(item.get("isLatest", False)),
-            )
+def releases_from_graphql(node: shapes.RepositoryNode) -> tuple[Release, ...]:
+    return tuple(
+        Release(
+            tag=cap(item.tagName) or "",
+            name=cap(item.name),
+            published_at=item.publishedAt,
+            prerelease=item.isPrerelease,
+            draft=item.isDraft,
+            url=item.url or "",
+            is_latest=item.isLatest,
         )
-    return tuple(releases)
+        for item in node.releases.nodes
+    )
 
 
-def tags_from_graphql(node: dict[str, Any], repo_url: str) -> tuple[Tag, ...]:
+def tags_from_graphql(refs: shapes.Refs, repo_url: str) -> tuple[Tag, ...]:
     tags = []
-    for item in optional(node, "refs", "nodes") or []:
-        target = item.get("target") or {}
-        inner = target.get("target")
-        peeled: dict[str, Any] = inner if isinstance(inner, dict) else target
-        name = cap(_req(item, "name"))
-        assert name is not None
+    for item in refs.nodes:
+        target = item.target
+        peeled = target.target if target and target.target else target
+        name = cap(item.name) or ""
         tags.append(
             Tag(
                 name=name,
-                sha=str(peeled.get("oid", "")),
-                date=peeled.get("committedDate"),
+                sha=(peeled.oid if peeled else None) or "",
+                date=peeled.committedDate if peeled else None,
                 url=tag_url(repo_url, name),
             )
         )
     return tuple(tags)
 
 
-def head_from_graphql(node: dict[str, Any]) -> Commit | None:
-    target = optional(node, "defaultBranchRef", "target")
-    if not isinstance(target, dict) or "oid" not in target:
+def head_from_graphql(node: shapes.RepositoryNode) -> Commit | None:
+    target = node.defaultBranchRef.target if node.defaultBranchRef else None
+    if target is None or target.oid is None:
         return None
-    return Commit(
-        sha=str(target["oid"]), date=target.get("committedDate"), url=str(target.get("url") or "")
-    )
+    return Commit(sha=target.oid, date=target.committedDate, url=target.url or "")

@@ -97,13 +97,3 @@ def is_timeout(status: int, doc: dict[str, Any] | None) -> bool:
         if "timeout" in text or "resource_limits" in text or "something went wrong" in text:
             return True
     return False
-
-
-def errors_by_alias(doc: dict[str, Any] | None) -> dict[str, str]:
-    """GraphQL errors keyed by the alias they concern (``NOT_FOUND`` for one repository)."""
-    found: dict[str, str] = {}
-    for error in (doc or {}).get("errors") or []:
-        path = error.get("path") or []
-        if path:
-            found[str(path[0])] = str(error.get("message", ""))
-    return found

@@ -25,6 +25,8 @@ from requests.exceptions import ConnectionError as RequestsConnectionError
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from crawler.upstream.http import rate_number
+
 log = logging.getLogger(__name__)
 _active = threading.local()  # the sockets the current thread's request uses
 
@@ -139,16 +141,79 @@ class _HTTPSPool(HTTPSConnectionPool):
     ConnectionCls = _TrackedHTTPSConnection
 
 
-class DeadlineAdapter(HTTPAdapter):
-    """An HTTPAdapter whose every ``send`` ends by ``deadline`` seconds, answer or not."""
+class AnswerRefused(RequestsConnectionError):
+    """An answer not read: larger than the size limit, or from a refused address."""
 
-    def __init__(self, deadline: float, **kwargs: Any) -> None:
+
+class DeadlineAdapter(HTTPAdapter):
+    """An HTTPAdapter whose every ``send`` ends by ``deadline`` seconds, answer or not; with
+    ``size_limit``, a body that passes it once decompressed is refused as it streams in; with
+    ``home``, a request to any other host (a redirect) goes through the page fetcher's guard
+    against private addresses first."""
+
+    def __init__(
+        self,
+        deadline: float,
+        *,
+        size_limit: int | None = None,
+        home: str | None = None,
+        allow_private: bool = False,
+        **kwargs: Any,
+    ) -> None:
         self.deadline = deadline
+        self.size_limit = size_limit
+        self.home = home
+        self.allow_private = allow_private
         super().__init__(**kwargs)
+
+    def _check_host(self, url: str) -> None:
+        from urllib.parse import urlsplit
+
+        from crawler.upstream.pages import PageFetchError, check_url
+
+        if self.home is None or urlsplit(url).hostname == self.home:
+            return
+        try:
+            check_url(url, allow_private=self.allow_private)
+        except PageFetchError as exc:
+            raise AnswerRefused(f"GitHub redirected to a refused address: {exc}") from None
+
+    def _read_capped(self, response: Response) -> None:
+        """Read the body now, decompressed, counting; refuse it past the size limit."""
+        if self.size_limit is None:
+            _ = response.content
+            return
+        limit = self.size_limit
+        hint = "raise github.answer_size_limit in sources.yaml if it is legitimate"
+        length = response.headers.get("content-length", "").strip()
+        chunks: list[bytes] = []
+        total = int(length) if length.isdigit() else 0
+        if total <= limit:
+            total = 0
+            for chunk in response.iter_content(chunk_size=64 * 1024):
+                total += len(chunk)
+                if total > limit:
+                    break
+                chunks.append(chunk)
+        if total > limit:
+            response.close()
+            raise AnswerRefused(
+                f"GitHub's answer is larger than the answer size limit of {limit} bytes once "
+                f"decompressed (stopped reading; {hint})"
+            )
+        response._content = b"".join(chunks)  # what ``response.content`` would have read
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        """Through ``HTTP(S)_PROXY`` too: the proxy's connections are tracked the same way (a
+        SOCKS proxy's manager has pool classes of its own and keeps them)."""
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if not proxy.lower().startswith("socks"):
+            manager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+        return manager
 
     def send(self, request: PreparedRequest, *args: Any, **kwargs: Any) -> Response:
         sockets: list[socket.socket] = []
@@ -163,9 +228,12 @@ class DeadlineAdapter(HTTPAdapter):
         _active.sockets = sockets
         timer = _WATCHDOG.alarm(self.deadline, expire)
         try:
+            self._check_host(str(request.url))
             response = super().send(request, *args, **kwargs)
             if not kwargs.get("stream"):
-                _ = response.content  # the body too, inside the deadline
+                self._read_capped(response)  # the body too, inside the deadline
+        except AnswerRefused:
+            raise
         except Exception as exc:
             if fired.is_set():
                 raise DeadlineExceeded(
@@ -178,11 +246,22 @@ class DeadlineAdapter(HTTPAdapter):
         if fired.is_set():  # the answer may have been cut short: do not trust it
             response.close()
             raise DeadlineExceeded(f"no complete answer within the {self.deadline:g}s deadline")
+        _drop_garbled_rate_headers(response)
         return response
 
 
-def install_deadline(github: Any, deadline: float) -> bool:
-    """Mount the deadline on a PyGithub client's HTTP session. PyGithub keeps that session on
+def _drop_garbled_rate_headers(response: Response) -> None:
+    """PyGithub reads X-RateLimit-* with int(float(…)): a value such as "soon" would fail an
+    answered request as if GitHub had not answered. Such a header says nothing: it goes."""
+    for name in [n for n in response.headers if n.lower().startswith("x-ratelimit-")]:
+        if name.lower() != "x-ratelimit-resource" and rate_number(response.headers[name]) is None:
+            log.info("ignoring GitHub's header %s: not a plain number", name)
+            del response.headers[name]
+
+
+def install_deadline(github: Any, deadline: float, **options: Any) -> bool:
+    """Mount the deadline (and the adapter's other ``options``) on a PyGithub client's HTTP
+    session. PyGithub keeps that session on
     a private connection object; if a future version moves it, the audit still runs, with
     only the read timeout, and says so in the log."""
     requester = getattr(github, "requester", None)
@@ -195,7 +274,7 @@ def install_deadline(github: Any, deadline: float) -> bool:
     if session is None:
         log.warning("PyGithub's session is not reachable: GitHub requests have no deadline")
         return False
-    adapter = DeadlineAdapter(deadline, max_retries=0)
+    adapter = DeadlineAdapter(deadline, max_retries=0, **options)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return True

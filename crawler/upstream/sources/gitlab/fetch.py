@@ -20,6 +20,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 from crawler.config import Location, ProjectSpec
 from crawler.model import ProjectSnapshot, Provenance
+from crawler.upstream.pages import private_addresses_allowed
 from crawler.upstream.rest import ApiResponse, JsonApi
 from crawler.upstream.source import RepoFile, SourceContext, SourceError
 from crawler.upstream.sources.gitlab import (
@@ -99,6 +100,7 @@ class GitLabSource:
                     deadline=self._context.common.request_deadline,
                     auth_headers={TOKEN_HEADER: token} if token else None,
                     sleep=self._context.sleep,
+                    allow_private=private_addresses_allowed(self._context.common),
                 )
                 self._apis[instance] = api
             return api

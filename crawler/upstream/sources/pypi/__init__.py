@@ -29,6 +29,8 @@ MAX_NAME = 200
 class PyPISettings(ApiSettings):
     # newest first by PEP 440 order; older versions are dropped from the snapshot
     versions_per_package: int = Field(default=30, ge=1, le=500)
+    # a package with thousands of releases answers tens of MB (every file of every release)
+    answer_size_limit: int = Field(default=64 * 2**20, ge=2**16)
 
 
 def check_package(value: str) -> str:

@@ -16,6 +16,7 @@ from packaging.utils import canonicalize_name
 
 from crawler.config import Location, ProjectSpec
 from crawler.model import ProjectSnapshot, Provenance
+from crawler.upstream.pages import private_addresses_allowed
 from crawler.upstream.rest import JsonApi
 from crawler.upstream.source import RepoFile, SourceContext, SourceError
 from crawler.upstream.sources.pypi import API_URL_ENV, DEFAULT_API_URL, KIND, PyPISettings
@@ -46,6 +47,7 @@ class PyPISource:
             timeout=context.common.timeout,
             deadline=context.common.request_deadline,
             sleep=context.sleep,
+            allow_private=private_addresses_allowed(context.common),
         )
         self.concurrency = settings.concurrency
         self._clock = context.clock

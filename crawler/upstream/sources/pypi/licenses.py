@@ -10,7 +10,9 @@ In order of trust (PEP 639):
    Identifiers", nothing is inferred from a classifier that names no version or variant, from
    a generic one (proprietary, public domain: no SPDX license id), or from several license
    classifiers at once, whose relation (AND or OR) is unknown;
-3. ``info.license`` (free text) only when the whole text is a valid SPDX expression.
+3. ``info.license`` (free text): an SPDX expression, or a license name the license data lists
+   ("Apache License, Version 2.0", "New BSD"); any other text is kept, quoted and capped, as
+   an unrecognised declaration (source ``license_text``). Free text never raises.
 """
 
 from __future__ import annotations
@@ -21,8 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from license_expression import ExpressionError, Licensing, get_spdx_licensing
-
+from crawler.analysis.license_names import one_line, read_declared, spdx_expression
 from crawler.analysis.license_templates import data_dir
 
 LICENSE_PREFIX = "License ::"
@@ -116,29 +117,15 @@ def from_classifiers(classifiers: Iterable[Any]) -> str | None:
     return classifier_map().get(licenses[0])
 
 
-@cache
-def _licensing() -> Licensing:
-    return get_spdx_licensing()
-
-
 def normalized(expression: str) -> str | None:
-    """The expression in SPDX's own spelling, or None when it is not a valid SPDX expression."""
-    text = expression.strip()
-    if not text or len(text) > MAX_EXPRESSION or "\n" in text:
-        return None
-    try:
-        info = _licensing().validate(text)
-    except (ExpressionError, TypeError, ValueError):
-        return None
-    if info.errors or info.invalid_symbols or not info.normalized_expression:
-        return None
-    return str(info.normalized_expression)
+    """The expression in SPDX's own spelling, or None when it is not a valid SPDX expression.
+    Never raises."""
+    return spdx_expression(expression)
 
 
 def _clean(text: str) -> str:
     """An invalid expression kept as declared: one line, capped."""
-    line = " ".join(text.split())
-    return line if len(line) <= MAX_EXPRESSION else line[: MAX_EXPRESSION - 1] + "…"
+    return one_line(text, MAX_EXPRESSION)
 
 
 def declared_license(info: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -151,9 +138,9 @@ def declared_license(info: Mapping[str, Any]) -> tuple[str | None, str | None]:
     spdx = from_classifiers(classifiers if isinstance(classifiers, list) else ())
     if spdx is not None:
         return spdx, "classifiers"
-    text = info.get("license")
-    if isinstance(text, str):
-        free = normalized(text)
-        if free is not None:
-            return free, "license"
+    declared = read_declared(info.get("license"))
+    if declared.spdx is not None:
+        return declared.spdx, "license"
+    if declared.text is not None:  # kept, quoted, as an unrecognised declaration
+        return declared.label, "license_text"
     return None, None

@@ -1,0 +1,131 @@
+"""Official variants of long license texts: what differs from the template but is still the
+license as its steward published it.
+
+The FSF's texts circulate in several revisions (postal addresses, ``http`` and ``https``,
+``/philosophy/why-not-lgpl.html``, "Appendix: How to Apply These Terms", "Library" before
+"Lesser", Ty Coon and Moe Ghoul); GitHub's license picker and ScanCode carry different
+revisions of the same licenses. ScanCode's database keeps such revisions as full-text rules of
+the license itself (``is_license_text: yes`` with ``license_expression`` the key alone). A
+difference from the template is an official variant when the file's words there, with a few
+words of context either side, stand in one of those texts (or in the other source's text of
+the same license). Only for long texts (``MIN_VARIANT_WORDS``): a short permissive text is
+written out per project, and a changed word in it is what a reviewer should see.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from functools import cache
+
+from crawler.analysis.license_templates import (
+    Alignment,
+    Template,
+    TemplateIndex,
+    data_dir,
+    normalize_words,
+)
+
+MIN_VARIANT_WORDS = 1000  # template words: the long texts stewards publish in revisions
+MAX_VARIANT_RUN = 60  # file words: a longer difference is an addition, never a variant
+CONTEXT = 3  # file words each side that must stand next to the run in the variant too
+# Wordings of the FSF's latest revisions of its older texts (GPL-2.0, LGPL-2.1), which no
+# data package carries yet: the postal address replaced by its web address, and Ty Coon by
+# Moe Ghoul in the sample disclaimer. Accepted only as a whole run in a GNU license.
+FSF_REVISION_RUNS = frozenset({("see", "http", "www", "gnu", "org", "licenses"), ("moe", "ghoul")})
+_GNU_RE = re.compile(r"^(?:A|L)?GPL-\d")
+_LOCK = threading.Lock()
+
+
+def _rule_texts(key: str) -> list[str]:
+    """Bodies of ScanCode's full-text rules of ``key`` alone."""
+    folder = data_dir().parent / "rules"
+    out: list[str] = []
+    for path in sorted([*folder.glob(f"{key}_*.RULE"), *folder.glob(f"{key}.RULE")]):
+        raw = path.read_text(encoding="utf-8", errors="replace")
+        head, _, body = raw[3:].partition("\n---\n") if raw.startswith("---") else ("", "", "")
+        if re.search(rf"^license_expression:\s*{re.escape(key)}\s*$", head, re.MULTILINE) and \
+                re.search(r"^is_license_text:\s*yes\s*$", head, re.MULTILINE):
+            out.append(body)
+    return out
+
+
+@cache
+def _variants_of(spdx_id: str, keys: tuple[str, ...]) -> tuple[str, ...]:
+    """Each variant text of the license as one space-joined, space-framed word string."""
+    texts: list[str] = []
+    for key in keys:
+        if key.startswith("choosealicense-"):
+            continue
+        texts += _rule_texts(key)
+    return tuple(f" {' '.join(normalize_words(t))} " for t in texts if t.strip())
+
+
+_CACHE: dict[str, tuple[tuple[str, ...], str]] = {}
+
+
+def variant_texts(index: TemplateIndex, tpl: Template) -> tuple[tuple[str, ...], str]:
+    """The official variants of ``tpl``'s license (ScanCode's full-text rules of it and the
+    other sources' texts of the same SPDX id), and all of them joined: computed once per
+    template."""
+    if len(tpl.words) < MIN_VARIANT_WORDS or not tpl.is_spdx_listed:
+        return (), ""
+    with _LOCK:
+        known = _CACHE.get(tpl.key)
+    if known is not None:
+        return known
+    same = [i for i, e in enumerate(index.entries) if e.spdx_id == tpl.spdx_id]
+    keys = tuple(index.entries[i].key for i in same)
+    others = tuple(
+        f" {' '.join(w for w in index.template(i).words if w != chr(0))} "
+        for i in same if index.entries[i].key != tpl.key
+    )
+    with _LOCK:
+        texts = _variants_of(tpl.spdx_id, keys) + others
+        _CACHE[tpl.key] = (texts, "".join(texts))
+        return _CACHE[tpl.key]
+
+
+def _stands_in(words: Sequence[str], lo: int, hi: int, pool: str) -> bool:
+    """File words [lo, hi) with ``CONTEXT`` words either side stand together in a variant
+    (``pool``: the variants, each framed by spaces, joined: a needle never spans two)."""
+    a, b = max(0, lo - CONTEXT), min(len(words), hi + CONTEXT)
+    return f" {' '.join(words[a:b])} " in pool
+
+
+def accept_variants(index: TemplateIndex, m: Alignment, words: Sequence[str],
+                    ignorable: Sequence[bool]) -> list[str]:
+    """Drop from ``m`` the inserted, altered and missing words that an official variant of
+    its license has at that place; a note for each kind of wording accepted."""
+    variants, pool = variant_texts(index, m.tpl)
+    if not variants:
+        return []
+    accepted: list[str] = []
+
+    gnu = _GNU_RE.match(m.tpl.spdx_id) is not None
+
+    def official(lo: int, hi: int, absent: Sequence[str] = ()) -> bool:
+        fsf = gnu and tuple(words[lo:hi]) in FSF_REVISION_RUNS
+        if not fsf and (hi - lo > MAX_VARIANT_RUN or not _stands_in(words, lo, hi, pool)):
+            return False
+        said = " ".join(words[lo:hi])
+        accepted.append(said if said else f"without {' '.join(absent[:8])}")
+        return True
+
+    m.inserted = [(a, b) for a, b in m.inserted if not official(a, b)]
+    m.altered = [(a, b, tw) for a, b, tw in m.altered if not official(a, b)]
+    m.missing = [(at, tw) for at, tw in m.missing if not official(at + 1, at + 1, tw)]
+    # words just past the end that a variant goes on with (a later revision's appendix)
+    end = m.hi
+    while end < min(len(words), m.hi + MAX_VARIANT_RUN) and not ignorable[end] and \
+            f" {' '.join(words[max(0, m.hi - CONTEXT) : end + 1])} " in pool:
+        end += 1
+    if end > m.hi:
+        accepted.append(" ".join(words[m.hi : end]))
+        m.hi = end
+    if not accepted:
+        return []
+    shown = "; ".join(f'"{t[:60]}"' for t in accepted[:4])
+    more = f" and {len(accepted) - 4} more" if len(accepted) > 4 else ""
+    return [f"{m.tpl.spdx_id}: official variant wording accepted as the license: {shown}{more}"]

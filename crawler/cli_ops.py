@@ -1,0 +1,241 @@
+"""What an operator reaches for on day one: ``crawler check`` (validate sources.yaml without
+fetching), ``crawler notify --test``, ``--fail-on KINDS`` for CI gating, where sources.yaml is
+found, and the examples every command's ``--help`` ends with."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import click
+
+from crawler.config import Config, ConfigError, load_config
+from crawler.locations import config_path
+from crawler.model import ChangeKind, FlagKind
+
+EXIT_FAIL_ON = 4  # the audit found a kind named by --fail-on
+
+
+class Failure(click.ClickException):
+    """A failure at run time (a configuration to fix, a database that cannot be opened): its
+    message alone and exit 2, without the usage lines that belong to a mistyped command."""
+
+    exit_code = 2
+
+
+config_option = click.option(
+    "--config",
+    "config_path",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="The sources.yaml listing the tracked projects [default: $CRAWLER_CONFIG, else "
+    "./sources.yaml, else ~/.config/crawler/sources.yaml].",
+)
+
+
+def config_file(explicit: str | None) -> Path:
+    """``--config``, else ``$CRAWLER_CONFIG``, else ./sources.yaml, else the user's one."""
+    return config_path(explicit, os.environ)
+
+
+def load_or_fail(explicit: str | None) -> Config:
+    try:
+        return load_config(config_file(explicit))
+    except ConfigError as exc:
+        raise Failure(str(exc)) from None
+
+
+# -- crawler check ---------------------------------------------------------------------------------
+
+
+def _summary(config: Config) -> str:
+    from crawler.upstream.source import source_kinds
+
+    kinds = source_kinds()
+    where = Counter(
+        kinds[location.source].label for p in config.projects for location in p.locations()
+    )
+    pages = sum(len(p.pages) for p in config.projects)
+    parts = [f"{n} {label}" for label, n in sorted(where.items())]
+    return (
+        f"{len(config.projects)} projects"
+        + (f" ({', '.join(parts)})" if parts else "")
+        + f", {pages} pages, schedule {config.schedule.cron!r} {config.schedule.timezone}"
+    )
+
+
+@click.command()
+@config_option
+def check(config_path: str | None) -> None:
+    """Validate sources.yaml without fetching anything: keys (with "did you mean"), values,
+    patterns, schedule. Exit 0 valid, 2 invalid."""
+    path = config_file(config_path)
+    config = load_or_fail(str(path))  # the schedule's cron expression included
+    click.echo(f"{path}: ok: {_summary(config)}")
+
+
+# -- crawler notify --test -------------------------------------------------------------------------
+
+
+@click.command()
+@config_option
+@click.option("--test", "test", is_flag=True, help="Send a test message through every channel.")
+def notify(config_path: str | None, test: bool) -> None:
+    """Send a test message through every configured notification channel (notify.urls and
+    CRAWLER_NOTIFY), without an audit, and say which succeeded. Exit 0 when all did, 1 when
+    one failed, 2 when none is configured."""
+    from crawler.config import NotifySettings
+    from crawler.notify import notify_urls
+    from crawler.notify.channels import send_apprise
+    from crawler.output import secrets_from_env
+
+    if not test:
+        raise click.UsageError("nothing to do: pass --test")
+    path = config_file(config_path)
+    settings = load_or_fail(str(path)).notify if path.exists() else NotifySettings()
+    urls = notify_urls(settings, os.environ)
+    issue = settings.github_issue or os.environ.get("CRAWLER_ISSUE_REPO")
+    if not urls:
+        hint = "; the GitHub issue is not tested (a test would edit the catalog issue)"
+        raise Failure(
+            "no notification channel configured: set notify.urls in sources.yaml or "
+            "CRAWLER_NOTIFY" + (hint if issue else "")
+        )
+    secrets = secrets_from_env(os.environ)
+    failed = 0
+    for url in urls:
+        result = send_apprise(
+            url,
+            "crawler: test notification",
+            "A test message from `crawler notify --test`: this channel works.",
+            failure=False,
+            attachment=None,
+            secrets=secrets,
+        )
+        failed += not result.ok
+        click.echo(f"{'ok' if result.ok else 'failed'}: {result.channel}: {result.detail}")
+    if issue:
+        click.echo("not tested: the GitHub issue (a test would edit the catalog issue)")
+    click.echo(f"{len(urls) - failed} of {len(urls)} channels succeeded")
+    sys.exit(1 if failed else 0)
+
+
+# -- --fail-on -------------------------------------------------------------------------------------
+
+FAIL_ON_ALIASES = {"noassertion": FlagKind.LICENSE_NOASSERTION.value}
+FAIL_ON_KINDS = (*(k.value for k in ChangeKind), *(k.value for k in FlagKind))
+
+
+def _kinds(ctx: click.Context, param: click.Parameter, value: str | None) -> frozenset[str] | None:
+    if value is None:
+        return None
+    wanted = {FAIL_ON_ALIASES.get(k.strip(), k.strip()) for k in value.split(",") if k.strip()}
+    unknown = sorted(wanted - set(FAIL_ON_KINDS))
+    if unknown or not wanted:
+        valid = ", ".join([*FAIL_ON_KINDS, *FAIL_ON_ALIASES])
+        raise click.BadParameter(
+            f"unknown kind(s) {', '.join(unknown) or '(none given)'}; valid: {valid}",
+            ctx,
+            param,
+        )
+    return frozenset(wanted)
+
+
+fail_on_option = click.option(
+    "--fail-on",
+    "fail_on",
+    default=None,
+    metavar="KINDS",
+    callback=_kinds,
+    help="Comma-separated change or flag kinds (e.g. noassertion,license_changed,"
+    f"new_release): exit {EXIT_FAIL_ON} when the audit finds any of them, for CI gating.",
+)
+
+
+def fail_on_found(report: Mapping[str, Any], kinds: Iterable[str]) -> dict[str, int]:
+    """How many changes and flags of each of ``kinds`` the report holds."""
+    wanted = set(kinds)
+    found = Counter(
+        entry["kind"]
+        for entry in (*report.get("changes", ()), *report.get("flags", ()))
+        if entry.get("kind") in wanted
+    )
+    return dict(sorted(found.items()))
+
+
+def fail_on_exit(report: Mapping[str, Any], kinds: frozenset[str] | None) -> int | None:
+    """EXIT_FAIL_ON (after saying what was found) when the report holds one of ``kinds``."""
+    if not kinds:
+        return None
+    found = fail_on_found(report, kinds)
+    if not found:
+        return None
+    listed = ", ".join(f"{kind} ({n})" for kind, n in found.items())
+    click.echo(f"--fail-on: found {listed} (exit status {EXIT_FAIL_ON})", err=True)
+    return EXIT_FAIL_ON
+
+
+# -- --help examples -------------------------------------------------------------------------------
+
+EXAMPLES: dict[str, list[str]] = {
+    "audit": [
+        "crawler audit --config sources.yaml --db sqlite:///db/crawler.sqlite",
+        "crawler --quiet audit --only 'Project A' --fail-on noassertion,license_changed",
+    ],
+    "schedule": [
+        "crawler schedule --cron '0 3 * * 1-5' --timezone Europe/Berlin",
+        "crawler schedule --run-now --heartbeat /data/heartbeat.json",
+    ],
+    "health": ["crawler health --heartbeat /data/heartbeat.json --max-age 180"],
+    "history": ["crawler history 'Project A'", "crawler history 'Project A' --json"],
+    "report": ["crawler report            # the latest audit", "crawler report 42 --stdout"],
+    "diff": ["crawler diff 41 42", "crawler diff 41 42 --json"],
+    "license": ["crawler license LICENSE", "crawler license LICENSE NOTICE --json"],
+    "page": [
+        "crawler page https://vendor.example/support --heading 'Supported versions'",
+        "crawler page saved.html --table 'table.compat' --key Version --json",
+    ],
+    "validate": ["crawler validate export/catalog.json"],
+    "export": [
+        "crawler export --out export",
+        "crawler export --into catalog.json --site site",
+    ],
+    "demo": ["crawler demo --output demo-output"],
+    "ack": ["crawler ack 'Project A' --kind new_release", "crawler ack --all"],
+    "db": ["crawler db upgrade --db postgresql+psycopg://crawler@db/crawler", "crawler db check"],
+    "db upgrade": ["crawler db upgrade --db sqlite:///db/crawler.sqlite"],
+    "db check": ["crawler db check --db postgresql+psycopg://crawler@db/crawler"],
+    "prune": ["crawler prune --keep-days 90 --dry-run", "crawler prune --keep-days 90"],
+    "check": ["crawler check", "crawler check --config /etc/crawler/sources.yaml"],
+    "notify": [
+        "crawler notify --test",
+        "CRAWLER_NOTIFY='json://hooks.example/crawler' crawler notify --test",
+    ],
+}
+MAIN_EXAMPLES = [
+    "crawler check && crawler audit",
+    "crawler --log-format json audit 2>> audit.jsonl",
+    'eval "$(_CRAWLER_COMPLETE=bash_source crawler)"   # shell completion (bash)',
+]
+
+
+def _epilog(lines: list[str]) -> str:
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def add_examples(group: click.Group) -> None:
+    """End every command's --help with its examples (a command without any is a test failure:
+    tests/test_cli_ops.py)."""
+    group.epilog = _epilog(MAIN_EXAMPLES)
+    for name, command in group.commands.items():
+        if name in EXAMPLES:
+            command.epilog = _epilog(EXAMPLES[name])
+        if isinstance(command, click.Group):
+            for sub_name, sub in command.commands.items():
+                key = f"{name} {sub_name}"
+                if key in EXAMPLES:
+                    sub.epilog = _epilog(EXAMPLES[key])

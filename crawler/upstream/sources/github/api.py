@@ -382,7 +382,7 @@ class GitHubApi:
         if session is None:
             session = requests.Session()
             session.headers.update({"User-Agent": USER_AGENT, "Accept": ACCEPT})
-            session.verify = ca_bundle() or True  # proxies: requests reads the environment
+            session.verify = ca_bundle() or True  # proxies: read once, _settle_environment
             if self._token:
                 session.headers["Authorization"] = f"token {self._token}"
             adapter = DeadlineAdapter(self._deadline, max_retries=0, **self._guards())

@@ -345,3 +345,24 @@ def test_a_first_audit_with_a_token_never_loads_pygithub(db_url: str, tmp_path: 
     assert [line for line in done.stderr.splitlines() if line.startswith("LOADED")] == [
         "LOADED alembic license index"
     ]
+
+
+def test_a_message_is_redacted_in_a_window_around_its_cut() -> None:
+    """Only the start of a long answer is redacted before it is cut (a 100 KB GraphQL answer
+    was redacted whole for an 80-character message): a token straddling the cut, or spelt
+    out inside the window, is still masked; nothing past the cut survives."""
+    from crawler.upstream.http import MemoryCache
+    from crawler.upstream.sources.github import GitHubSettings
+    from crawler.upstream.sources.github.api import REDACT_WINDOW, GitHubApi
+
+    api = GitHubApi("https://api.github.com", TOKEN, MemoryCache(), GitHubSettings())
+    try:
+        straddling = "x" * 60 + TOKEN + "y" * 200_000
+        message = api.safe_message(straddling, 80)
+        assert TOKEN[:10] not in message and len(message) == 80
+        assert message.startswith("x" * 60) and message.endswith("…")
+        late = "z" * (REDACT_WINDOW + 500) + TOKEN
+        assert api.safe_message(late, 80) == "z" * 79 + "…"
+        assert TOKEN not in api.safe_message("a" * 10 + TOKEN, 300)
+    finally:
+        api.close()

@@ -25,7 +25,7 @@ import msgspec
 from sqlalchemy.exc import SQLAlchemyError
 
 from crawler.config import Config, ConfigError, ProjectSpec
-from crawler.diff import DiffRules, Findings, Tracked, diff_audit
+from crawler.diff import DiffRules, Findings, Tracked, diff_audit, forget_memos
 from crawler.diff.pending import PendingItem
 from crawler.diff.source_labels import Names as SourceNamesMap
 from crawler.findings import findings_between as findings_between  # re-exported
@@ -267,6 +267,7 @@ def run_audit(
     except SQLAlchemyError as exc:  # before the audit began, or while it was marked failed
         raise StoreError(f"the audit failed: {store.failed('starting the audit', exc)}") from None
     finally:
+        forget_memos()
         gc.unfreeze()
 
 

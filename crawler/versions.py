@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
@@ -20,6 +22,7 @@ from crawler.patterns import search
 _PRERELEASE_WORD = re.compile(r"(?i)(?:^|[-._+\d])(rc|alpha|beta|dev|pre|preview|nightly)\d*")
 
 
+@lru_cache(maxsize=65536)  # parsing a version is the cost; a catalog repeats its tags nightly
 def looks_like_prerelease(tag: str) -> bool:
     """True for ``v0.33.0rc3``, ``1.0.0-beta.1``, ``v2.0.0.dev4``; False for ``v0.27.0.post1``."""
     candidate = tag.strip()
@@ -52,6 +55,7 @@ def usable_releases(tracking: Tracking, releases: Iterable[Release]) -> list[Rel
     return sorted(kept, key=lambda r: (r.published_at or "", r.tag), reverse=True)
 
 
+@lru_cache(maxsize=65536)
 def _version_key(name: str) -> tuple[int, Version | str]:
     candidate = name.strip().removeprefix("v").removeprefix("V")
     try:
@@ -137,11 +141,36 @@ def usable_tags(tracking: Tracking, tags: Iterable[Tag]) -> list[Tag]:
     return versioned + others
 
 
+# The diff and the report ask for one snapshot's row four times: it is worked out once (keyed
+# by the snapshot's identity, the snapshot kept beside it so that its id is not reused).
+_ROWS: dict[tuple[str, int, str | None], tuple[Any, CurrentVersion]] = {}
+_ROWS_MAX = 8192
+
+
 def current_version(
     project: str, snapshot: ProjectSnapshot | None, license_label: str | None
 ) -> CurrentVersion:
     """The catalog row: newest usable release, else newest tag, else head commit; never invented.
     Follows the rules stored with the snapshot (its Tracking), not today's sources.yaml."""
+    key = (project, id(snapshot), license_label)
+    known = _ROWS.get(key)
+    if known is not None and known[0] is snapshot:
+        return known[1]
+    row = _current_version(project, snapshot, license_label)
+    if len(_ROWS) >= _ROWS_MAX:
+        _ROWS.clear()
+    _ROWS[key] = (snapshot, row)
+    return row
+
+
+def forget_rows() -> None:
+    """Let go of the rows worked out during an audit (and of the snapshots they hold)."""
+    _ROWS.clear()
+
+
+def _current_version(
+    project: str, snapshot: ProjectSnapshot | None, license_label: str | None
+) -> CurrentVersion:
     repo = snapshot.repo.full_name if snapshot and snapshot.repo else None
     empty = CurrentVersion(project, repo, None, None, None, False, license_label, None)
     if snapshot is None:

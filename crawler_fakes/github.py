@@ -37,6 +37,7 @@ from crawler_fakes.faults import (
     FaultRule,
     send_raw_fault,
 )
+from crawler_fakes.github_app import FakeApp
 from crawler_fakes.github_issues import FakeComment, FakeIssue, IssueTracker
 from crawler_fakes.github_state import (
     FakeRelease,
@@ -59,6 +60,7 @@ from crawler_fakes.synthetic import synthetic_state
 
 __all__ = [
     "FAULT_KINDS",
+    "FakeApp",
     "FakeComment",
     "FakeGitHub",
     "FakeIssue",
@@ -94,6 +96,9 @@ class RequestRecord:
     graphql_cost: int = 0
     fault: str | None = None
     received_at: float = 0.0  # time.monotonic() when the request arrived
+    # the fake's own CPU time on this request (routing, GraphQL execution, JSON: its thread's
+    # time, so neither the latency nor waiting for the GIL counts): what the fake adds
+    service_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -473,8 +478,10 @@ class FakeGitHub(LoopbackService):
         faults: FaultPlan | None = None,
         max_graphql_aliases: int | None = None,
         web_url: str = "https://github.com",
+        app: FakeApp | None = None,
     ) -> None:
         self.token = token
+        self.app = app  # a GitHub App installation: token exchange, its own budget
         self.web_url = web_url  # where its answers say pages live (a GitHub Enterprise host…)
         self.latency = latency
         self.faults = faults
@@ -492,7 +499,9 @@ class FakeGitHub(LoopbackService):
             "authenticated": _Bucket(auth_limit, auth_limit, reset),
             "graphql": _Bucket(graphql_limit, graphql_limit, reset),
         }
-        self._used = {"anonymous": 0, "authenticated": 0, "graphql": 0}
+        if app is not None:
+            self._buckets["installation"] = _Bucket(app.rate_limit, app.rate_limit, reset)
+        self._used = {"anonymous": 0, "authenticated": 0, "graphql": 0, "installation": 0}
         self._conns: set[socket.socket] = set()
         self.set_state(state)
 
@@ -575,11 +584,12 @@ class FakeGitHub(LoopbackService):
             if reset_in is not None:
                 bucket.reset = int(time.time()) + reset_in
 
-    def rate_limit_doc(self, authenticated: bool) -> dict[str, Any]:
+    def rate_limit_doc(self, authenticated: bool, installation: bool = False) -> dict[str, Any]:
         with self._lock:
             for bucket in self._buckets.values():
                 bucket.refresh()
-            core = self._buckets["authenticated" if authenticated else "anonymous"].doc()
+            name = "installation" if installation else "authenticated"
+            core = self._buckets[name if authenticated else "anonymous"].doc()
             graphql = (
                 self._buckets["graphql"].doc()
                 if authenticated
@@ -630,6 +640,7 @@ class FakeGitHub(LoopbackService):
 
     def _dispatch(self, handler: BaseHTTPRequestHandler, method: str) -> None:
         received = time.monotonic()
+        cpu_start = time.thread_time()
         target = handler.path
         length = int(handler.headers.get("Content-Length") or 0)
         body = handler.rfile.read(length) if length else b""
@@ -642,6 +653,9 @@ class FakeGitHub(LoopbackService):
         )
         fault = self.faults.pick(method, target) if self.faults else None
 
+        def app_token(given: str | None) -> bool:
+            return self.app is not None and self.app.valid(given)
+
         def log(status: int, cost: int = 0) -> None:
             rec = RequestRecord(
                 method,
@@ -652,32 +666,50 @@ class FakeGitHub(LoopbackService):
                 cost,
                 fault.kind if fault else None,
                 received,
+                time.thread_time() - cpu_start,
             )
             with self._lock:
                 self.requests.append(rec)
 
-        if self.latency:
-            time.sleep(self.latency)
+        def wait_latency() -> None:
+            # the latency runs from arrival and covers the fake's own work (as a server's
+            # response time does): a busy fake does not add its CPU on top of every wait
+            if self.latency:
+                time.sleep(max(0.0, self.latency - (time.monotonic() - received)))
+
         if fault is not None and fault.kind == "delay":
+            wait_latency()
             plan_delay = self.faults.delay if self.faults else 0.0
             time.sleep(fault.delay if fault.delay is not None else plan_delay)
         if fault is not None and fault.kind == "reset":
+            wait_latency()
             log(0)
             abort(handler)
             return
         if fault is not None and fault.kind in RAW_KINDS:
+            wait_latency()
             log(302 if fault.kind == "redirect" else 200)
             send_raw_fault(handler, fault)
             return
         path = urlsplit(target).path
         cost = 0
         if self.recorded is not None:
+            wait_latency()
             served = self.recorded.serve(handler, method, self.base_url)
             if served is not None:
                 log(served)
                 return
+        app = self.app
         try:
-            if authenticated and (token is None or self.token not in (None, token)):
+            if app is not None and app.handles(method, urlsplit(target).path):
+                status, doc = app.exchange(urlsplit(target).path, auth)
+                resp = _Resp(status, doc)
+            elif app is not None and app.knows(token) and not app.valid(token):
+                resp = _error(401, "Bad credentials")  # an expired installation token
+                authenticated = False
+            elif authenticated and (
+                token is None or (self.token not in (None, token) and not app_token(token))
+            ):
                 resp = _error(401, "Bad credentials")
                 authenticated = False
             elif fault is not None and fault.kind not in ("delay", "truncate", "graphql_partial"):
@@ -697,6 +729,7 @@ class FakeGitHub(LoopbackService):
         except Exception as exc:  # a bug in the fake: answer it instead of dropping the socket
             resp = _Resp(500, {"message": f"fake GitHub error: {exc!r}"})
         log(resp.status, cost)  # before answering: a client may read the log right after
+        wait_latency()
         _send(handler, resp, truncate=fault is not None and fault.kind == "truncate")
 
     def _fault_response(
@@ -776,9 +809,10 @@ class FakeGitHub(LoopbackService):
         split = urlsplit(target)
         query = parse_qsl(split.query, keep_blank_values=True)
         path = split.path
-        name = "authenticated" if token else "anonymous"
+        installation = self.app is not None and self.app.knows(token)
+        name = "installation" if installation else "authenticated" if token else "anonymous"
         if path == "/rate_limit":
-            resp = _Resp(200, self.rate_limit_doc(token is not None))
+            resp = _Resp(200, self.rate_limit_doc(token is not None, installation))
         elif method != "GET":
             resp = _not_found()
         else:

@@ -4,6 +4,7 @@ lists as keys, size limits), every mapping's line remembered for the messages.""
 from __future__ import annotations
 
 import difflib
+import os
 import stat
 from pathlib import Path
 from typing import Any, get_args
@@ -20,6 +21,19 @@ from crawler.config.settings import NotifySettings, ScheduleSettings, Settings
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_PROJECTS = 50_000
 MAX_NUMBER_DIGITS = 30  # a seconds, bytes or count setting has a dozen at most
+
+# A large catalog says so: CRAWLER_LARGE_CATALOG=1 in the environment raises both limits to
+# these (still bounded: a hostile file is still stopped), and nobody else's guard moves.
+LARGE_CATALOG_ENV = "CRAWLER_LARGE_CATALOG"
+LARGE_CONFIG_BYTES = 256 * 1024 * 1024
+LARGE_PROJECTS = 2_000_000
+
+
+def catalog_limits() -> tuple[int, int]:
+    """(bytes, projects) a catalog may have: the defaults, or the large-catalog limits."""
+    if os.environ.get(LARGE_CATALOG_ENV, "").strip().lower() in ("1", "true", "yes"):
+        return LARGE_CONFIG_BYTES, LARGE_PROJECTS
+    return MAX_CONFIG_BYTES, MAX_PROJECTS
 
 
 class Config(Model):
@@ -192,12 +206,12 @@ def load_config(path: str | Path) -> Config:
         if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or a device would never end
             raise ConfigError(f"{path}: not a regular file: pass --config PATH of a YAML file")
         with path.open("rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
+            data = handle.read(catalog_limits()[0] + 1)
     except FileNotFoundError:
         raise ConfigError(f"{path}: file not found: pass --config PATH") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    if len(data) > MAX_CONFIG_BYTES:
+    if len(data) > catalog_limits()[0]:
         raise ConfigError(_too_large(str(path)))
     try:
         text = data.decode("utf-8")
@@ -208,8 +222,9 @@ def load_config(path: str | Path) -> Config:
 
 def _too_large(path: str) -> str:
     return (
-        f"{path}: larger than {MAX_CONFIG_BYTES // 1024 // 1024} MiB, the limit for a catalog "
-        "(the shipped one is a few KiB): is this the right file?"
+        f"{path}: larger than {catalog_limits()[0] // 1024 // 1024} MiB, the limit for a "
+        "catalog (the shipped one is a few KiB): is this the right file? (a catalog really "
+        f"this large: set {LARGE_CATALOG_ENV}=1)"
     )
 
 
@@ -222,7 +237,8 @@ _SECTIONS: dict[str, type[Model]] = {
 
 
 def parse_config(text: str, path: str = "sources.yaml") -> Config:
-    if len(text) > MAX_CONFIG_BYTES or len(text.encode("utf-8")) > MAX_CONFIG_BYTES:
+    max_bytes, max_projects = catalog_limits()
+    if len(text) > max_bytes or len(text.encode("utf-8")) > max_bytes:
         raise ConfigError(_too_large(path))
     try:
         raw = yaml.load(text, Loader=_LineLoader)
@@ -238,10 +254,10 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
         raise ConfigError(f"{path}: nested too deeply to be a catalog") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("projects"), list):
         raise ConfigError(f"{path}:1: expected a mapping with a 'projects:' list")
-    if len(raw["projects"]) > MAX_PROJECTS:
+    if len(raw["projects"]) > max_projects:
         raise ConfigError(
             f"{path}:{raw[LINE_KEY]}: {len(raw['projects']):,} projects, over the limit of "
-            f"{MAX_PROJECTS:,}: split the catalog into several files"
+            f"{max_projects:,}: for a catalog really this large, set {LARGE_CATALOG_ENV}=1"
         )
 
     from crawler.config.kinds import source_kinds

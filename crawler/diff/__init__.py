@@ -19,11 +19,19 @@ from crawler.diff.releases import no_release_flag, version_changes
 from crawler.diff.repository import repo_changes
 from crawler.diff.source_labels import Names, SourceNames
 from crawler.model import Change, ChangeKind, CurrentVersion, FetchError, Flag, ProjectSnapshot
-from crawler.versions import current_version
+from crawler.versions import current_version, forget_rows
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DiffRules", "Findings", "Names", "SourceNames", "Tracked", "diff_audit"]
+__all__ = ["DiffRules", "Findings", "Names", "SourceNames", "Tracked", "diff_audit", "forget_memos"]
+
+
+def forget_memos() -> None:
+    """The diff and the report work out each snapshot's catalog row once per audit (memoised by
+    identity): let go of them when the audit is over, so that a long-running scheduler does not
+    keep one night's snapshots until the next. (A license analysis needs no memo: it is decoded
+    once, with its snapshot.)"""
+    forget_rows()
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,17 @@ def _code_span(word: str) -> str:
 def escape(value: Any, limit: int = MAX_CELL) -> str:
     """Plain text safe inside Markdown, a table cell and HTML: one line, capped, escaped only
     where CommonMark needs it, link-like words in code spans (see the module docstring)."""
+    if type(value) is str and len(value) <= 4 * MAX_CELL:
+        return _escape_text(value, limit)  # a report repeats its dates, licenses, kinds
+    return _escape(value, limit)
+
+
+@lru_cache(maxsize=65536)
+def _escape_text(value: str, limit: int) -> str:
+    return _escape(value, limit)
+
+
+def _escape(value: Any, limit: int) -> str:
     text = one_line(value, limit)
     if text == "—":
         return text
@@ -300,7 +311,10 @@ def _headline(report: Report) -> list[str]:
     gaps = []
     if summary.deferred:
         were = "was" if summary.deferred == 1 else "were"
-        gaps.append(f"{words.plural(summary.deferred, 'project')} {were} not checked (deferred)")
+        gaps.append(
+            f"{words.plural(summary.deferred, 'project')} {were} not checked (deferred)"
+            + words.rotation_nights(summary.projects, summary.deferred, summary.untracked)
+        )
     if summary.stale:
         have = "has" if summary.stale == 1 else "have"
         gaps.append(

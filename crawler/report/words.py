@@ -65,6 +65,17 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
     return f"{count} {noun if count == 1 else many or _PLURALS.get(noun, noun + 's')}"
 
 
+def rotation_nights(projects: int, deferred: int, untracked: int) -> str:
+    """How many more nights the rotation (least recently checked first) needs to reach the
+    deferred projects at the pace of this audit (a first audit larger than the rate budget):
+    ``; at this audit's pace the rotation reaches them in 2 more nights``, or nothing."""
+    reached = projects - deferred - untracked
+    if deferred <= 0 or reached <= 0:
+        return ""
+    nights = -(-deferred // reached)
+    return f"; at this audit's pace the rotation reaches them in {plural(nights, 'more night')}"
+
+
 def line_range(start: int, end: int) -> str:
     """``line 5`` or ``lines 5–9``; never ``lines 5–5``."""
     return f"line {start}" if start == end else f"lines {start}–{end}"

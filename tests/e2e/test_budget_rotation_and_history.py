@@ -127,7 +127,8 @@ def test_three_short_nights_check_every_project_and_flag_the_ones_that_waited(
     assert [n.exit_code for n in nights] == [0, 0, 1]  # waiting too long needs a person
 
     markdown = (tmp_path / "reports" / "latest" / "report.md").read_text()
-    assert "**Not all clear:** 7 projects were not checked (deferred); 2 projects have gone " \
+    assert "**Not all clear:** 7 projects were not checked (deferred); at this audit's pace " \
+        "the rotation reaches them in 2 more nights; 2 projects have gone " \
         "unchecked too long (stale)." in markdown
     assert "Every project was checked" not in markdown
     second = nights[1].report.as_json()  # never-checked projects waited since the first audit

@@ -252,3 +252,113 @@ def test_without_a_token_an_unchanged_license_blob_needs_no_license_request(nigh
     kinds = {(c["project"], c["kind"]) for c in changed.report.as_json()["changes"]}
     assert ("p1", "license_text_changed") in kinds
     assert ("p2", "license_files_changed") in kinds
+
+
+def _cached_urls(store: Store) -> list[str]:
+    from sqlalchemy import text
+
+    with store.engine.connect() as connection:
+        return sorted(row[0] for row in connection.execute(text("SELECT url FROM http_cache")))
+
+
+def test_an_unchanged_night_sends_one_query_per_batch_and_nothing_else(nights: Any) -> None:
+    """With a token, 120 unchanged projects cost three GraphQL queries (batches of 50) and the
+    free budget check: no REST request, no tree, no license text."""
+    state = GitHubState([_repo(i, license_text=reference_text("MIT")) for i in range(120)])
+    night = nights(state, TOKEN)
+    night.audit(github_config(120))
+    again = night.audit(github_config(120))
+    assert [r.path for r in night.server.requests] == ["/rate_limit"] + ["/graphql"] * 3
+    assert again.report.as_json()["summary"]["changes"] == 0
+    assert again.report.as_json()["summary"]["checked"] == 120
+
+
+def test_a_commits_tree_is_read_without_validators_and_not_kept(nights: Any) -> None:
+    """A tree asked for by its commit's sha can never change: the first audit sends no
+    conditional request for it and keeps no copy in the store (on main: a validator and a
+    compressed body per repository, written one transaction each)."""
+    state = GitHubState([_repo(i, license_text=reference_text("MIT")) for i in range(4)])
+    night = nights(state, TOKEN)
+    night.audit(github_config(4))
+    trees = [r for r in night.server.requests if "/git/trees/" in r.path]
+    assert sorted(r.path.split("?")[0] for r in trees) == sorted(
+        f"/repos/org/p{i}/git/trees/{f'{i:x}' * 40}" for i in range(4)
+    )
+    assert [r.conditional for r in trees] == [False] * 4
+    assert [url for url in _cached_urls(night.store) if "/git/trees/" in url] == []
+    # the head moves: the new commit's tree is read (once), and still not kept
+    state.repos[2].head_sha = "c" * 40
+    moved = night.audit(github_config(4))
+    assert [r.path.split("?")[0] for r in night.server.requests if "/git/trees/" in r.path] == [
+        "/repos/org/p2/git/trees/" + "c" * 40
+    ]
+    assert moved.report.as_json()["summary"]["errors"] == 0
+    assert [url for url in _cached_urls(night.store) if "/git/trees/" in url] == []
+
+
+def test_the_environment_is_read_once_per_session_not_per_request(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """requests walks os.environ for proxies and CA bundles on every request while trust_env
+    is on: the GitHub sessions read them once, and keep what they read (a proxy, a CA file)."""
+    from crawler.upstream.http import MemoryCache
+    from crawler.upstream.sources.github import GitHubSettings
+    from crawler.upstream.sources.github.api import GitHubApi
+
+    bundle = tmp_path / "ca.pem"
+    bundle.write_text("")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.setenv("NO_PROXY", "")
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(bundle))
+    api = GitHubApi("https://api.github.com", TOKEN, MemoryCache(), GitHubSettings())
+    try:
+        plain = api._session()
+        rest = api._requester()._Requester__connection.session
+        for session in (plain, rest):
+            assert session.trust_env is False
+            assert session.proxies == {"https": "http://proxy.invalid:3128"}
+        assert plain.verify == str(bundle)
+        assert api._requester()._Requester__connection.verify == str(bundle)
+    finally:
+        api.close()
+
+
+def test_a_first_audit_with_a_token_never_loads_pygithub(db_url: str, tmp_path: Path) -> None:
+    """A first audit with a token reads facts and license texts by GraphQL and each commit's
+    tree (immutable) through the plain session: PyGithub and the JWT, cryptography and NaCl
+    stacks it brings are not imported; the license index is built (new texts were read) and
+    Alembic creates the new database."""
+    state = GitHubState([_repo(i, license_text=reference_text("MIT")) for i in range(3)])
+    config_file = tmp_path / "sources.yaml"
+    config_file.write_text(
+        "projects:\n" + "".join(f"  - name: p{i}\n    repo: org/p{i}\n" for i in range(3))
+    )
+    with FakeGitHub(state, token=TOKEN) as server:
+        done = _cli_probe(server, config_file, db_url, tmp_path / "reports")
+        trees = [r for r in server.requests if "/git/trees/" in r.path]
+    assert done.returncode == 0, done.stderr
+    assert len(trees) == 3 and all(r.status == 200 and r.authenticated for r in trees)
+    assert [line for line in done.stderr.splitlines() if line.startswith("LOADED")] == [
+        "LOADED alembic license index"
+    ]
+
+
+def test_a_message_is_redacted_in_a_window_around_its_cut() -> None:
+    """Only the start of a long answer is redacted before it is cut (a 100 KB GraphQL answer
+    was redacted whole for an 80-character message): a token straddling the cut, or spelt
+    out inside the window, is still masked; nothing past the cut survives."""
+    from crawler.upstream.http import MemoryCache
+    from crawler.upstream.sources.github import GitHubSettings
+    from crawler.upstream.sources.github.api import REDACT_WINDOW, GitHubApi
+
+    api = GitHubApi("https://api.github.com", TOKEN, MemoryCache(), GitHubSettings())
+    try:
+        straddling = "x" * 60 + TOKEN + "y" * 200_000
+        message = api.safe_message(straddling, 80)
+        assert TOKEN[:10] not in message and len(message) == 80
+        assert message.startswith("x" * 60) and message.endswith("…")
+        late = "z" * (REDACT_WINDOW + 500) + TOKEN
+        assert api.safe_message(late, 80) == "z" * 79 + "…"
+        assert TOKEN not in api.safe_message("a" * 10 + TOKEN, 300)
+    finally:
+        api.close()

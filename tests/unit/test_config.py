@@ -236,7 +236,7 @@ def test_a_file_over_one_mebibyte_is_refused_unread(tmp_path: Path) -> None:
         load_config(path)
     assert str(info.value) == (
         f"{path}: larger than 1 MiB, the limit for a catalog (the shipped one is a few KiB): "
-        "is this the right file?"
+        "is this the right file? (a catalog really this large: set CRAWLER_LARGE_CATALOG=1)"
     )
     with pytest.raises(ConfigError) as info:
         parse_config(path.read_text(), "huge.yaml")
@@ -247,8 +247,27 @@ def test_more_than_fifty_thousand_projects_are_refused() -> None:
     text = "projects:\n" + "- 1\n" * 50_001
     assert _error(text) == (
         "sources.yaml:1: 50,001 projects, over the limit of 50,000: "
-        "split the catalog into several files"
+        "for a catalog really this large, set CRAWLER_LARGE_CATALOG=1"
     )
+
+
+def test_a_large_catalog_passes_the_guard_only_when_it_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "large.yaml"
+    path.write_text("projects:\n" + "".join(
+        f"  - name: p{i}\n    repo: org/p{i}\n" for i in range(50_001)))  # fmt: skip
+    assert path.stat().st_size > 1024 * 1024
+    with pytest.raises(ConfigError, match="larger than 1 MiB"):
+        load_config(path)
+    monkeypatch.setenv("CRAWLER_LARGE_CATALOG", "1")
+    config = load_config(path)
+    assert len(config.projects) == 50_001
+    assert config.projects[-1].name == "p50000"
+    # still bounded: a file past the large limits is refused all the same
+    monkeypatch.setattr("crawler.config.loader.LARGE_PROJECTS", 50_000)
+    with pytest.raises(ConfigError, match="50,001 projects, over the limit of 50,000"):
+        load_config(path)
 
 
 def test_a_fifo_as_configuration_is_refused_without_blocking(tmp_path: Path) -> None:

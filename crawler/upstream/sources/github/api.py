@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
@@ -223,6 +223,9 @@ def _transport_message(exc: Exception) -> str:
     return f"no answer from GitHub: {text}"
 
 
+REDACT_WINDOW = 4096  # characters past a cut that are still redacted (secrets are far shorter)
+
+
 def _cut(text: str, limit: int = MAX_MESSAGE) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -246,6 +249,49 @@ def _resets_at(headers: dict[str, Any]) -> str:
     return f"; resets at {datetime.fromtimestamp(int(reset), UTC):%Y-%m-%dT%H:%M:%SZ}"
 
 
+class AppTokens(Protocol):
+    """A GitHub App installation's tokens (app_auth.InstallationTokens)."""
+
+    issued: list[str]  # every token received: secrets to redact
+
+    @property
+    def identity(self) -> str: ...  # stable across renewals: the validators' cache key
+
+    def token(self) -> str: ...  # the current token, renewed before it expires
+
+    def close(self) -> None: ...
+
+
+def _settle_environment(session: requests.Session, api_url: str) -> None:
+    """Read the environment's proxies and CA bundle once, for the one host this session talks
+    to, instead of on every request: requests walks ``os.environ`` twice per request when
+    ``trust_env`` is on (a third of a REST request's CPU in the first audit). ``.netrc``
+    credentials, which trust_env would also read, are not wanted: auth is the token's."""
+    session.proxies.update(requests.utils.get_environ_proxies(api_url))
+    bundle = ca_bundle()
+    if bundle:
+        session.verify = bundle
+    session.trust_env = False
+
+
+def _installation_auth(base: type, tokens: AppTokens) -> Any:
+    """A PyGithub ``Auth`` (``base`` is ``github.Auth.Auth``, imported late) that sends the
+    current installation token of ``tokens`` with every REST request."""
+
+    class InstallationToken(base):  # type: ignore[misc]
+        token_type = "token"
+
+        @property
+        def token(self) -> str:
+            return tokens.token()
+
+        @property
+        def _masked_token(self) -> str:
+            return "token (installation token removed)"
+
+    return InstallationToken()
+
+
 def graphql_url(api_url: str) -> str:
     """PyGithub's rule: ``<base>/graphql``, where a GitHub Enterprise ``.../api/v3`` base
     becomes ``.../api/graphql``."""
@@ -266,13 +312,16 @@ class GitHubApi:
         deadline: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
         allow_private: bool = False,
+        app_tokens: AppTokens | None = None,
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self.allow_private = allow_private  # redirects to private addresses (the page guard)
         self.graphql_url = graphql_url(self.api_url)
-        self.authenticated = bool(token)
-        self._token = token
-        self._identity = token_identity(token)
+        # a GitHub App's installation tokens (app_auth.py) replace the token when given
+        self._app_tokens = app_tokens
+        self.authenticated = bool(token) or app_tokens is not None
+        self._token = None if app_tokens else token
+        self._identity = token_identity(app_tokens.identity if app_tokens else token)
         self._cache = cache
         self._settings = settings
         self._sleep = sleep
@@ -297,9 +346,12 @@ class GitHubApi:
         if client is None:
             from github import Auth, Github  # here: see the module's docstring
 
+            auth: Any = Auth.Token(self._token) if self._token else None
+            if self._app_tokens is not None:
+                auth = _installation_auth(Auth.Auth, self._app_tokens)
             client = Github(
                 base_url=self.api_url,
-                auth=Auth.Token(self._token) if self._token else None,
+                auth=auth,
                 retry=None,
                 timeout=int(self._timeout),
                 user_agent=USER_AGENT,
@@ -310,6 +362,9 @@ class GitHubApi:
                 verify=ca_bundle() or True,  # REQUESTS_CA_BUNDLE or SSL_CERT_FILE
             )
             install_deadline(client, self._deadline, **self._guards())
+            connection = getattr(client.requester, "_Requester__connection", None)
+            if isinstance(getattr(connection, "session", None), requests.Session):
+                _settle_environment(connection.session, self.api_url)  # type: ignore[union-attr]
             self._local.client = client
             with self._clients_lock:
                 self._clients.append(client)
@@ -330,12 +385,13 @@ class GitHubApi:
         if session is None:
             session = requests.Session()
             session.headers.update({"User-Agent": USER_AGENT, "Accept": ACCEPT})
-            session.verify = ca_bundle() or True  # proxies: requests reads the environment
+            session.verify = ca_bundle() or True  # proxies: read once, _settle_environment
             if self._token:
                 session.headers["Authorization"] = f"token {self._token}"
             adapter = DeadlineAdapter(self._deadline, max_retries=0, **self._guards())
             session.mount("http://", adapter)
             session.mount("https://", adapter)
+            _settle_environment(session, self.api_url)
             self._local.session = session
             with self._clients_lock:
                 self._clients.append(session)
@@ -346,6 +402,8 @@ class GitHubApi:
     ) -> tuple[int, dict[str, Any], str]:
         """One request through this thread's plain session: (status, headers, body)."""
         sent = dict(headers or {})
+        if self._app_tokens is not None:  # the current installation token, renewed in time
+            sent["Authorization"] = f"token {self._app_tokens.token()}"
         if input is not None:
             sent["Content-Type"] = "application/json"
         response = self._session().request(
@@ -364,17 +422,23 @@ class GitHubApi:
             for client in self._clients:
                 client.close()
             self._clients.clear()
+        if self._app_tokens is not None:
+            self._app_tokens.close()
 
     def absolute(self, path: str) -> str:
         return path if path.startswith("http") else f"{self.api_url}{path}"
 
     def _redact(self, text: str) -> str:
-        return redact(text, self._token)
+        issued = self._app_tokens.issued if self._app_tokens else ()
+        return redact(text, self._token, *issued)
 
     def safe_message(self, text: str, limit: int = MAX_MESSAGE) -> str:
         """An upstream or exception string fit to store and report: redacted first, then cut
-        (a token straddling the cut would otherwise leave a piece of itself behind)."""
-        return _cut(self._redact(text), limit)
+        (a token straddling the cut would otherwise leave a piece of itself behind). Only a
+        window past the cut is redacted: redaction reads every character it is given, and a
+        GraphQL answer is 100 KB (its redaction was two thirds of an unchanged night's CPU);
+        a secret straddling the cut lies inside the window, anything past it is cut anyway."""
+        return _cut(self._redact(text[: limit + REDACT_WINDOW]), limit)
 
     # -- per-project deadline --------------------------------------------------------------
 
@@ -425,13 +489,21 @@ class GitHubApi:
     # -- requests ----------------------------------------------------------------------------
 
     def get_json(
-        self, path: str, *, expect: type = dict, allow: tuple[int, ...] = ()
+        self,
+        path: str,
+        *,
+        expect: type = dict,
+        allow: tuple[int, ...] = (),
+        immutable: bool = False,
     ) -> ApiResponse:
         """GET with validators; a 304 replays the stored body. ``allow`` lists statuses that
-        are answers rather than failures (404 for "no license", 409 for "empty repo")."""
+        are answers rather than failures (404 for "no license", 409 for "empty repo").
+        ``immutable``: the URL names content by its hash (a tree at a commit sha), so it is
+        asked again only if that answer was lost: no validators kept, no store read or write,
+        sent through the plain session."""
         url = self.absolute(path)
         key = cache_key("GET", url, ACCEPT, self._identity)
-        cached = self._cache.get_response(key)
+        cached = None if immutable else self._cache.get_response(key)
         headers = {"Accept": ACCEPT}
         if cached and cached.etag:
             headers["If-None-Match"] = cached.etag
@@ -439,7 +511,12 @@ class GitHubApi:
             headers["If-Modified-Since"] = cached.last_modified
 
         def attempt() -> ApiResponse:
-            status, resp_headers, body = self._send("GET", path, headers=headers, budget=self.core)
+            # an immutable answer needs none of PyGithub's REST machinery: the plain session
+            # (same token, headers, deadline and budget) sends it at a third of the CPU, and a
+            # first audit with a token then never imports PyGithub
+            status, resp_headers, body = self._send(
+                "GET", path, headers=headers, budget=self.core, plain=immutable
+            )
             if status == 304 and cached is not None:
                 self.stats.add(not_modified=1)
                 return ApiResponse(200, self._parse(cached.body.decode(), expect), url, True)
@@ -447,7 +524,7 @@ class GitHubApi:
                 return ApiResponse(status, None, url)
             self._raise_for_status(status, body, url)
             data = self._parse(body, expect)
-            if resp_headers.get("etag") or resp_headers.get("last-modified"):
+            if not immutable and (resp_headers.get("etag") or resp_headers.get("last-modified")):
                 self._cache.put_response(
                     key,
                     CachedResponse(
@@ -497,7 +574,7 @@ class GitHubApi:
                 self.stats.add(graphql_points=int(rate.get("cost") or 0))
                 if isinstance(rate.get("remaining"), int):
                     self.graphql_budget.update({"x-ratelimit-remaining": rate["remaining"]})
-            return status, doc, _cut(self._redact(_message(body)), 80)
+            return status, doc, self.safe_message(_message(body), 80)
 
         answer: tuple[int, dict[str, Any] | None, str] = self._with_retries(attempt, url)
         return answer
@@ -576,7 +653,7 @@ class GitHubApi:
     def _raise_for_status(self, status: int, body: str, url: str) -> None:
         if status < 400:
             return
-        message = _cut(self._redact(upstream_message(body)))
+        message = self.safe_message(upstream_message(body))
         if status == 401:
             raise GitHubError(
                 "GitHub rejected the token (HTTP 401): check GITHUB_TOKEN", url, status

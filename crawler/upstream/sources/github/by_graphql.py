@@ -351,19 +351,27 @@ class GraphQLRounds:
 
     # -- round 4 ---------------------------------------------------------------------------
 
+    def needs_tree(self, seen: Answered, prior: ProjectSnapshot | None) -> bool:
+        """Whether ``inventory`` sends a request: the head moved, or no inventory is kept."""
+        head: Commit | None = seen.snapshot.head
+        kept = prior.license_inventory if prior else None
+        unmoved = prior is not None and prior.head is not None and prior.head == head
+        return not (self.settings.inventory == "never" or head is None or
+                    (unmoved and kept is not None))  # fmt: skip
+
     def inventory(self, seen: Answered, prior: ProjectSnapshot | None) -> None:
         """The tree scan, when the head moved since the last good audit (REST)."""
         head: Commit | None = seen.snapshot.head
         kept = prior.license_inventory if prior else None
-        unmoved = prior is not None and prior.head is not None and prior.head == head
-        if self.settings.inventory == "never" or head is None or (unmoved and kept is not None):
+        if not self.needs_tree(seen, prior):
             seen.snapshot = replace(seen.snapshot, license_inventory=kept)
             seen.provenance += carried(prior, "license_inventory")
             return
-        assert seen.snapshot.repo is not None
+        assert seen.snapshot.repo is not None and head is not None
         response = self.api.get_json(
             f"/repos/{seen.snapshot.repo.full_name}/git/trees/{head.sha}?recursive=1",
             allow=(404, 409),
+            immutable=True,  # a commit's tree: asked again only when the head moves
         )
         if response.status == 200:
             repo = seen.snapshot.repo

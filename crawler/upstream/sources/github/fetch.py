@@ -32,6 +32,7 @@ from crawler.upstream.sources.github import (
     parse,
 )
 from crawler.upstream.sources.github.api import BudgetExhausted, GitHubApi, GitHubError
+from crawler.upstream.sources.github.app_auth import InstallationTokens, app_credentials
 from crawler.upstream.sources.github.by_graphql import Answered, GraphQLRounds
 from crawler.upstream.sources.github.by_rest import RestProject
 from crawler.upstream.sources.github.queries import batch_query
@@ -199,8 +200,15 @@ class GitHubFetcher:
             self.on_fetched(result)
             return result
 
-        for seen, result in zip(outcome.answered, pool.map(finish, outcome.answered), strict=True):
+        # only a project whose tree is to be read needs a worker; the others (every project on
+        # an unchanged night) are finished here, without a future and a thread hand-off each
+        remote = [s for s in outcome.answered if rounds.needs_tree(s, prior.get(s.spec.name))]
+        for seen, result in zip(remote, pool.map(finish, remote), strict=True):
             results[seen.spec.name] = result
+        wanted = {id(s) for s in remote}
+        for seen in outcome.answered:
+            if id(seen) not in wanted:
+                results[seen.spec.name] = finish(seen)
         for name in (*outcome.deferred, *outcome.failed):
             self.on_fetched(results[name])
         return {spec.name: results[spec.name] for spec in specs if spec.name in results}
@@ -214,6 +222,7 @@ class GitHubSource:
     def __init__(self, context: SourceContext) -> None:
         settings: GitHubSettings = context.settings
         api_url, token = github_endpoint(settings, context.env)
+        app = app_credentials(context.env)  # a GitHub App, when configured, wins over a token
         self.api = GitHubApi(
             api_url,
             token,
@@ -223,6 +232,9 @@ class GitHubSource:
             deadline=context.common.request_deadline,
             sleep=context.sleep,
             allow_private=private_addresses_allowed(context.common),
+            app_tokens=InstallationTokens(api_url, app, timeout=context.common.timeout)
+            if app
+            else None,
         )
         self.api.project_deadline = context.common.project_deadline
         self._fetcher = GitHubFetcher(

@@ -10,12 +10,12 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
-from crawler.analysis.licenses import is_license_file, pick_root_license
 from crawler.config import Location, ProjectSpec
-from crawler.model import InventoryEntry, LicenseFile, ProjectSnapshot, Provenance, Usage
+from crawler.model import ProjectSnapshot, Provenance, Usage
 from crawler.upstream.guard import carried
 from crawler.upstream.json_api import JsonApi
 from crawler.upstream.pages import private_addresses_allowed
+from crawler.upstream.root_license import read_root_listing
 from crawler.upstream.source import RepoFile, SourceContext, SourceError
 from crawler.upstream.sources.gitea import (
     API_URL_ENV,
@@ -150,20 +150,15 @@ class GiteaSource:
             return snapshot
         files = parse.root_files(response.data)
         page = f"{snapshot.repo.url}/src/branch/{quote(branch, safe='/')}"
-        inventory = tuple(
-            InventoryEntry(p, sha, f"{page}/{quote(p)}")
-            for p, sha in sorted(files.items())
-            if is_license_file(p)
-        )
-        snapshot = replace(snapshot, license_inventory=inventory)
+        root = read_root_listing(files, page, prior)
+        snapshot = replace(snapshot, license_inventory=root.inventory)
         facts.append(("license_inventory", Provenance(response.url, now)))
-        chosen = pick_root_license(list(files))
+        chosen = root.chosen
         if chosen is None:
             return snapshot
-        known: LicenseFile | None = prior.license_file if prior else None
-        if known is not None and (known.path, known.blob_sha) == (chosen, files[chosen]):
+        if root.unchanged is not None:
             facts.extend(carried(prior, "license"))
-            return replace(snapshot, license_file=known)
+            return replace(snapshot, license_file=root.unchanged)
         response = self.api.get(f"{base}/contents/{quote(chosen)}", ref, allow=(404,))
         facts.append(("license", Provenance(response.url, now)))
         if response.status != 200:

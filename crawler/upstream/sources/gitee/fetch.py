@@ -12,12 +12,12 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
-from crawler.analysis.licenses import is_license_file, pick_root_license
 from crawler.config import Location, ProjectSpec
-from crawler.model import InventoryEntry, LicenseFile, ProjectSnapshot, Provenance, Usage
+from crawler.model import ProjectSnapshot, Provenance, Usage
 from crawler.upstream.guard import carried
 from crawler.upstream.json_api import JsonApi
 from crawler.upstream.pages import private_addresses_allowed
+from crawler.upstream.root_license import read_root_listing
 from crawler.upstream.source import RepoFile, SourceContext, SourceError
 from crawler.upstream.sources.gitee import DEFAULT_API_URL, KIND, GiteeSettings, parse
 from crawler.versions import usable_releases, usable_tags
@@ -169,20 +169,15 @@ class GiteeSource:
             return snapshot
         blobs = parse.root_blobs(response.data)
         page = f"{snapshot.repo.url}/blob/{quote(branch, safe='')}"
-        inventory = tuple(
-            InventoryEntry(p, sha, f"{page}/{quote(p)}")
-            for p, sha in sorted(blobs.items())
-            if is_license_file(p)
-        )
-        snapshot = replace(snapshot, license_inventory=inventory)
+        root = read_root_listing(blobs, page, prior)
+        snapshot = replace(snapshot, license_inventory=root.inventory)
         sources.append(("license_inventory", Provenance(response.url, now)))
-        chosen = pick_root_license(list(blobs))
+        chosen = root.chosen
         if chosen is None:
             return snapshot
-        known: LicenseFile | None = prior.license_file if prior else None
-        if known is not None and (known.path, known.blob_sha) == (chosen, blobs[chosen]):
+        if root.unchanged is not None:
             sources.extend(carried(prior, "license"))
-            return replace(snapshot, license_file=known)
+            return replace(snapshot, license_file=root.unchanged)
         response = self.api.get(f"{base}/contents/{quote(chosen)}", allow=(404,))
         sources.append(("license", Provenance(response.url, now)))
         if response.status != 200:

@@ -15,25 +15,27 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 from sqlalchemy.exc import SQLAlchemyError
 
 from crawler.config import Config, ConfigError, ProjectSpec
-from crawler.diff import DiffRules, Findings, Tracked, diff_audit, forget_memos
+from crawler.diff import DiffRules, Findings, Tracked, diff_audit, forget_memos, removed_projects
 from crawler.diff.pending import PendingItem
 from crawler.diff.source_labels import Names as SourceNamesMap
 from crawler.findings import findings_between as findings_between  # re-exported
 from crawler.findings import location_of as _location
 from crawler.findings import source_names as source_names
-from crawler.gather import Gatherer, open_sources
+from crawler.gather import Gatherer, OpenSources, open_sources
 from crawler.model import (
     AuditStatus,
+    Change,
+    FetchError,
     Flag,
     FlagKind,
     ProjectOutcome,
@@ -42,9 +44,17 @@ from crawler.model import (
     ProjectStatus,
     audit_status,
 )
-from crawler.report.json_report import AuditHeader, build_report, pending_entry
+from crawler.report.json_report import (
+    AuditHeader,
+    ReportParts,
+    assemble_report,
+    build_report,
+    flag_entry,
+    pending_entry,
+    project_entry,
+)
 from crawler.report.markdown import render_markdown
-from crawler.report.model import Report
+from crawler.report.model import FlagEntry, ProjectEntry, Report
 from crawler.report.words import change_summary
 from crawler.report.words import last_checked as _since
 from crawler.report.words import plural as counted
@@ -58,6 +68,7 @@ if TYPE_CHECKING:
     from crawler.progress import AuditProgress
 
 log = logging.getLogger(__name__)
+AUDIT_BATCH = 1000  # projects fetched, compared, recorded and worded together (memory per batch)
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|PRIVATE", re.IGNORECASE)
 
 
@@ -149,11 +160,10 @@ def write_report(report: Report, reports_dir: Path, *, refresh_latest: bool = Tr
     return target
 
 
-def _overall_status(results: Mapping[str, ProjectResult], stopped: bool) -> AuditStatus:
-    tracked = [r for r in results.values() if r.status != ProjectStatus.UNTRACKED]
-    if tracked and all(r.status == ProjectStatus.ERROR for r in tracked):
+def _overall_status(tally: _Tally, stopped: bool) -> AuditStatus:
+    if tally.tracked and tally.failed == tally.tracked:
         return "failed"
-    if stopped or any(r.errors for r in results.values()):
+    if stopped or tally.errors:
         return "partial"
     return "complete"
 
@@ -197,16 +207,16 @@ def stale_flags(
     return flags
 
 
-def _compare_all(
-    config: Config,
-    specs: Sequence[ProjectSpec],
+def _compare_batch(
+    listed: Sequence[str],
+    batch: Sequence[ProjectSpec],
     prior: Mapping[str, ProjectSnapshot],
     baseline: AuditInfo | None,
     results: Mapping[str, ProjectResult],
     rules: DiffRules,
 ) -> tuple[dict[str, ProjectResult], dict[str, ProjectSnapshot], Findings]:
-    """The diff of this audit: the results (a project the diff could not compare demoted to an
-    error), each project's state after it, and the findings."""
+    """The diff of one batch of this audit: the results (a project the diff could not compare
+    demoted to an error), each project's state after it, and the findings (removals apart)."""
 
     def compare(
         results: Mapping[str, ProjectResult],
@@ -214,13 +224,14 @@ def _compare_all(
         checked = {n: r for n, r in results.items() if r.status == ProjectStatus.OK}
         current = {**prior, **{n: r.snapshot for n, r in checked.items() if r.snapshot}}
         findings = diff_audit(
-            [Tracked(s.name, _location(s)) for s in specs],
-            [p.name for p in config.projects],
+            [Tracked(s.name, _location(s)) for s in batch],
+            listed,
             prior,
             baseline.projects if baseline else None,
             current,
             set(checked),
             rules,
+            removals=False,
         )
         return current, findings
 
@@ -243,6 +254,36 @@ def _compare_all(
     return demoted, current, replace(findings, problems=problems)
 
 
+def batches(specs: Sequence[ProjectSpec], size: int) -> Iterator[list[ProjectSpec]]:
+    for start in range(0, len(specs), size):
+        yield list(specs[start : start + size])
+
+
+@dataclass
+class _Tally:
+    """What an audit keeps of each batch once the batch is recorded and its states let go:
+    the findings, each project's worded row, the outcomes; a few hundred bytes a project."""
+
+    order: dict[str, int]  # sources.yaml position of each project of the audit
+    changes: list[Change] = field(default_factory=list)
+    flags: list[tuple[Flag, FlagEntry]] = field(default_factory=list)
+    errors: list[FetchError] = field(default_factory=list)
+    problems: list[FetchError] = field(default_factory=list)
+    rows: dict[str, ProjectEntry] = field(default_factory=dict)
+    outcomes: dict[str, ProjectOutcome] = field(default_factory=dict)
+    checked: list[str] = field(default_factory=list)
+    tracked = 0  # projects not untracked
+    failed = 0  # of which ended in error
+    batches_recorded = 0
+
+    def ordered(self, items: Iterable[_T], project: Callable[[_T], str]) -> list[_T]:
+        last = len(self.order)  # removed projects are not in the audit: after the others
+        return sorted(items, key=lambda item: self.order.get(project(item), last))
+
+
+_T = TypeVar("_T")
+
+
 def run_audit(
     config: Config,
     store: Store,
@@ -254,6 +295,7 @@ def run_audit(
     should_stop: Callable[[], bool] | None = None,
     allow_removals: bool = False,
     progress: AuditProgress | None = None,
+    batch_size: int = AUDIT_BATCH,
 ) -> AuditOutcome:
     # What the process holds before the audit (modules, the config) outlives it: frozen, the
     # cyclic collector does not walk it again at every full collection during the audit
@@ -263,6 +305,7 @@ def run_audit(
         return _run_audit(
             config, store, reports_dir, env=env, only=only, sleep=sleep,
             should_stop=should_stop, allow_removals=allow_removals, progress=progress,
+            batch_size=batch_size,
         )  # fmt: skip
     except SQLAlchemyError as exc:  # before the audit began, or while it was marked failed
         raise StoreError(f"the audit failed: {store.failed('starting the audit', exc)}") from None
@@ -282,18 +325,17 @@ def _run_audit(
     should_stop: Callable[[], bool] | None,
     allow_removals: bool,
     progress: AuditProgress | None,
+    batch_size: int,
 ) -> AuditOutcome:
     env = dict(os.environ if env is None else env)
     secrets = secrets_in(env)
     specs = select_projects(config, only)
     baseline = store.baseline_for()
     check_removals(config, baseline, allow_removals or bool(only))
-    prior = {
-        n: s.snapshot for n, s in store.states_as_of(baseline.id if baseline else None).items()
-    }
     last_checked = store.last_checked()
     started = _now()
-    audit_id = store.begin_audit(config.path, [p.name for p in config.projects], started)
+    listed = [p.name for p in config.projects]
+    audit_id = store.begin_audit(config.path, listed, started)
 
     def clock() -> str:
         return _iso(_now())
@@ -313,13 +355,31 @@ def _run_audit(
         project_deadline=config.settings.project_deadline,
         progress=progress,
     )
+    names = source_names()
+    rules = DiffRules(
+        now=started, names=names, channel_grace=timedelta(days=config.settings.channel_grace_days)
+    )
+    tally = _Tally({spec.name: i for i, spec in enumerate(specs)})
+    results: dict[str, ProjectResult] = {}  # the batch in hand
+    lock_lost: AuditLockLost | None = None
+    if progress is not None:
+        progress.start(len(specs))
     try:
         sources = open_sources(
             config, specs, env=env, cache=store, web=web, clock=clock, sleep=sleep,
             should_stop=stop, on_fetched=gatherer.on_fetched,
         )  # fmt: skip
         try:
-            results = gatherer.gather(sources, fetch_order(specs, last_checked), prior)
+            # A batch at a time: its prior states read, fetched, compared, recorded and
+            # worded, then let go, so memory follows the batch and not the catalog.
+            for batch in batches(fetch_order(specs, last_checked), batch_size):
+                lock_lost = _tally_batch(
+                    store, audit_id, gatherer, sources, batch, baseline, listed, rules, names,
+                    started, last_checked, tally, results,
+                )  # fmt: skip
+                if lock_lost is not None or store.failure is not None:
+                    break
+                results.clear()
             usage = sources.usage()
         finally:
             sources.close()
@@ -328,36 +388,33 @@ def _run_audit(
         raise RuntimeError(redact(f"audit {audit_id} failed: {exc}", *secrets)) from None
     finally:
         web.close()
+        forget_memos()
     if store.failure is not None:
         raise StoreError(_store_failed(store, audit_id, results.values()))
 
-    results = {spec.name: results[spec.name] for spec in specs}  # sources.yaml order
     stopped = asked_to_stop()
-    names = source_names()
-    rules = DiffRules(
-        now=started, names=names, channel_grace=timedelta(days=config.settings.channel_grace_days)
-    )
-    results, current, findings = _compare_all(config, specs, prior, baseline, results, rules)
-    status = _overall_status(results, stopped)
-    outcomes = _outcomes(results)
+    changes = [
+        *tally.ordered(tally.changes, lambda c: c.project),
+        *removed_projects(listed, baseline.projects if baseline else None),
+    ]
     first = store.first_audit_started() if baseline else None
     stale = stale_flags(
-        [s.name for s in specs], outcomes, last_checked, first, started,
+        [s.name for s in specs], tally.outcomes, last_checked, first, started,
         timedelta(days=config.settings.stale_after_days),
     )  # fmt: skip
-    findings = replace(findings, flags=(*findings.flags, *stale))
-    checked_on = last_checked.get
-    outcomes = {
-        name: replace(o, note=f"{o.note or 'not checked'}; {_since(checked_on(name), started)}")
-        if o.status == ProjectStatus.DEFERRED
-        else o
-        for name, o in outcomes.items()
-    }
-    errors = [e for r in results.values() for e in r.errors] + list(findings.problems)
-    pending = _pending(config, store, audit_id, started, findings, names)
+    flags = [
+        *(entry for _flag, entry in tally.ordered(tally.flags, lambda f: f[0].project)),
+        *(flag_entry(flag, None, names) for flag in stale),
+    ]
+    errors = [
+        *tally.ordered(tally.errors, lambda e: e.project),
+        *tally.ordered(tally.problems, lambda e: e.project),
+    ]
+    status = _overall_status(tally, stopped)
+    pending = _pending(config, store, audit_id, started, changes, names)
     finished = _now()
     stats = {"sources": usage}
-    report = build_report(
+    report = assemble_report(
         audit=AuditHeader(
             audit_id,
             started,
@@ -366,22 +423,32 @@ def _run_audit(
             baseline.id if baseline else None,
             not_selected=len(config.projects) - len(specs),
         ),
-        findings=findings,
-        errors=errors,
-        outcomes=outcomes,
-        states=current,
+        parts=ReportParts(
+            changes=changes,
+            flags=flags,
+            errors=errors,
+            projects=[tally.rows[spec.name] for spec in specs if spec.name in tally.rows],
+        ),
         usage=stats,
         names=names,
     )
     report = msgspec.structs.replace(
         report, pending=tuple(pending_entry(item, audit_id) for item in pending)
     )
+    if lock_lost is None:
+        try:  # frozen past the lock's lease, another audit may have run: record nothing then
+            store.confirm_audit_lock()
+        except AuditLockLost as exc:
+            lock_lost = exc
     report_dir: Path | None = None
     report_error: str | None = None
-    try:  # frozen past the lock's lease, another audit may have run: record nothing then
-        store.confirm_audit_lock()
-    except AuditLockLost as exc:
-        report_error = f"{exc}: nothing of this audit was recorded, reported or sent"
+    if lock_lost is not None:
+        report_error = (
+            f"{lock_lost}: nothing of this audit was recorded, reported or sent"
+            if not tally.batches_recorded
+            else f"{lock_lost}: this audit stopped; what it recorded is marked failed (never a "
+            "baseline) and nothing was reported or sent"
+        )
         log.error("%s", report_error)
         store.finish_audit(audit_id, [], "failed", finished, None, stats)
         return AuditOutcome(audit_id, "failed", report, None, report_error)
@@ -395,12 +462,73 @@ def _run_audit(
         log.error("%s", report_error)
     try:
         store.finish_audit(
-            audit_id, results.values(), status, finished, baseline.id if baseline else None, stats
-        )
+            audit_id, [], status, finished, baseline.id if baseline else None, stats,
+            checked_earlier=tally.checked,
+        )  # fmt: skip
     except SQLAlchemyError as exc:
         store.failed("recording the audit", exc)
-        raise StoreError(_store_failed(store, audit_id, results.values())) from None
+        raise StoreError(_store_failed(store, audit_id, [])) from None
     return AuditOutcome(audit_id, status, report, report_dir, report_error)
+
+
+def _tally_batch(
+    store: Store,
+    audit_id: int,
+    gatherer: Gatherer,
+    sources: OpenSources,
+    batch: Sequence[ProjectSpec],
+    baseline: AuditInfo | None,
+    listed: Sequence[str],
+    rules: DiffRules,
+    names: SourceNamesMap,
+    started: datetime,
+    last_checked: Mapping[str, datetime],
+    tally: _Tally,
+    results: dict[str, ProjectResult],
+) -> AuditLockLost | None:
+    """One batch: prior states read, fetched, compared, recorded, worded into ``tally``.
+    ``results`` receives the batch's results (what a failing database is told to keep)."""
+    prior = {
+        name: state.snapshot
+        for name, state in store.states_as_of(
+            baseline.id if baseline else None, projects=[spec.name for spec in batch]
+        ).items()
+    }
+    results.update(gatherer.gather(sources, batch, prior))
+    if store.failure is not None:
+        return None
+    compared, current, findings = _compare_batch(listed, batch, prior, baseline, results, rules)
+    results.update(compared)
+    outcomes = _outcomes(results)
+    for name, outcome in outcomes.items():
+        if outcome.status == ProjectStatus.DEFERRED:
+            since = _since(last_checked.get(name), started)
+            outcomes[name] = replace(outcome, note=f"{outcome.note or 'not checked'}; {since}")
+    tally.outcomes.update(outcomes)
+    for result in results.values():
+        if result.status != ProjectStatus.UNTRACKED:
+            tally.tracked += 1
+            tally.failed += result.status == ProjectStatus.ERROR
+        tally.errors += result.errors
+    tally.problems += findings.problems
+    tally.changes += findings.changes
+    tally.flags += [(f, flag_entry(f, current.get(f.project), names)) for f in findings.flags]
+    for row in findings.projects:
+        tally.rows[row.project] = project_entry(
+            row, current.get(row.project), outcomes.get(row.project), names
+        )
+    forget_memos()  # the batch's catalog rows are worded: let its snapshots go
+    try:  # frozen past the lock's lease, another audit may have run: record nothing then
+        store.confirm_audit_lock()
+    except AuditLockLost as exc:
+        return exc
+    try:
+        tally.checked += store.record_results(audit_id, results.values())
+    except SQLAlchemyError as exc:
+        store.failed("recording the audit", exc)
+        return None
+    tally.batches_recorded += 1
+    return None
 
 
 def _record_failed(store: Store, audit_id: int, results: Iterable[ProjectResult]) -> str:
@@ -448,16 +576,14 @@ def _pending(
     store: Store,
     audit_id: int,
     started: datetime,
-    findings: Findings,
+    changes: Sequence[Change],
     names: SourceNamesMap,
 ) -> list[PendingItem]:
     """Record tonight's pending-worthy changes, close what the curated catalog (if configured)
     already holds, and return everything still pending, newest first."""
     from crawler.store.pending import close_taken, open_pending, record_pending
 
-    record_pending(
-        store, audit_id, started, findings.changes, lambda change: change_summary(change, names)
-    )
+    record_pending(store, audit_id, started, changes, lambda change: change_summary(change, names))
     path = curated_catalog_path(config)
     curated = read_curated(path) if path is not None else None
     if curated is not None:

@@ -146,12 +146,13 @@ class Gatherer:
         specs: Sequence[ProjectSpec],
         prior: Mapping[str, ProjectSnapshot],
     ) -> dict[str, ProjectResult]:
+        """Fetch ``specs`` (one batch of the audit: called once per batch, with the prior
+        states of that batch) and complete each project."""
         self.sources = sources
         self._specs = {spec.name: spec for spec in specs}
         self._prior = prior
-        self._analyses = LicenseAnalyses(prior.values(), self._analyse)
-        if self.progress is not None:
-            self.progress.start(len(specs))
+        self._analyses.remember(prior.values())
+        self._final = {}
         results = self._forges(specs, prior)
         self._channels(specs, prior, results)
         for spec in specs:
@@ -172,6 +173,7 @@ class Gatherer:
                     result = self._complete_guarded(spec, result, prior, self._analyses)
             results[spec.name] = result
             self._report(result)
+        self._final, self._prior, self._specs = {}, {}, {}
         return results
 
     def on_fetched(self, result: ProjectResult) -> None:
@@ -384,6 +386,9 @@ def _merge_channel(
     return replace(result, snapshot=snapshot, errors=(*result.errors, *channel.errors), note=note)
 
 
+_KNOWN_ANALYSES = 4096  # distinct license files whose analysis an audit keeps between batches
+
+
 class LicenseAnalyses:
     """Each distinct license text is analysed once, in this audit and across audits.
 
@@ -401,6 +406,13 @@ class LicenseAnalyses:
         self._known: dict[tuple[str, str, tuple[str, ...]], LicenseAnalysis] = {}
         self._lock = threading.Lock()  # sources may complete projects from their workers
         self.performed = 0
+        self.remember(prior)
+
+    def remember(self, prior: Iterable[ProjectSnapshot]) -> None:
+        """Take the analyses of a batch's prior states; kept across the batches of an audit
+        (a text analysed in one batch is not analysed again in the next), up to a bound."""
+        if len(self._known) > _KNOWN_ANALYSES:
+            self._known.clear()
         for snapshot in prior:
             lf = snapshot.license_file
             if lf is not None and lf.analysis is not None and _current_engine(lf.analysis):

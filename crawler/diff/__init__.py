@@ -23,7 +23,16 @@ from crawler.versions import current_version, forget_rows
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DiffRules", "Findings", "Names", "SourceNames", "Tracked", "diff_audit", "forget_memos"]
+__all__ = [
+    "DiffRules",
+    "Findings",
+    "Names",
+    "SourceNames",
+    "Tracked",
+    "diff_audit",
+    "forget_memos",
+    "removed_projects",
+]
 
 
 def forget_memos() -> None:
@@ -107,6 +116,8 @@ def diff_audit(
     current: Mapping[str, ProjectSnapshot],
     observed: set[str],
     rules: DiffRules,
+    *,
+    removals: bool = True,
 ) -> Findings:
     """Compare this audit with the last good state of every project.
 
@@ -114,7 +125,9 @@ def diff_audit(
     configuration lists (only those missing from it are removed); ``current`` holds each
     project's state after this audit (observed, or carried forward); ``observed`` names the
     projects actually checked this time: only they can change. A project the diff cannot
-    compare is a problem for that project; the others are still reported."""
+    compare is a problem for that project; the others are still reported. An audit that
+    compares its projects a batch at a time asks for the removals once (``removals``,
+    ``removed_projects``)."""
     changes: list[Change] = []
     flags: list[Flag] = []
     rows: list[CurrentVersion] = []
@@ -144,11 +157,17 @@ def diff_audit(
             )
         changes += found
         flags += raised
-    for name in sorted(known - set(listed)):
-        changes.append(
-            Change(name, ChangeKind.PROJECT_REMOVED, before=name)
-        )
+    if removals:
+        changes += removed_projects(listed, baseline_projects)
     return Findings(tuple(changes), tuple(flags), tuple(rows), tuple(problems))
+
+
+def removed_projects(
+    listed: Sequence[str], baseline_projects: Sequence[str] | None
+) -> list[Change]:
+    """The projects the last audit tracked that the configuration no longer lists."""
+    gone = set(baseline_projects or ()) - set(listed)
+    return [Change(name, ChangeKind.PROJECT_REMOVED, before=name) for name in sorted(gone)]
 
 
 def _compare(

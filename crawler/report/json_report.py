@@ -8,7 +8,7 @@ disagree. The tests validate every report they produce against the schema.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from functools import cache
@@ -31,7 +31,9 @@ from crawler.diff.source_labels import Names, label_of
 from crawler.model import (
     AuditStatus,
     Change,
+    CurrentVersion,
     FetchError,
+    Flag,
     FlagKind,
     ProjectOutcome,
     ProjectSnapshot,
@@ -160,50 +162,91 @@ def pending_entry(item: PendingItem, audit_id: int) -> PendingEntry:
     )
 
 
+def project_entry(
+    row: CurrentVersion,
+    snapshot: ProjectSnapshot | None,
+    outcome: ProjectOutcome | None,
+    names: Names,
+) -> ProjectEntry:
+    """One project's row of the report, from its catalog row and its state after the audit."""
+    repo = snapshot.repo if snapshot else None
+    return ProjectEntry(
+        name=row.project,
+        repo=row.repo,
+        forge=repo.forge if repo else None,
+        forge_label=label_of(names, repo.forge) if repo else None,
+        repo_url=repo.url if repo else None,
+        status=(outcome.status if outcome else ProjectStatus.OK).value,
+        note=outcome.note if outcome else None,
+        version_source=row.version_source,
+        version=row.version,
+        published_at=row.published_at,
+        prerelease=row.prerelease,
+        newest_prerelease=row.newest_prerelease,
+        license=words.license_label(license_label_facts(snapshot), names),
+        forge_license=forge_spdx(snapshot),
+        detected_license=detected_license(snapshot),
+        license_analysis=license_reading(snapshot, names),
+        packages=_packages(snapshot, names),
+        url=row.url,
+    )
+
+
+def flag_entry(flag: Flag, snapshot: ProjectSnapshot | None, names: Names) -> FlagEntry:
+    """A flag as the report carries it, worded with the project's state after the audit."""
+    return FlagEntry(
+        flag.project,
+        flag.kind.value,
+        words.flag_detail(flag, names, analysis_of(snapshot)),
+        flag.new,
+        flag.evidence_url,
+        _plain(flag.details),
+    )
+
+
+@dataclass(frozen=True)
+class ReportParts:
+    """What a report is assembled from once every project's part is worded: an audit that
+    works a batch at a time words each batch's projects and flags and lets their states go."""
+
+    changes: Sequence[Change]
+    flags: Sequence[FlagEntry]
+    errors: Sequence[FetchError]
+    projects: Sequence[ProjectEntry]
+
+
 def build_report(
     *,
     audit: AuditHeader,
     findings: Findings,
     errors: list[FetchError],
     outcomes: dict[str, ProjectOutcome],
-    states: dict[str, ProjectSnapshot],
+    states: Mapping[str, ProjectSnapshot],
     usage: Mapping[str, object],
     names: Names,
 ) -> Report:
     """``outcomes`` names the projects not plainly checked (error, deferred, untracked, or
     checked with a note); every other project was checked."""
+    parts = ReportParts(
+        changes=findings.changes,
+        flags=[flag_entry(f, states.get(f.project), names) for f in findings.flags],
+        errors=errors,
+        projects=[
+            project_entry(row, states.get(row.project), outcomes.get(row.project), names)
+            for row in findings.projects
+        ],
+    )
+    return assemble_report(audit=audit, parts=parts, usage=usage, names=names)
+
+
+def assemble_report(
+    *, audit: AuditHeader, parts: ReportParts, usage: Mapping[str, object], names: Names
+) -> Report:
     counts: dict[str, int] = {}
-    for change in findings.changes:
+    for change in parts.changes:
         counts[change.kind.value] = counts.get(change.kind.value, 0) + 1
-    projects = []
-    for row in findings.projects:
-        snapshot = states.get(row.project)
-        outcome = outcomes.get(row.project)
-        repo = snapshot.repo if snapshot else None
-        projects.append(
-            ProjectEntry(
-                name=row.project,
-                repo=row.repo,
-                forge=repo.forge if repo else None,
-                forge_label=label_of(names, repo.forge) if repo else None,
-                repo_url=repo.url if repo else None,
-                status=(outcome.status if outcome else ProjectStatus.OK).value,
-                note=outcome.note if outcome else None,
-                version_source=row.version_source,
-                version=row.version,
-                published_at=row.published_at,
-                prerelease=row.prerelease,
-                newest_prerelease=row.newest_prerelease,
-                license=words.license_label(license_label_facts(snapshot), names),
-                forge_license=forge_spdx(snapshot),
-                detected_license=detected_license(snapshot),
-                license_analysis=license_reading(snapshot, names),
-                packages=_packages(snapshot, names),
-                url=row.url,
-            )
-        )
-    status_of = {p.name: p.status for p in projects}
-    with_errors = {e.project for e in errors}
+    status_of = {p.name: p.status for p in parts.projects}
+    with_errors = {e.project for e in parts.errors}
     return Report(
         schema_version=SCHEMA_VERSION,
         crawler_version=__version__,
@@ -215,33 +258,23 @@ def build_report(
             baseline_audit_id=audit.baseline_audit_id,
         ),
         summary=Summary(
-            projects=len(projects),
+            projects=len(parts.projects),
             checked=sum(1 for s in status_of.values() if s == "ok"),
             checked_in_part=sum(1 for n, s in status_of.items() if s == "ok" and n in with_errors),
-            errors=len(errors),
+            errors=len(parts.errors),
             projects_with_errors=len(with_errors),
             deferred=sum(1 for s in status_of.values() if s == "deferred"),
             untracked=sum(1 for s in status_of.values() if s == "untracked"),
-            stale=sum(1 for f in findings.flags if f.kind is FlagKind.STALE),
-            changes=len(findings.changes),
-            flags=len(findings.flags),
+            stale=sum(1 for f in parts.flags if f.kind == FlagKind.STALE.value),
+            changes=len(parts.changes),
+            flags=len(parts.flags),
             changes_by_kind=dict(sorted(counts.items())),
             not_selected=audit.not_selected,
         ),
-        changes=tuple(change_entry(c, names) for c in findings.changes),
-        flags=tuple(
-            FlagEntry(
-                f.project,
-                f.kind.value,
-                words.flag_detail(f, names, analysis_of(states.get(f.project))),
-                f.new,
-                f.evidence_url,
-                _plain(f.details),
-            )
-            for f in findings.flags
-        ),
-        errors=tuple(ErrorEntry(e.project, e.source, e.url, e.message) for e in errors),
-        projects=tuple(projects),
+        changes=tuple(change_entry(c, names) for c in parts.changes),
+        flags=tuple(parts.flags),
+        errors=tuple(ErrorEntry(e.project, e.source, e.url, e.message) for e in parts.errors),
+        projects=tuple(parts.projects),
         requests=msgspec.convert(dict(usage), Requests),
     )
 

@@ -64,6 +64,7 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 GOOD_STATUSES = ("complete", "partial")
 CACHE_TOUCH_EVERY = timedelta(hours=12)  # nightly audits touch each entry they use once
 _BATCH = 100  # snapshots looked up and written per statement: a few hundred KB of text at a time
+_NAMES = 500  # project names per statement when looking up their newest states
 # The validator cache is read and written once per conditional request, from every worker:
 # plain statements, without the ORM's per-session cost.
 _CACHE = cast(Table, HttpCacheRow.__table__)
@@ -229,6 +230,51 @@ class Store:
             session.flush()
             return audit.id
 
+    def record_results(self, audit_id: int, results: Iterable[ProjectResult]) -> list[str]:
+        """Record what one batch of an audit learnt, in one transaction: a snapshot for each
+        project whose state changed, an observation for every project not plainly checked (an
+        unchanged, plain check writes no row) and the fetch errors. The audit stays 'running'
+        (never a baseline) until ``finish_audit``. Returns the projects checked (status ok)."""
+        results = list(results)
+        with self._sessions.begin() as session:
+            return self._record(session, audit_id, results)
+
+    def _record(self, session: Session, audit_id: int, results: list[ProjectResult]) -> list[str]:
+        checked = [r.project for r in results if r.status == ProjectStatus.OK]
+        latest = self._latest_digests(session, audit_id, checked)
+        observed: dict[str, tuple[ProjectSnapshot, str]] = {}
+        unchanged: set[str] = set()
+        for result in results:
+            if result.status == ProjectStatus.OK and result.snapshot is not None:
+                digest = result.snapshot.content_hash()
+                if latest.get(result.project) == digest:
+                    unchanged.add(result.project)
+                if result.project not in unchanged or result.note:
+                    observed[result.project] = (result.snapshot, digest)
+        snapshot_ids = self._snapshot_ids(session, observed, audit_id)
+        for result in results:
+            if result.project not in unchanged or result.note:
+                session.add(
+                    ObservationRow(
+                        audit_id=audit_id,
+                        project=result.project,
+                        status=result.status,
+                        snapshot_id=snapshot_ids.get(result.project),
+                        note=result.note,
+                    )
+                )
+            for error in result.errors:
+                session.add(
+                    FetchErrorRow(
+                        audit_id=audit_id,
+                        project=error.project,
+                        source=error.source,
+                        url=error.url,
+                        message=error.message,
+                    )
+                )
+        return checked
+
     def finish_audit(
         self,
         audit_id: int,
@@ -237,45 +283,15 @@ class Store:
         finished_at: datetime,
         baseline_audit_id: int | None,
         stats: dict[str, Any],
+        *,
+        checked_earlier: Iterable[str] = (),
     ) -> None:
-        """Record everything an audit learnt, atomically: the projects it checked (status ok),
-        a snapshot for each whose state changed, and every project not plainly checked."""
+        """Record what is left of an audit (``results``, as ``record_results`` would) and
+        finish it, atomically; ``checked_earlier`` names the projects checked in batches
+        recorded before."""
         results = list(results)
         with self._sessions.begin() as session:
-            latest = self._latest_digests(session, audit_id)
-            checked = [r.project for r in results if r.status == ProjectStatus.OK]
-            observed: dict[str, tuple[ProjectSnapshot, str]] = {}
-            unchanged: set[str] = set()
-            for result in results:
-                if result.status == ProjectStatus.OK and result.snapshot is not None:
-                    digest = result.snapshot.content_hash()
-                    if latest.get(result.project) == digest:
-                        unchanged.add(result.project)
-                    if result.project not in unchanged or result.note:
-                        observed[result.project] = (result.snapshot, digest)
-            snapshot_ids = self._snapshot_ids(session, observed, audit_id)
-            for result in results:
-                if result.project not in unchanged or result.note:
-                    # an unchanged, plain check writes no row
-                    session.add(
-                        ObservationRow(
-                            audit_id=audit_id,
-                            project=result.project,
-                            status=result.status,
-                            snapshot_id=snapshot_ids.get(result.project),
-                            note=result.note,
-                        )
-                    )
-                for error in result.errors:
-                    session.add(
-                        FetchErrorRow(
-                            audit_id=audit_id,
-                            project=error.project,
-                            source=error.source,
-                            url=error.url,
-                            message=error.message,
-                        )
-                    )
+            checked = [*checked_earlier, *self._record(session, audit_id, results)]
             audit = session.get_one(AuditRow, audit_id)
             audit.checked_set_id = self._project_set(session, checked)
             audit.status = status
@@ -319,18 +335,25 @@ class Store:
                         if project not in new})  # fmt: skip
         return ids
 
-    def _latest_digests(self, session: Session, before_audit: int) -> dict[str, str]:
-        rows = session.execute(
-            self._latest_ok_query(before_audit).with_only_columns(
-                SnapshotRow.project, SnapshotRow.digest
+    def _latest_digests(
+        self, session: Session, before_audit: int, projects: Sequence[str]
+    ) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for start in range(0, len(projects), _NAMES):
+            rows = session.execute(
+                self._latest_ok_query(before_audit, projects=projects[start : start + _NAMES])
+                .with_only_columns(SnapshotRow.project, SnapshotRow.digest)
             )
-        )
-        return {project: digest for project, digest in rows}
+            found.update({project: digest for project, digest in rows})
+        return found
 
     @staticmethod
-    def _latest_ok_query(as_of_audit: int, include_own: bool = False) -> Any:
+    def _latest_ok_query(
+        as_of_audit: int, include_own: bool = False, projects: Sequence[str] | None = None
+    ) -> Any:
         """Each project's newest good snapshot from finished audits up to ``as_of_audit``
-        (and that audit's own, whatever its status, when ``include_own``)."""
+        (and that audit's own, whatever its status, when ``include_own``); of ``projects``
+        only, when given."""
         usable: Any = AuditRow.status.in_(GOOD_STATUSES)
         if include_own:
             usable = usable | (AuditRow.id == as_of_audit)
@@ -341,6 +364,7 @@ class Store:
                 ObservationRow.audit_id <= as_of_audit,
                 ObservationRow.status == "ok",
                 usable,
+                *([ObservationRow.project.in_(projects)] if projects is not None else []),
             )
             .group_by(ObservationRow.project)
             .subquery()
@@ -357,12 +381,17 @@ class Store:
         )
 
     def states_as_of(
-        self, audit_id: int | None, include_own: bool = False
+        self,
+        audit_id: int | None,
+        include_own: bool = False,
+        *,
+        projects: Sequence[str] | None = None,
     ) -> dict[str, ProjectState]:
-        """The last good state of every project known at ``audit_id`` (carry-forward)."""
-        if audit_id is None:
+        """The last good state of every project known at ``audit_id`` (carry-forward), or of
+        ``projects`` only: an audit reads its prior states a batch at a time."""
+        if audit_id is None or (projects is not None and not projects):
             return {}
-        query = self._latest_ok_query(audit_id, include_own).with_only_columns(
+        query = self._latest_ok_query(audit_id, include_own, projects).with_only_columns(
             SnapshotRow.project, SnapshotRow.data, ObservationRow.audit_id
         )
         shared = _SharedTexts()

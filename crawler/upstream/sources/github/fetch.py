@@ -79,6 +79,7 @@ class GitHubFetcher:
         self._deferral: str | None = None  # the budget ran out: later projects are deferred
         self._gone: str | None = None  # GitHub unreachable: later projects are not attempted
         self._unanswered = 0  # projects in a row that got no HTTP answer at all
+        self._budget_read = False  # /rate_limit asked once per audit, not once per batch
 
     # -- shared state between workers ----------------------------------------------------------
 
@@ -108,7 +109,9 @@ class GitHubFetcher:
     def fetch_all(
         self, specs: Sequence[ProjectSpec], prior: Mapping[str, ProjectSnapshot]
     ) -> dict[str, ProjectResult]:
-        self.api.refresh_budget()
+        if not self._budget_read:  # later batches know the budget from every answer's headers
+            self.api.refresh_budget()
+            self._budget_read = True
         workers = self.settings.concurrency
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="github") as pool:
             if self.use_graphql:

@@ -362,3 +362,52 @@ def test_a_message_is_redacted_in_a_window_around_its_cut() -> None:
         assert TOKEN not in api.safe_message("a" * 10 + TOKEN, 300)
     finally:
         api.close()
+
+
+def test_an_audit_reads_prior_states_a_batch_at_a_time_and_reports_in_catalog_order(
+    nights: Any,
+) -> None:
+    """Memory follows the batch, not the catalog: with batches of 40, 120 projects have their
+    prior states read in three statements of 40 names each (never one statement for all), and
+    the report is the one a single batch gives: changes, flags and rows in sources.yaml order
+    (not the fetch order), the removal once, at the end."""
+    from sqlalchemy import event
+
+    state = GitHubState([_repo(i, license_text=reference_text("MIT")) for i in range(120)])
+    night = nights(state, TOKEN)
+    names = {f"p{i}" for i in range(120)}
+    reads: list[set[str]] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_rest: Any) -> None:
+        if "snapshots.data" in statement:
+            values = parameters.values() if isinstance(parameters, dict) else parameters
+            reads.append({v for v in values if v in names})
+
+    def audit(config: Config) -> AuditOutcome:
+        night.server.reset_log()
+        reads.clear()
+        return run_audit(config, night.store, night.reports, env=night.env,
+                         sleep=lambda _s: None, batch_size=40)  # fmt: skip
+
+    event.listen(night.store.engine, "before_cursor_execute", seen)
+    audit(github_config(120))
+    assert reads == []  # a first audit has no prior state to read
+    for index in (100, 5, 45):  # one new release in each batch
+        tag = f"v{index}.9.0"
+        release = FakeRelease(tag=tag, name=tag, published_at=_stamp(25), created_at=_stamp(25))
+        night.server.state.repos[index].releases.append(release)
+    kept = "".join(f"  - name: p{i}\n    repo: org/p{i}\n" for i in range(120) if i != 7)
+    second = audit(parse_config(f"github: {{retry_base_delay: 0}}\nprojects:\n{kept}"))
+    assert [len(r) for r in reads] == [40, 40, 39]
+    assert set().union(*reads) == names - {"p7"}
+    report = second.report.as_json()
+    assert [(c["project"], c["kind"]) for c in report["changes"]] == [
+        ("p5", "new_release"), ("p45", "new_release"), ("p100", "new_release"),
+        ("p7", "project_removed"),
+    ]  # fmt: skip
+    assert [p["name"] for p in report["projects"]] == [f"p{i}" for i in range(120) if i != 7]
+    assert {p["name"]: p["version"] for p in report["projects"]}["p45"] == "v45.9.0"
+    assert report["summary"]["checked"] == 119
+    # the budget is asked once per audit, not per batch; one query per batch of 40
+    assert [r.path for r in night.server.requests] == ["/rate_limit"] + ["/graphql"] * 3
+    validate_report(report)

@@ -147,7 +147,8 @@ def write_report(report: Report, reports_dir: Path, *, refresh_latest: bool = Tr
     stamp = report.audit.started_at.replace(":", "").replace("-", "")
     target = reports_dir / f"{stamp}-audit{report.audit.id}"
     target.mkdir(parents=True, exist_ok=True)
-    (target / "report.json").write_bytes(report.to_json())
+    with (target / "report.json").open("wb") as out:
+        report.write_json(out)
     (target / "report.md").write_text(render_markdown(report), encoding="utf-8")
     if not refresh_latest:
         return target

@@ -7,7 +7,7 @@ import difflib
 import os
 import stat
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, BinaryIO, get_args
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError
@@ -206,7 +206,7 @@ def load_config(path: str | Path) -> Config:
         if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or a device would never end
             raise ConfigError(f"{path}: not a regular file: pass --config PATH of a YAML file")
         with path.open("rb") as handle:
-            data = handle.read(catalog_limits()[0] + 1)
+            data = _read_up_to(handle, catalog_limits()[0] + 1)
     except FileNotFoundError:
         raise ConfigError(f"{path}: file not found: pass --config PATH") from None
     except OSError as exc:
@@ -218,6 +218,20 @@ def load_config(path: str | Path) -> Config:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return parse_config(text, str(path))
+
+
+def _read_up_to(handle: BinaryIO, limit: int) -> bytes:
+    """At most ``limit`` bytes, a MiB at a time: ``read(limit)`` would allocate the whole limit
+    (256 MiB with CRAWLER_LARGE_CATALOG) for a file of a few KiB."""
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = handle.read(min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def _too_large(path: str) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, unquote
@@ -148,7 +148,7 @@ def _quote_block(text: str) -> list[str]:
     return ["> " + line if line else ">" for line in lines] or ["> —"]
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+def _table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(row) + " |" for row in rows]
     return out
@@ -447,7 +447,7 @@ def render_markdown(report: Report) -> str:
             "for this audit (--only)"
         )
     lines += _section("Not checked, or only in part", unchecked, "Every project was checked.")
-    rows = [
+    rows = (  # one line at a time: a large catalog's table is never held twice
         [
             escape(p.name),
             link(p.version or "—", p.url),
@@ -456,7 +456,7 @@ def render_markdown(report: Report) -> str:
             escape(p.license),
         ]
         for p in report.projects
-    ]
+    )
     lines += _section(
         "Release and license snapshot",
         _table(["Project", "Latest checked", "Tracked by", "Date", "License"], rows),

@@ -7,7 +7,7 @@ structures, never a dict. ``report.schema.json`` describes the same shape for ot
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 import msgspec
 
@@ -146,6 +146,9 @@ class PendingEntry(_Part, frozen=True):
     new: bool  # first seen by this audit
 
 
+_NO_PROJECTS = b'\n  "projects": []'
+
+
 class Report(_Part, frozen=True):
     schema_version: int
     crawler_version: str
@@ -162,6 +165,27 @@ class Report(_Part, frozen=True):
     def to_json(self) -> bytes:
         """report.json's bytes: two-space indent, UTF-8 as is, a final newline."""
         return msgspec.json.format(msgspec.json.encode(self), indent=2) + b"\n"
+
+    def write_json(self, out: BinaryIO, chunk: int = 200) -> None:
+        """Write ``to_json()``'s bytes, the project rows ``chunk`` at a time: a catalog of
+        100,000 projects is never one 150 MB string (twice: encoded, then indented)."""
+        if not self.projects:
+            out.write(self.to_json())
+            return
+        head = msgspec.json.format(
+            msgspec.json.encode(msgspec.structs.replace(self, projects=())), indent=2
+        )
+        before, after = head.split(_NO_PROJECTS, 1)  # the top-level key: strings are escaped
+        out.write(before + b'\n  "projects": [')
+        for start in range(0, len(self.projects), chunk):
+            rows = msgspec.json.format(
+                msgspec.json.encode(self.projects[start : start + chunk]), indent=2
+            )
+            # "[\n  {…},\n  {…}\n]": its rows, indented one level more (a JSON string holds no
+            # raw newline, so every newline is the formatter's)
+            body = rows[1:-2].replace(b"\n", b"\n  ")
+            out.write((b"," if start else b"") + body)
+        out.write(b"\n  ]" + after + b"\n")
 
     def as_json(self) -> dict[str, Any]:
         """The report as the JSON file holds it (for validation and for readers of the file)."""

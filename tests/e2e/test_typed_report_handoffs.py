@@ -4,9 +4,11 @@ stored license analysis is decoded once with its snapshot, never rebuilt from a 
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from crawler.analysis.license_texts import reference_text
@@ -34,6 +36,20 @@ def test_report_json_is_the_typed_report_serialised_once(demo: Path) -> None:
     assert (demo / "report.md").read_text(encoding="utf-8") == render_markdown(report)
     assert report.needs_attention is True  # the demo has an error: the exit status is 1
     assert {p.status for p in report.projects} == {"ok", "error", "untracked"}
+
+
+def test_report_json_is_written_a_few_rows_at_a_time_with_the_same_bytes(demo: Path) -> None:
+    """A large catalog's report.json is streamed (rows a chunk at a time), byte for byte the
+    file one serialisation gives, whatever the chunk and whatever an upstream string holds."""
+    report = Report.from_json((demo / "report.json").read_bytes())
+    hostile = msgspec.structs.replace(report.projects[0], name='x\n  "projects": []\n]')
+    for case in (report, msgspec.structs.replace(report, projects=(hostile, *report.projects)),
+                 msgspec.structs.replace(report, projects=())):  # fmt: skip
+        for chunk in (1, 2, 200):
+            out = io.BytesIO()
+            case.write_json(out, chunk)
+            assert out.getvalue() == case.to_json()
+            assert Report.from_json(out.getvalue()) == case
 
 
 def test_a_stored_license_analysis_is_decoded_once_with_its_snapshot(demo: Path) -> None:

@@ -53,7 +53,7 @@ from crawler.report.json_report import (
     pending_entry,
     project_entry,
 )
-from crawler.report.markdown import render_markdown
+from crawler.report.markdown import write_markdown
 from crawler.report.model import FlagEntry, ProjectEntry, Report
 from crawler.report.words import change_summary
 from crawler.report.words import last_checked as _since
@@ -149,7 +149,8 @@ def write_report(report: Report, reports_dir: Path, *, refresh_latest: bool = Tr
     target.mkdir(parents=True, exist_ok=True)
     with (target / "report.json").open("wb") as out:
         report.write_json(out)
-    (target / "report.md").write_text(render_markdown(report), encoding="utf-8")
+    with (target / "report.md").open("w", encoding="utf-8") as text:
+        write_markdown(report, text)
     if not refresh_latest:
         return target
     latest = reports_dir / "latest"

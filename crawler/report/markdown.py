@@ -22,7 +22,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import quote, unquote
 
 from linkify_it import LinkifyIt
@@ -107,7 +107,7 @@ def escape(value: Any, limit: int = MAX_CELL) -> str:
     return _escape(value, limit)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)  # repeated cells; a catalog's names are not kept
 def _escape_text(value: str, limit: int) -> str:
     return _escape(value, limit)
 
@@ -386,6 +386,21 @@ def _pending_lines(pending: Sequence[PendingEntry]) -> list[str]:
 
 
 def render_markdown(report: Report) -> str:
+    return "\n".join(markdown_lines(report)).rstrip() + "\n"
+
+
+def write_markdown(report: Report, out: TextIO) -> None:
+    """``render_markdown``'s text, written a line at a time (a large catalog's table is never
+    one string)."""
+    lines = markdown_lines(report)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    for line in lines[:-1]:
+        out.write(line + "\n")
+    out.write((lines[-1].rstrip() if lines else "") + "\n")
+
+
+def markdown_lines(report: Report) -> list[str]:
     audit = report.audit
     changes = report.changes
     lines = [f"# Upstream audit #{audit.id} — {escape(words.moment(audit.started_at))}", ""]
@@ -462,7 +477,7 @@ def render_markdown(report: Report) -> str:
         _table(["Project", "Latest checked", "Tracked by", "Date", "License"], rows),
         "No projects.",
     )
-    return "\n".join(lines).rstrip() + "\n"
+    return lines
 
 
 def _status_text(project: ProjectEntry, has_errors: bool) -> str:

@@ -339,6 +339,9 @@ class GitHubApi:
         self.graphql_budget = RateBudget()
         self.stats = ApiStats()
         self.project_deadline: float | None = None  # seconds per project; see project_clock
+        # ``github.concurrency`` bounds the requests in flight, whichever thread sends them
+        # (the pool's workers reading trees, the audit's thread asking for license texts)
+        self._in_flight = threading.BoundedSemaphore(max(1, settings.concurrency))
 
     def _requester(self) -> Any:
         """This thread's PyGithub requester (PyGithub's requester is not thread-safe)."""
@@ -611,12 +614,13 @@ class GitHubApi:
         budget.reserve(self._settings.budget_reserve, url)
         self.stats.add(requests=1)
         try:
-            if plain:
-                status, resp_headers, body = self._plain(verb, url, headers, input)
-            else:
-                status, resp_headers, body = self._requester().requestJson(
-                    verb, path, headers=headers, input=input
-                )
+            with self._in_flight:
+                if plain:
+                    status, resp_headers, body = self._plain(verb, url, headers, input)
+                else:
+                    status, resp_headers, body = self._requester().requestJson(
+                        verb, path, headers=headers, input=input
+                    )
         except AnswerRefused as exc:  # too large, or a refused address: not worth a retry
             raise GitHubError(_cut(self._redact(str(exc))), url) from None
         except Exception as exc:  # connection reset, timeout, deadline, protocol error

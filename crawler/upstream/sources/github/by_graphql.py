@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from crawler.analysis.licenses import pick_root_license
 from crawler.config import ProjectSpec
-from crawler.model import Commit, LicenseFile, ProjectSnapshot, Provenance
+from crawler.model import Commit, InventoryEntry, LicenseFile, ProjectSnapshot, Provenance
 from crawler.upstream.guard import carried
 from crawler.upstream.sources.github import GitHubSettings, parse, queries
 from crawler.upstream.sources.github import graphql_shapes as shapes
@@ -70,12 +70,23 @@ class GraphQLRounds:
         self.halt = halt
 
     def run(
-        self, specs: Sequence[ProjectSpec], prior: dict[str, ProjectSnapshot], pool: Executor
+        self,
+        specs: Sequence[ProjectSpec],
+        prior: dict[str, ProjectSnapshot],
+        pool: Executor,
+        on_answered: Callable[[list[Answered]], None] = lambda _answered: None,
     ) -> Outcome:
+        """The rounds; ``on_answered`` hears each round-1 batch as it is answered (in this
+        thread), so that the trees it needs are read while the other queries run."""
         outcome = Outcome()
         size = self.settings.graphql_batch
         batches = [list(specs[i : i + size]) for i in range(0, len(specs), size)]
-        for part in pool.map(lambda batch: self._batch(batch, prior), batches):
+        running = [pool.submit(self._batch, batch, prior) for batch in batches]
+        for future in as_completed(running):
+            part = future.result()
+            on_answered(part.answered)
+        for future in running:  # in the order asked: the outcome does not depend on timing
+            part = future.result()
             outcome.answered += part.answered
             outcome.failed.update(part.failed)
             outcome.deferred.update(part.deferred)
@@ -361,23 +372,41 @@ class GraphQLRounds:
 
     def inventory(self, seen: Answered, prior: ProjectSnapshot | None) -> None:
         """The tree scan, when the head moved since the last good audit (REST)."""
-        head: Commit | None = seen.snapshot.head
-        kept = prior.license_inventory if prior else None
         if not self.needs_tree(seen, prior):
-            seen.snapshot = replace(seen.snapshot, license_inventory=kept)
+            seen.snapshot = replace(
+                seen.snapshot, license_inventory=prior.license_inventory if prior else None
+            )
             seen.provenance += carried(prior, "license_inventory")
             return
-        assert seen.snapshot.repo is not None and head is not None
+        self.apply_tree(seen, self.read_tree(seen))
+
+    def read_tree(self, seen: Answered) -> TreeRead | None:
+        """The head's tree (REST), read without touching ``seen`` (a worker reads it while
+        the later rounds complete ``seen``); None when GitHub has none (404, 409)."""
+        head: Commit | None = seen.snapshot.head
+        repo = seen.snapshot.repo
+        assert repo is not None and head is not None
         response = self.api.get_json(
-            f"/repos/{seen.snapshot.repo.full_name}/git/trees/{head.sha}?recursive=1",
+            f"/repos/{repo.full_name}/git/trees/{head.sha}?recursive=1",
             allow=(404, 409),
             immutable=True,  # a commit's tree: asked again only when the head moves
         )
-        if response.status == 200:
-            repo = seen.snapshot.repo
-            inventory = parse.inventory_from_tree(response.data, repo.url, repo.default_branch)
-            seen.snapshot = replace(seen.snapshot, license_inventory=inventory)
-            seen.provenance.append(("license_inventory", Provenance(response.url, self.clock())))
+        if response.status != 200:
+            return None
+        inventory = parse.inventory_from_tree(response.data, repo.url, repo.default_branch)
+        return TreeRead(inventory, Provenance(response.url, self.clock()))
+
+    @staticmethod
+    def apply_tree(seen: Answered, read: TreeRead | None) -> None:
+        if read is not None:
+            seen.snapshot = replace(seen.snapshot, license_inventory=read.inventory)
+            seen.provenance.append(("license_inventory", read.provenance))
+
+
+@dataclass(frozen=True)
+class TreeRead:
+    inventory: tuple[InventoryEntry, ...]
+    provenance: Provenance
 
 
 def _root_license(entries: list[shapes.TreeEntry] | None) -> tuple[str | None, str | None]:

@@ -16,7 +16,7 @@ import base64
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 from crawler.config import Location, ProjectSpec
@@ -33,7 +33,7 @@ from crawler.upstream.sources.github import (
 )
 from crawler.upstream.sources.github.api import BudgetExhausted, GitHubApi, GitHubError
 from crawler.upstream.sources.github.app_auth import InstallationTokens, app_credentials
-from crawler.upstream.sources.github.by_graphql import Answered, GraphQLRounds
+from crawler.upstream.sources.github.by_graphql import Answered, GraphQLRounds, TreeRead
 from crawler.upstream.sources.github.by_rest import RestProject
 from crawler.upstream.sources.github.queries import batch_query
 
@@ -179,7 +179,20 @@ class GitHubFetcher:
         rounds = GraphQLRounds(
             self.api, self.settings, self.clock, _repo, halted=self._halted, halt=self._halt
         )
-        outcome = rounds.run(specs, prior, pool)
+        trees: dict[int, Future[TreeRead | None]] = {}
+
+        def read_tree(seen: Answered) -> TreeRead | None:
+            self.api.start_project()
+            return rounds.read_tree(seen)
+
+        def answered(part: list[Answered]) -> None:
+            # a tree needs only the head: read while the other batches and the license
+            # rounds run, not after them (a first audit's long pole: one request a repository)
+            for seen in part:
+                if rounds.needs_tree(seen, prior.get(seen.spec.name)) and not self._halted():
+                    trees[id(seen)] = pool.submit(read_tree, seen)
+
+        outcome = rounds.run(specs, prior, pool, on_answered=answered)
         url = self.api.graphql_url
         results: dict[str, ProjectResult] = {}
         for name, why in outcome.deferred.items():
@@ -192,7 +205,11 @@ class GitHubFetcher:
             spec = seen.spec
             self.api.start_project()
             try:
-                rounds.inventory(seen, prior.get(spec.name))
+                reading = trees.get(id(seen))
+                if reading is not None:
+                    rounds.apply_tree(seen, reading.result())
+                else:
+                    rounds.inventory(seen, prior.get(spec.name))
             except BudgetExhausted as exc:
                 self._halt(str(exc))
                 return deferred(spec.name, str(exc))
@@ -203,15 +220,8 @@ class GitHubFetcher:
             self.on_fetched(result)
             return result
 
-        # only a project whose tree is to be read needs a worker; the others (every project on
-        # an unchanged night) are finished here, without a future and a thread hand-off each
-        remote = [s for s in outcome.answered if rounds.needs_tree(s, prior.get(s.spec.name))]
-        for seen, result in zip(remote, pool.map(finish, remote), strict=True):
-            results[seen.spec.name] = result
-        wanted = {id(s) for s in remote}
         for seen in outcome.answered:
-            if id(seen) not in wanted:
-                results[seen.spec.name] = finish(seen)
+            results[seen.spec.name] = finish(seen)
         for name in (*outcome.deferred, *outcome.failed):
             self.on_fetched(results[name])
         return {spec.name: results[spec.name] for spec in specs if spec.name in results}

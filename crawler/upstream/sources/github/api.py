@@ -25,7 +25,8 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -300,6 +301,36 @@ def graphql_url(api_url: str) -> str:
     return urlunsplit(parts._replace(path=f"{path}/graphql"))
 
 
+class RequestSlots:
+    """At most ``size`` requests in flight. A GraphQL query (``urgent``) waiting for a slot
+    goes before the trees waiting for one: the rounds that complete every project of a batch
+    are not held behind a thousand tree reads that can wait."""
+
+    def __init__(self, size: int) -> None:
+        self._size = max(1, size)
+        self._used = 0
+        self._urgent = 0  # urgent requests waiting
+        self._changed = threading.Condition()
+
+    @contextmanager
+    def taken(self, *, urgent: bool) -> Iterator[None]:
+        with self._changed:
+            self._urgent += urgent
+            try:
+                while self._used >= self._size or (self._urgent and not urgent):
+                    self._changed.wait()
+            finally:
+                self._urgent -= urgent
+            self._used += 1
+            self._changed.notify_all()  # the others waiting may go, if a slot is left
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._used -= 1
+                self._changed.notify_all()
+
+
 class GitHubApi:
     def __init__(
         self,
@@ -341,7 +372,7 @@ class GitHubApi:
         self.project_deadline: float | None = None  # seconds per project; see project_clock
         # ``github.concurrency`` bounds the requests in flight, whichever thread sends them
         # (the pool's workers reading trees, the audit's thread asking for license texts)
-        self._in_flight = threading.BoundedSemaphore(max(1, settings.concurrency))
+        self._in_flight = RequestSlots(settings.concurrency)
 
     def _requester(self) -> Any:
         """This thread's PyGithub requester (PyGithub's requester is not thread-safe)."""
@@ -614,7 +645,7 @@ class GitHubApi:
         budget.reserve(self._settings.budget_reserve, url)
         self.stats.add(requests=1)
         try:
-            with self._in_flight:
+            with self._in_flight.taken(urgent=verb == "POST"):
                 if plain:
                     status, resp_headers, body = self._plain(verb, url, headers, input)
                 else:

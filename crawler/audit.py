@@ -268,7 +268,7 @@ class _Tally:
 
     order: dict[str, int]  # sources.yaml position of each project of the audit
     changes: list[Change] = field(default_factory=list)
-    flags: list[tuple[Flag, FlagEntry]] = field(default_factory=list)
+    flags: list[FlagEntry] = field(default_factory=list)
     errors: list[FetchError] = field(default_factory=list)
     problems: list[FetchError] = field(default_factory=list)
     rows: dict[str, ProjectEntry] = field(default_factory=dict)
@@ -405,7 +405,7 @@ def _run_audit(
         timedelta(days=config.settings.stale_after_days),
     )  # fmt: skip
     flags = [
-        *(entry for _flag, entry in tally.ordered(tally.flags, lambda f: f[0].project)),
+        *tally.ordered(tally.flags, lambda entry: entry.project),
         *(flag_entry(flag, None, names) for flag in stale),
     ]
     errors = [
@@ -514,7 +514,7 @@ def _tally_batch(
         tally.errors += result.errors
     tally.problems += findings.problems
     tally.changes += findings.changes
-    tally.flags += [(f, flag_entry(f, current.get(f.project), names)) for f in findings.flags]
+    tally.flags += [flag_entry(f, current.get(f.project), names) for f in findings.flags]
     for row in findings.projects:
         tally.rows[row.project] = project_entry(
             row, current.get(row.project), outcomes.get(row.project), names

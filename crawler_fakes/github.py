@@ -491,6 +491,7 @@ class FakeGitHub(LoopbackService):
         self._in_flight = 0
         self._open: set[int] = set()  # handlers whose request is not answered yet
         self.max_in_flight = 0  # the most requests it served at once since reset_log
+        self.connections_opened = 0  # TCP connections clients opened to it, ever
         self.issues = IssueTracker()
         self._lock = threading.RLock()
         reset = int(time.time()) + 3600
@@ -618,6 +619,7 @@ class FakeGitHub(LoopbackService):
     def track(self, conn: socket.socket, alive: bool) -> None:
         with self._lock:
             (self._conns.add if alive else self._conns.discard)(conn)
+            self.connections_opened += alive
 
     # ---- requests
 

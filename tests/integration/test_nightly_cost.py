@@ -411,3 +411,18 @@ def test_an_audit_reads_prior_states_a_batch_at_a_time_and_reports_in_catalog_or
     # the budget is asked once per audit, not per batch; one query per batch of 40
     assert [r.path for r in night.server.requests] == ["/rate_limit"] + ["/graphql"] * 3
     validate_report(report)
+
+
+def test_the_batches_of_an_audit_share_its_workers_and_their_connections(nights: Any) -> None:
+    """The worker threads (and the HTTP session each keeps) live for the whole audit, not for
+    one batch: a first audit of three batches, every tree read, opens at most one connection
+    per worker (4 for the queries, 4 for the trees) and one for the audit's own thread,
+    where a pool per batch would open three times as many and keep them all open."""
+    state = GitHubState([_repo(i, license_text=reference_text("MIT")) for i in range(120)])
+    night = nights(state, TOKEN)
+    outcome = run_audit(github_config(120, "retry_base_delay: 0, concurrency: 4"), night.store,
+                        night.reports, env=night.env, sleep=lambda _s: None,
+                        batch_size=40)  # fmt: skip
+    trees = [r.path for r in night.server.requests if "/git/trees/" in r.path]
+    assert len(trees) == 120 and outcome.report.as_json()["summary"]["checked"] == 120
+    assert night.server.connections_opened <= 9

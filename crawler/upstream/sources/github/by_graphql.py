@@ -7,7 +7,7 @@
 4. for repositories whose head moved: the tree, by REST (GraphQL has no recursive tree).
 
 A batch that times out is halved and retried (as Renovate does); a missing repository loses
-only itself. Rounds 1 and 4 run on the shared worker pool.
+only itself. Rounds 1 and 4 run on worker threads, round 4 as round 1 answers.
 """
 
 from __future__ import annotations
@@ -73,18 +73,19 @@ class GraphQLRounds:
         self,
         specs: Sequence[ProjectSpec],
         prior: dict[str, ProjectSnapshot],
-        pool: Executor,
+        queries: Executor,
         on_answered: Callable[[list[Answered]], None] = lambda _answered: None,
     ) -> Outcome:
-        """The rounds; ``on_answered`` hears each round-1 batch as it is answered (in this
-        thread), so that the trees it needs are read while the other queries run."""
+        """The rounds; round 1 on ``queries`` (threads of its own: a query waiting for a slot
+        never holds a worker a tree could use). ``on_answered`` hears each round-1 batch as it
+        is answered (in this thread), so that the trees it needs are read while the other
+        queries run."""
         outcome = Outcome()
         size = self.settings.graphql_batch
         batches = [list(specs[i : i + size]) for i in range(0, len(specs), size)]
-        running = [pool.submit(self._batch, batch, prior) for batch in batches]
+        running = [queries.submit(self._batch, batch, prior) for batch in batches]
         for future in as_completed(running):
-            part = future.result()
-            on_answered(part.answered)
+            on_answered(future.result().answered)
         for future in running:  # in the order asked: the outcome does not depend on timing
             part = future.result()
             outcome.answered += part.answered

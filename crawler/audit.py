@@ -261,6 +261,9 @@ def batches(specs: Sequence[ProjectSpec], size: int) -> Iterator[list[ProjectSpe
         yield list(specs[start : start + size])
 
 
+_T = TypeVar("_T")
+
+
 @dataclass
 class _Tally:
     """What an audit keeps of each batch once the batch is recorded and its states let go:
@@ -281,9 +284,6 @@ class _Tally:
     def ordered(self, items: Iterable[_T], project: Callable[[_T], str]) -> list[_T]:
         last = len(self.order)  # removed projects are not in the audit: after the others
         return sorted(items, key=lambda item: self.order.get(project(item), last))
-
-
-_T = TypeVar("_T")
 
 
 def run_audit(
@@ -390,7 +390,6 @@ def _run_audit(
         raise RuntimeError(redact(f"audit {audit_id} failed: {exc}", *secrets)) from None
     finally:
         web.close()
-        forget_memos()
     if store.failure is not None:
         raise StoreError(_store_failed(store, audit_id, results.values()))
 

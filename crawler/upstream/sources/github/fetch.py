@@ -81,9 +81,10 @@ class GitHubFetcher:
         self._unanswered = 0  # projects in a row that got no HTTP answer at all
         self._budget_read = False  # /rate_limit asked once per audit, not once per batch
         # worker threads for the whole audit, not per batch: each keeps its HTTP session (and
-        # its open connection) from one batch to the next
-        self._pool: ThreadPoolExecutor | None = None
-        self._queries: ThreadPoolExecutor | None = None
+        # its open connection) from one batch to the next (an executor starts none until used)
+        workers = settings.concurrency
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="github")
+        self._queries = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="github-graphql")
 
     # -- shared state between workers ----------------------------------------------------------
 
@@ -116,19 +117,13 @@ class GitHubFetcher:
         if not self._budget_read:  # later batches know the budget from every answer's headers
             self.api.refresh_budget()
             self._budget_read = True
-        if self._pool is None:
-            workers = self.settings.concurrency
-            self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="github")
-            self._queries = ThreadPoolExecutor(workers, thread_name_prefix="github-graphql")
         if self.use_graphql:
             return self._graphql(specs, dict(prior), self._pool)
         return self._rest(specs, prior, self._pool)
 
     def close(self) -> None:
         for pool in (self._pool, self._queries):
-            if pool is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
-        self._pool = self._queries = None
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _rest(
         self,
@@ -204,7 +199,6 @@ class GitHubFetcher:
                 if rounds.needs_tree(seen, prior.get(seen.spec.name)) and not self._halted():
                     trees[id(seen)] = pool.submit(read_tree, seen)
 
-        assert self._queries is not None
         outcome = rounds.run(specs, prior, self._queries, on_answered=answered)
         url = self.api.graphql_url
         results: dict[str, ProjectResult] = {}

@@ -10,6 +10,11 @@ started by a small launcher that reads the child's own resource usage from ``os.
   execution, JSON; latency left out: ``RequestRecord.service_seconds``), REST and GraphQL apart;
 * each tool's latency floor: ceil(requests / concurrency) x latency, and how far above it the
   tool ran (1.00x = nothing but waiting on the fake's latency);
+* both tools byte-compiled, as an installed package is: pip compiles nvchecker (and every
+  dependency) when it installs it, but the crawler is installed editable from this checkout,
+  and a machine with PYTHONDONTWRITEBYTECODE set (this one) would compile its modules from
+  source on every start (0.2 s of CPU each run); ``compileall`` gives it what ``pip install .``
+  or the container image gives it;
 * medians of ``--repeat`` runs; runs of the two tools alternate, so that load from elsewhere
   falls on both; ratios are crawler / nvchecker within one run of this script.
 
@@ -35,6 +40,7 @@ This prints a table; it asserts nothing (behaviour is checked in ``tests/``).
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import math
 import os
@@ -53,6 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from audit_budget import (
     FOREIGN_ENV,
+    ROOT,
     TOKEN,
     TlsFront,
     config_text,
@@ -275,6 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(missing, file=sys.stderr)
         return 2
     started = time.perf_counter()
+    compileall.compile_dir(str(ROOT / "crawler"), quiet=1)  # as pip does for nvchecker
 
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)

@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graphql import GraphQLSchema, build_schema, parse, validate
+from graphql import GraphQLSchema, build_schema, get_operation_ast, parse, validate
+from graphql.execution.values import get_variable_values
 
 from crawler.config import ProjectSpec
 from crawler.upstream.sources.github import GitHubSettings
 from crawler.upstream.sources.github.fetch import graphql_batch_query
-from crawler.upstream.sources.github.queries import files_query
+from crawler.upstream.sources.github.queries import Query, files_query
 from crawler_fakes.github_graphql import SCHEMA as FAKE_SCHEMA
 from tests.conftest import SHARED
 
@@ -33,18 +34,37 @@ SPECS = [
 PATHS: list[str | None] = ["LICENSE", None, 'weird "quoted" \\ path.md']  # None: root entries
 
 
+def _check(schema: GraphQLSchema, query: Query) -> None:
+    """The document is valid for ``schema`` and its variables coerce to what it declares."""
+    document = parse(query.text)
+    assert [e.message for e in validate(schema, document)] == []
+    operation = get_operation_ast(document)
+    assert operation is not None
+    coerced = get_variable_values(schema, operation.variable_definitions or [], query.variables)
+    assert not isinstance(coerced, list), [e.message for e in coerced]
+    assert coerced.coerced == query.variables
+
+
 @pytest.mark.parametrize("schema_name", ["github", "fake"])
 def test_batch_query_validates(schema_name: str) -> None:
     schema = _github_schema() if schema_name == "github" else FAKE_SCHEMA
-    query = graphql_batch_query(SPECS, PATHS, GitHubSettings(releases_per_repo=10, tags_per_repo=5))
-    document = parse(query)
-    assert [e.message for e in validate(schema, document)] == []
-    assert 'r2: repository(owner: "a-b", name: "c_d.e")' in query
-    assert 'object(expression: "HEAD:weird \\"quoted\\" \\\\ path.md")' in query
+    settings = GitHubSettings(releases_per_repo=10, tags_per_repo=5)
+    query = graphql_batch_query(SPECS, PATHS, settings)
+    _check(schema, query)
+    assert query.variables == {
+        "o0": "ggml-org", "n0": "llama.cpp", "p0": "HEAD:LICENSE", "k0": True,
+        "o1": "kvcache-ai", "n1": "Mooncake", "p1": "HEAD:", "k1": False,
+        "o2": "a-b", "n2": "c_d.e", "p2": 'HEAD:weird "quoted" \\ path.md', "k2": True,
+    }  # fmt: skip
     assert (
-        'r1: repository(owner: "kvcache-ai", name: "Mooncake") { ...RepoFacts rootEntries: '
-        in query
-    )
+        "r1: repository(owner: $o1, name: $n1) { ...RepoFacts licenseBlob: object(expression: "
+        '$p1) @include(if: $k1) { ... on Blob { oid } } rootEntries: object(expression: "HEAD:")'
+        " @skip(if: $k1) { ... on Tree { entries { name type oid } } } }"
+    ) in query.text
+    # names and paths never enter the document: any three repositories send the same text
+    assert "Mooncake" not in query.text and "quoted" not in query.text
+    others = [ProjectSpec(name=f"p{i}", repo=f"o/p{i}") for i in range(3)]
+    assert graphql_batch_query(others, [None, None, None], settings).text == query.text
 
 
 @pytest.mark.parametrize("schema_name", ["github", "fake"])
@@ -56,25 +76,26 @@ def test_files_query_validates(schema_name: str) -> None:
         ("kvcache-ai/Mooncake", "b" * 40, "LICENSE-APACHE"),
         ("a-b/c_d.e", "c" * 40, 'weird "quoted" path'),
     ])  # fmt: skip
-    assert [e.message for e in validate(schema, parse(query))] == []
-    mooncake = (
-        'f1: repository(owner: "kvcache-ai", name: "Mooncake") { object(expression: '
-        f'"{"b" * 40}:LICENSE-APACHE") {{ ... on Blob {{ oid byteSize isBinary isTruncated text }}'
-    )
-    assert mooncake in query
+    _check(schema, query)
+    assert query.variables == {
+        "o0": "ggml-org", "n0": "llama.cpp", "e0": "a" * 40 + ":",
+        "o1": "kvcache-ai", "n1": "Mooncake", "e1": "b" * 40 + ":LICENSE-APACHE",
+        "o2": "a-b", "n2": "c_d.e", "e2": "c" * 40 + ':weird "quoted" path',
+    }  # fmt: skip
     assert (
-        f'object(expression: "{"a" * 40}:") {{ ... on Tree {{ entries {{ name type oid }} }} }}'
-        in query
-    )
+        "f1: repository(owner: $o1, name: $n1) { object(expression: $e1) { ... on Blob { oid "
+        "byteSize isBinary isTruncated text } ... on Tree { entries { name type oid } } } }"
+    ) in query.text
 
 
 def test_connection_sizes_stay_within_github_limits() -> None:
     # GitHub requires first/last between 1 and 100 on every connection
     settings = GitHubSettings(releases_per_repo=100, tags_per_repo=100, graphql_batch=100)
     query = graphql_batch_query(SPECS * 33, PATHS * 33, settings)
-    assert query.count("repository(") == 99
-    assert "releases(first: 100," in query and 'refs(refPrefix: "refs/tags/", first: 100,' in query
-    assert [e.message for e in validate(FAKE_SCHEMA, parse(query))] == []
+    assert query.text.count("repository(") == 99
+    assert "releases(first: 100," in query.text
+    assert 'refs(refPrefix: "refs/tags/", first: 100,' in query.text
+    _check(FAKE_SCHEMA, query)
 
 
 @pytest.mark.parametrize(
@@ -121,11 +142,12 @@ def test_every_query_an_audit_sends_validates_against_githubs_schema(
     from tests.support.ops import upstream
 
     schema = _github_schema()
-    sent: list[str] = []
+    sent: list[Query] = []
     real = github_graphql.handle
 
     def handle(fake: Any, raw: bytes) -> tuple[int, dict[str, Any], int]:
-        sent.append(json.loads(raw)["query"])
+        body = json.loads(raw)
+        sent.append(Query(body["query"], body["variables"]))
         return real(fake, raw)
 
     monkeypatch.setattr(github_graphql, "handle", handle)
@@ -144,7 +166,7 @@ def test_every_query_an_audit_sends_validates_against_githubs_schema(
                           sleep=lambda _s: None)  # fmt: skip
         finally:
             store.close()
-    kinds = {query.split("{", 1)[0].strip() for query in sent}
+    kinds = {query.text.split("(", 1)[0] for query in sent}
     assert kinds == {"query CrawlerBatch", "query CrawlerFiles"}
     for query in sent:
-        assert [e.message for e in validate(schema, parse(query))] == [], query
+        _check(schema, query)

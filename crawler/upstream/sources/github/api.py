@@ -57,6 +57,8 @@ from crawler.upstream.sources.github.transport import (
 if TYPE_CHECKING:
     from github import Github
 
+    from crawler.upstream.sources.github.queries import Query
+
 log = logging.getLogger(__name__)
 ACCEPT = "application/vnd.github+json"
 MAX_MESSAGE = 300
@@ -243,7 +245,7 @@ def _message(body: str) -> str:
 
 
 def _resets_at(headers: dict[str, Any]) -> str:
-    """"; resets at <UTC time>" from GitHub's ``x-ratelimit-reset`` (epoch seconds), if sent."""
+    """ "; resets at <UTC time>" from GitHub's ``x-ratelimit-reset`` (epoch seconds), if sent."""
     reset = str(headers.get("x-ratelimit-reset") or "")
     if not reset.isdigit():
         return ""
@@ -575,7 +577,7 @@ class GitHubApi:
         return response
 
     def post_graphql(
-        self, query: str, *, retry_timeouts: bool = False
+        self, query: Query, *, retry_timeouts: bool = False
     ) -> tuple[int, dict[str, Any] | None, str]:
         """POST one GraphQL document; returns (status, parsed body or None, short message).
 
@@ -590,7 +592,7 @@ class GitHubApi:
             status, _headers, body = self._send(
                 "POST",
                 url,
-                input={"query": query},
+                input={"query": query.text, "variables": query.variables},
                 budget=self.graphql_budget,
                 answers=(502, 504),
                 plain=True,

@@ -35,7 +35,7 @@ from crawler.upstream.sources.github.api import BudgetExhausted, GitHubApi, GitH
 from crawler.upstream.sources.github.app_auth import InstallationTokens, app_credentials
 from crawler.upstream.sources.github.by_graphql import Answered, GraphQLRounds, TreeRead
 from crawler.upstream.sources.github.by_rest import RestProject
-from crawler.upstream.sources.github.queries import batch_query
+from crawler.upstream.sources.github.queries import Query, batch_query
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], str]
@@ -55,7 +55,7 @@ def _repo(spec: ProjectSpec) -> str:
 
 def graphql_batch_query(
     specs: Sequence[ProjectSpec], license_paths: Sequence[str | None], settings: GitHubSettings
-) -> str:
+) -> Query:
     return batch_query([_repo(s) for s in specs], license_paths, settings)
 
 

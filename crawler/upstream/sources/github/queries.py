@@ -4,22 +4,23 @@ GitHub does."""
 
 from __future__ import annotations
 
-import json
+import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from crawler.upstream.sources.github import GitHubSettings
 
-# Enough to pick the root license file by name and read its blob id (no text: the text is
-# only asked for when the blob id is new).
-ROOT_ENTRIES = (
-    'rootEntries: object(expression: "HEAD:") { ... on Tree { entries { name type oid } } }'
-)
 
+@dataclass(frozen=True)
+class Query:
+    """A GraphQL document and its variables. Repositories, paths and commits travel as
+    variables, so the text depends only on how many repositories a query asks about: every
+    full batch sends the same document (a server parses and validates it once), and no name
+    from sources.yaml or an answer is ever spliced into GraphQL syntax."""
 
-def _q(value: str) -> str:
-    """A GraphQL string literal (JSON string syntax is valid GraphQL string syntax)."""
-    return json.dumps(value)
+    text: str
+    variables: dict[str, Any]
 
 
 def _owner_name(path: str) -> tuple[str, str]:
@@ -27,24 +28,21 @@ def _owner_name(path: str) -> tuple[str, str]:
     return owner, name
 
 
-def batch_query(
-    repos: Sequence[str], license_paths: Sequence[str | None], settings: GitHubSettings
-) -> str:
-    """One query, one alias per repository: releases, tags, head, license verdict, and the
-    license file's blob id — at its known path, or the root entries when none is known yet."""
-    parts = ["query CrawlerBatch {", "  rateLimit { cost remaining limit resetAt used }"]
-    for index, (repo, path) in enumerate(zip(repos, license_paths, strict=True)):
-        owner, name = _owner_name(repo)
-        if path is None:
-            license_part = ROOT_ENTRIES
-        else:
-            expression = _q("HEAD:" + path)
-            license_part = (
-                f"licenseBlob: object(expression: {expression}) {{ ... on Blob {{ oid }} }}"
-            )
+@functools.lru_cache(maxsize=32)
+def _batch_text(size: int, releases: int, tags: int) -> str:
+    declared = ", ".join(f"$o{i}: String!, $n{i}: String!, $p{i}: String!, $k{i}: Boolean!"
+                         for i in range(size))  # fmt: skip
+    parts = [f"query CrawlerBatch({declared}) {{",
+             "  rateLimit { cost remaining limit resetAt used }"]  # fmt: skip
+    for i in range(size):
+        # the license file's blob id at its known path ($k true), else the root entries: enough
+        # to pick the root license file by name (no text: asked only when the blob id is new)
         parts.append(
-            f"  r{index}: repository(owner: {_q(owner)}, name: {_q(name)}) {{ ...RepoFacts "
-            f"{license_part} }}"
+            f"  r{i}: repository(owner: $o{i}, name: $n{i}) {{ ...RepoFacts "
+            f"licenseBlob: object(expression: $p{i}) @include(if: $k{i}) "
+            "{ ... on Blob { oid } } "
+            f'rootEntries: object(expression: "HEAD:") @skip(if: $k{i}) '
+            "{ ... on Tree { entries { name type oid } } } }"
         )
     parts.append("}")
     parts.append(
@@ -52,12 +50,11 @@ def batch_query(
         "  databaseId nameWithOwner url isArchived isEmpty\n"
         "  licenseInfo { key spdxId name }\n"
         "  defaultBranchRef { name target { ... on Commit { oid committedDate url } } }\n"
-        f"  releases(first: {settings.releases_per_repo}, "
-        "orderBy: {field: CREATED_AT, direction: DESC}) {\n"
+        f"  releases(first: {releases}, orderBy: {{field: CREATED_AT, direction: DESC}}) {{\n"
         "    totalCount\n"
         "    nodes { tagName name publishedAt createdAt isPrerelease isDraft isLatest url }\n"
         "  }\n"
-        f'  refs(refPrefix: "refs/tags/", first: {settings.tags_per_repo}, '
+        f'  refs(refPrefix: "refs/tags/", first: {tags}, '
         "orderBy: {field: TAG_COMMIT_DATE, direction: DESC}) {\n"
         "    totalCount\n"
         "    nodes { name target { oid ... on Commit { committedDate } "
@@ -68,25 +65,43 @@ def batch_query(
     return "\n".join(parts)
 
 
-def files_query(requests: Sequence[tuple[str, str, str | None]]) -> str:
-    """The root entries or one file's text, at a given commit, for several repositories at once:
-    ``(repository, commit oid, path)``; a path of None asks for the root entries."""
-    parts = ["query CrawlerFiles {", "  rateLimit { cost remaining limit resetAt used }"]
-    for index, (repo, commit, path) in enumerate(requests):
-        owner, name = _owner_name(repo)
-        if path is None:
-            wanted = (
-                f"object(expression: {_q(commit + ':')}) "
-                "{ ... on Tree { entries { name type oid } } }"
-            )
-        else:
-            wanted = (
-                f"object(expression: {_q(commit + ':' + path)}) "
-                "{ ... on Blob { oid byteSize isBinary isTruncated text } }"
-            )
-        parts.append(f"  f{index}: repository(owner: {_q(owner)}, name: {_q(name)}) {{ {wanted} }}")
+def batch_query(
+    repos: Sequence[str], license_paths: Sequence[str | None], settings: GitHubSettings
+) -> Query:
+    """One query, one alias per repository: releases, tags, head, license verdict, and the
+    license file's blob id — at its known path, or the root entries when none is known yet."""
+    variables: dict[str, Any] = {}
+    for i, (repo, path) in enumerate(zip(repos, license_paths, strict=True)):
+        variables[f"o{i}"], variables[f"n{i}"] = _owner_name(repo)
+        variables[f"p{i}"] = "HEAD:" + (path or "")
+        variables[f"k{i}"] = path is not None
+    text = _batch_text(len(repos), settings.releases_per_repo, settings.tags_per_repo)
+    return Query(text, variables)
+
+
+@functools.lru_cache(maxsize=32)
+def _files_text(size: int) -> str:
+    declared = ", ".join(f"$o{i}: String!, $n{i}: String!, $e{i}: String!" for i in range(size))
+    parts = [f"query CrawlerFiles({declared}) {{",
+             "  rateLimit { cost remaining limit resetAt used }"]  # fmt: skip
+    for i in range(size):
+        parts.append(
+            f"  f{i}: repository(owner: $o{i}, name: $n{i}) {{ object(expression: $e{i}) "
+            "{ ... on Blob { oid byteSize isBinary isTruncated text } "
+            "... on Tree { entries { name type oid } } } }"
+        )
     parts.append("}")
     return "\n".join(parts)
+
+
+def files_query(requests: Sequence[tuple[str, str, str | None]]) -> Query:
+    """The root entries or one file's text, at a given commit, for several repositories at once:
+    ``(repository, commit oid, path)``; a path of None asks for the root entries."""
+    variables: dict[str, Any] = {}
+    for i, (repo, commit, path) in enumerate(requests):
+        variables[f"o{i}"], variables[f"n{i}"] = _owner_name(repo)
+        variables[f"e{i}"] = f"{commit}:{path or ''}"
+    return Query(_files_text(len(requests)), variables)
 
 
 def is_timeout(status: int, doc: dict[str, Any] | None) -> bool:

@@ -17,8 +17,10 @@ COPY sources.yaml /app/sources.yaml
 USER crawler
 WORKDIR /data
 VOLUME ["/data"]
+# the license index cache on the volume: the root filesystem may be read-only (Kubernetes)
 ENV CRAWLER_DB_URL=sqlite:////data/crawler.sqlite \
     CRAWLER_HEARTBEAT=/data/heartbeat.json \
+    CRAWLER_CACHE_DIR=/data/cache \
     PYTHONUNBUFFERED=1
 # schedule mode writes the heartbeat every minute; `crawler health` fails when it is 3 minutes old
 HEALTHCHECK --interval=60s --timeout=10s --start-period=120s --retries=3 \

@@ -5,6 +5,8 @@ marker of each test's folder (tests/unit, tests/integration, tests/e2e), so that
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +20,14 @@ from tests.support import SHARED
 TESTS = Path(__file__).resolve().parent
 LEVELS = ("unit", "integration", "e2e")  # the folders, registered as markers in pyproject.toml
 PG_URL = os.environ.get("CRAWLER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Derived caches (the license index) go to a folder of this session's own, never the
+    user's ~/.cache; every process the tests start inherits it."""
+    folder = tempfile.mkdtemp(prefix="crawler-test-cache-")
+    os.environ["CRAWLER_CACHE_DIR"] = folder
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

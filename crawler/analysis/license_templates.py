@@ -3,9 +3,10 @@
 No license text lives in this repository. Templates come from ScanCode's license database
 (``licensedcode-data``, ~2,300 licenses incl. X11 and PSF-2.0) and from the choosealicense.com
 texts (``pychoosealicense``: the 47 texts GitHub's license picker writes and licensee knows,
-whose wording differs in places from ScanCode's). Start-up reads every text once to build an
-inverted index over the rarer words (under a second); a template is tokenised in full only
-when a file makes it a candidate, then aligned word by word (difflib).
+whose wording differs in places from ScanCode's). The first use reads every text once to build
+an inverted index over the rarer words (half a second), kept in the user's cache folder for
+the next process; a template is tokenised in full only when a file makes it a candidate, then
+aligned word by word (difflib).
 
 Normalisation follows licensee and the SPDX matching guidelines closely enough for word
 alignment: case, punctuation, quotes, hyphens (also across line breaks), bullets and list
@@ -15,11 +16,17 @@ folded, and copyright statements are set aside (they name holders, they are not 
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib.metadata
 import importlib.util
+import logging
+import marshal
 import math
 import os
 import re
 import sys
+import tempfile
 import threading
 from bisect import bisect_left
 from collections import Counter, defaultdict
@@ -31,6 +38,8 @@ from itertools import chain, pairwise
 from pathlib import Path
 
 from crawler.analysis.license_clauses import copyright_clause, reads_as_prose
+
+log = logging.getLogger(__name__)
 
 DATA_DISTRIBUTION = "licensedcode-data"
 MIN_TEMPLATE_WORDS = 20  # shorter ScanCode texts are notices or references, not license texts
@@ -303,12 +312,17 @@ def _parse(entry: _Entry) -> Template:
         if is_copyright_line(ln):
             held[i] = copyright_clause(ln)
         elif (
-            i - 1 in held and held[i - 1] is None and ln.strip() and len(ln.split()) <= 12
-            and re.search(r"\d|@|<|http", ln) and not reads_as_prose(ln)
+            i - 1 in held
+            and held[i - 1] is None
+            and ln.strip()
+            and len(ln.split()) <= 12
+            and re.search(r"\d|@|<|http", ln)
+            and not reads_as_prose(ln)
         ):
             held[i] = None
     boiler = {
-        k for k, (ln, _, s, _, _) in enumerate(toks)
+        k
+        for k, (ln, _, s, _, _) in enumerate(toks)
         if ln in held and s < (held[ln] or len(lines[ln]))
     }
     optional_from = len(words)
@@ -337,27 +351,36 @@ def _parse(entry: _Entry) -> Template:
 class TemplateIndex:
     """Every usable template, an inverted index from rare words to templates, and names."""
 
-    def __init__(self, entries: list[_Entry], word_sets: list[tuple[str, ...]]) -> None:
+    def __init__(
+        self,
+        entries: list[_Entry],
+        idf: dict[str, float],
+        postings: dict[str, list[int]],
+        weight: list[float],
+        names: dict[tuple[str, ...], str],
+    ) -> None:
         self.entries = entries
         self._parsed: dict[int, Template] = {}
         self._lock = threading.Lock()
         self.by_spdx: dict[str, int] = {}
         for i, e in enumerate(entries):
             self.by_spdx.setdefault(e.spdx_id, i)
+        self.idf, self.postings, self.weight, self.names = idf, postings, weight, names
+
+    @classmethod
+    def build(cls, entries: list[_Entry], word_sets: list[tuple[str, ...]]) -> TemplateIndex:
         n = len(entries)
         df = Counter(chain.from_iterable(word_sets))
         max_df = max(1, int(n * _MAX_DF_FRACTION))
-        self.idf = {w: math.log(n / c) for w, c in df.items() if c <= max_df}
-        idf = self.idf
+        idf = {w: math.log(n / c) for w, c in df.items() if c <= max_df}
         postings: dict[str, list[int]] = defaultdict(list)
-        self.weight: list[float] = []
+        weight: list[float] = []
         for i, ws in enumerate(word_sets):
             rare = idf.keys() & ws
-            self.weight.append(math.fsum(map(idf.__getitem__, rare)))
+            weight.append(math.fsum(map(idf.__getitem__, rare)))
             for w in rare:
                 postings[w].append(i)
-        self.postings = postings
-        self.names: dict[tuple[str, ...], str] = {}
+        names: dict[tuple[str, ...], str] = {}
         for e in entries:
             if e.spdx_id.startswith("LicenseRef-") or e.meta.get("is_exception") == "yes":
                 continue
@@ -365,7 +388,18 @@ class TemplateIndex:
             for label in (e.name, short if isinstance(short, str) else "", e.spdx_id):
                 key = tuple(w for w in normalize_words(label) if w not in {"the", "version"})
                 if key:
-                    self.names.setdefault(key, e.spdx_id)
+                    names.setdefault(key, e.spdx_id)
+        return cls(entries, idf, dict(postings), weight, names)
+
+    def to_bytes(self) -> bytes:
+        """The index as marshal data (built-in types only), for ``from_bytes``."""
+        entries = [(e.key, e.spdx_id, e.name, e.meta, e.path, e.offset) for e in self.entries]
+        return marshal.dumps((entries, self.idf, self.postings, self.weight, self.names))
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> TemplateIndex:
+        entries, idf, postings, weight, names = marshal.loads(data)
+        return cls([_Entry(*e) for e in entries], idf, postings, weight, names)
 
     def template(self, i: int) -> Template:
         with self._lock:
@@ -388,7 +422,7 @@ class TemplateIndex:
             idf = self.idf.get(w)
             if idf is not None:
                 total += idf
-                for i in self.postings[w]:
+                for i in self.postings.get(w, ()):
                     acc[i] += idf
         scored = []
         for i, s in acc.items():
@@ -449,7 +483,7 @@ def _load(folder: Path, extra: Path | None = None) -> TemplateIndex:
         if words is not None:
             kept.append(e)
             word_sets.append(words)
-    return TemplateIndex(kept, word_sets)
+    return TemplateIndex.build(kept, word_sets)
 
 
 def _word_set(body: bytes) -> tuple[str, ...] | None:
@@ -480,12 +514,106 @@ _INDEX: TemplateIndex | None = None
 
 
 def load_index() -> TemplateIndex:
-    """The process-wide template index, built on first use from the installed package."""
+    """The process-wide template index, built on first use from the installed packages, or
+    read from the user's cache folder where an earlier process left it for the same packages
+    and the same code (reading 2,300 files and indexing them takes half a second of CPU, every
+    first audit and every night a new license text turns up; the cache file, 20 ms)."""
     global _INDEX
     with _LOCK:
         if _INDEX is None:
-            _INDEX = _load(data_dir(), _choosealicense_dir())
+            folder, extra = data_dir(), _choosealicense_dir()
+            cache = _cache_path(folder, extra)
+            _INDEX = _read_cached(cache) if cache else None
+            if _INDEX is None:
+                _INDEX = _load(folder, extra)
+                if cache:
+                    _write_cached(cache, _INDEX)
         return _INDEX
+
+
+# -- the index cached on disk -------------------------------------------------------------
+
+CACHE_ENV = "CRAWLER_CACHE_DIR"  # else $XDG_CACHE_HOME/crawler, else ~/.cache/crawler
+_CACHE_FORMAT = b"crawler license index 1\n"
+_CACHE_PREFIX = "license-index-"
+
+
+def cache_dir() -> Path | None:
+    """Where derived data that can be rebuilt is kept; None when there is no home folder."""
+    explicit = os.environ.get(CACHE_ENV, "")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if xdg and Path(xdg).is_absolute():  # the XDG spec: a relative path is ignored
+        return Path(xdg) / "crawler"
+    try:
+        return Path.home() / ".cache" / "crawler"
+    except RuntimeError:
+        return None
+
+
+def _cache_path(folder: Path, extra: Path | None) -> Path | None:
+    """The cache file for these packages and this code: any change to either names another
+    file (the index of a different ScanCode release, or of an edited tokenizer, is never read)."""
+    where = cache_dir()
+    if where is None:
+        return None
+    key = hashlib.sha256(_CACHE_FORMAT)
+    for part in (sys.version, str(marshal.version), str(folder), str(extra)):
+        key.update(part.encode() + b"\0")
+    for package in (DATA_DISTRIBUTION, "pychoosealicense"):
+        try:
+            key.update(importlib.metadata.version(package).encode() + b"\0")
+        except importlib.metadata.PackageNotFoundError:
+            key.update(b"-\0")
+    try:
+        for path in (folder, extra):
+            key.update(str(path.stat().st_mtime_ns if path else 0).encode() + b"\0")
+        key.update(Path(__file__).read_bytes())  # the code that builds the index
+    except OSError:
+        return None
+    return where / f"{_CACHE_PREFIX}{key.hexdigest()[:32]}.marshal"
+
+
+def _read_cached(path: Path) -> TemplateIndex | None:
+    """The cached index, or None when it is absent, unreadable, torn or altered (its checksum
+    covers every byte: a half-written or edited file is rebuilt, never half-used)."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    n = len(_CACHE_FORMAT)
+    head, digest, body = raw[:n], raw[n : n + 32], raw[n + 32 :]
+    if head != _CACHE_FORMAT or hashlib.sha256(body).digest() != digest:
+        log.info("license index cache %s is not valid; rebuilding it", path)
+        return None
+    try:
+        return TemplateIndex.from_bytes(body)
+    except (ValueError, TypeError, EOFError):
+        log.info("license index cache %s could not be read; rebuilding it", path)
+        return None
+
+
+def _write_cached(path: Path, index: TemplateIndex) -> None:
+    """Write the cache file whole (a temporary file renamed into place), and remove the files
+    of other package versions; a folder that cannot be written only costs the next process
+    the build."""
+    body = index.to_bytes()
+    temporary: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".tmp-", delete=False) as out:
+            temporary = out.name
+            out.write(_CACHE_FORMAT + hashlib.sha256(body).digest() + body)
+        os.replace(temporary, path)
+        for old in path.parent.glob(f"{_CACHE_PREFIX}*.marshal"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError as exc:
+        log.info("license index not cached in %s: %s", path.parent, exc)
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
 
 
 @dataclass
@@ -590,8 +718,11 @@ def _unbind_boiler(
         at = bisect_left(boiler, i)
         while at < len(boiler) and boiler[at] < i + k:
             x, run = boiler[at] - i, 0
-            while (at < len(boiler) and boiler[at] == i + x + run < i + k
-                   and not ignorable[offset + j + x + run]):
+            while (
+                at < len(boiler)
+                and boiler[at] == i + x + run < i + k
+                and not ignorable[offset + j + x + run]
+            ):
                 run, at = run + 1, at + 1
             if 0 < run <= 2:
                 cuts.append((x, x + run))

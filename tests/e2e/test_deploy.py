@@ -90,6 +90,7 @@ def test_dockerfile_pinned_non_root_volume_healthcheck_and_no_token() -> None:
     env = " ".join(rest for i, rest in lines if i in ("ENV", "ARG"))
     assert "TOKEN" not in env and not LITERAL_TOKEN.search((ROOT / "Dockerfile").read_text())
     assert "CRAWLER_HEARTBEAT=/data/heartbeat.json" in env
+    assert "CRAWLER_CACHE_DIR=/data/cache" in env  # on the volume: the root may be read-only
     entrypoint = json.loads(next(rest for i, rest in lines if i == "ENTRYPOINT"))
     cmd = json.loads(next(rest for i, rest in lines if i == "CMD"))
     assert accepted([*entrypoint, *cmd]) == "schedule"

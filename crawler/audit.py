@@ -16,7 +16,7 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,7 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from crawler.config import Config, ConfigError, ProjectSpec
 from crawler.diff import DiffRules, Findings, Tracked, diff_audit, forget_memos, removed_projects
-from crawler.diff.pending import PendingItem
+from crawler.diff.pending import PendingItem, pending_changes
 from crawler.diff.source_labels import Names as SourceNamesMap
 from crawler.findings import findings_between as findings_between  # re-exported
 from crawler.findings import location_of as _location
@@ -35,7 +35,6 @@ from crawler.gather import Gatherer, OpenSources, open_sources
 from crawler.model import (
     AuditStatus,
     Change,
-    FetchError,
     Flag,
     FlagKind,
     ProjectOutcome,
@@ -49,12 +48,15 @@ from crawler.report.json_report import (
     ReportParts,
     assemble_report,
     build_report,
+    change_entry,
+    error_entry,
     flag_entry,
     pending_entry,
     project_entry,
 )
 from crawler.report.markdown import write_markdown
-from crawler.report.model import FlagEntry, ProjectEntry, Report
+from crawler.report.model import ChangeEntry, ErrorEntry, FlagEntry, ProjectEntry, Report
+from crawler.report.spool import InOrder, Spool, joined
 from crawler.report.words import change_summary
 from crawler.report.words import last_checked as _since
 from crawler.report.words import plural as counted
@@ -165,7 +167,7 @@ def write_report(report: Report, reports_dir: Path, *, refresh_latest: bool = Tr
 def _overall_status(tally: _Tally, stopped: bool) -> AuditStatus:
     if tally.tracked and tally.failed == tally.tracked:
         return "failed"
-    if stopped or tally.errors:
+    if stopped or tally.errored:
         return "partial"
     return "complete"
 
@@ -264,26 +266,32 @@ def batches(specs: Sequence[ProjectSpec], size: int) -> Iterator[list[ProjectSpe
 _T = TypeVar("_T")
 
 
-@dataclass
 class _Tally:
     """What an audit keeps of each batch once the batch is recorded and its states let go:
-    the findings, each project's worded row, the outcomes; a few hundred bytes a project."""
+    each project's worded row, flags, changes and errors written to a temporary file (their
+    places in it kept, 16 bytes an entry), the pending-worthy changes and the outcomes."""
 
-    order: dict[str, int]  # sources.yaml position of each project of the audit
-    changes: list[Change] = field(default_factory=list)
-    flags: list[FlagEntry] = field(default_factory=list)
-    errors: list[FetchError] = field(default_factory=list)
-    problems: list[FetchError] = field(default_factory=list)
-    rows: dict[str, ProjectEntry] = field(default_factory=dict)
-    outcomes: dict[str, ProjectOutcome] = field(default_factory=dict)
-    checked: list[str] = field(default_factory=list)
-    tracked = 0  # projects not untracked
-    failed = 0  # of which ended in error
-    batches_recorded = 0
+    def __init__(self, order: dict[str, int]) -> None:
+        self.order = order  # sources.yaml position of each project of the audit
+        self.spool = Spool()
+        self.rows = InOrder(self.spool, ProjectEntry)
+        self.changes = InOrder(self.spool, ChangeEntry)
+        self.flags = InOrder(self.spool, FlagEntry)
+        self.errors = InOrder(self.spool, ErrorEntry)
+        self.problems = InOrder(self.spool, ErrorEntry)
+        self.pending: list[Change] = []  # what may open a pending item: few a night
+        self.outcomes: dict[str, ProjectOutcome] = {}
+        self.checked: list[str] = []
+        self.tracked = 0  # projects not untracked
+        self.failed = 0  # of which ended in error
+        self.errored = False  # any fetch error
+        self.batches_recorded = 0
+
+    def position(self, project: str) -> int:
+        return self.order.get(project, len(self.order))  # removed projects: after the others
 
     def ordered(self, items: Iterable[_T], project: Callable[[_T], str]) -> list[_T]:
-        last = len(self.order)  # removed projects are not in the audit: after the others
-        return sorted(items, key=lambda item: self.order.get(project(item), last))
+        return sorted(items, key=lambda item: self.position(project(item)))
 
 
 def run_audit(
@@ -394,27 +402,20 @@ def _run_audit(
         raise StoreError(_store_failed(store, audit_id, results.values()))
 
     stopped = asked_to_stop()
-    changes = [
-        *tally.ordered(tally.changes, lambda c: c.project),
-        *removed_projects(listed, baseline.projects if baseline else None),
-    ]
+    removed = removed_projects(listed, baseline.projects if baseline else None)
     first = store.first_audit_started() if baseline else None
     stale = stale_flags(
         [s.name for s in specs], tally.outcomes, last_checked, first, started,
         timedelta(days=config.settings.stale_after_days),
     )  # fmt: skip
-    flags = [
-        *tally.ordered(tally.flags, lambda entry: entry.project),
-        *(flag_entry(flag, None, names) for flag in stale),
-    ]
-    errors = [
-        *tally.ordered(tally.errors, lambda e: e.project),
-        *tally.ordered(tally.problems, lambda e: e.project),
-    ]
     status = _overall_status(tally, stopped)
-    pending = _pending(config, store, audit_id, started, changes, names)
+    pending = _pending(
+        config, store, audit_id, started,
+        [*tally.ordered(tally.pending, lambda c: c.project), *removed], names,
+    )  # fmt: skip
     finished = _now()
     stats = {"sources": usage}
+    spool = tally.spool
     report = assemble_report(
         audit=AuditHeader(
             audit_id,
@@ -425,13 +426,22 @@ def _run_audit(
             not_selected=len(config.projects) - len(specs),
         ),
         parts=ReportParts(
-            changes=changes,
-            flags=flags,
-            errors=errors,
-            projects=[tally.rows[spec.name] for spec in specs if spec.name in tally.rows],
+            changes=joined(
+                spool,
+                ChangeEntry,
+                tally.changes.places(),
+                after=(change_entry(c, names) for c in removed),
+            ),
+            flags=joined(
+                spool,
+                FlagEntry,
+                tally.flags.places(),
+                after=(flag_entry(flag, None, names) for flag in stale),
+            ),
+            errors=joined(spool, ErrorEntry, tally.errors.places(), tally.problems.places()),
+            projects=joined(spool, ProjectEntry, tally.rows.places()),
         ),
         usage=stats,
-        names=names,
     )
     report = msgspec.structs.replace(
         report, pending=tuple(pending_entry(item, audit_id) for item in pending)
@@ -506,18 +516,24 @@ def _tally_batch(
             since = _since(last_checked.get(name), started)
             outcomes[name] = replace(outcome, note=f"{outcome.note or 'not checked'}; {since}")
     tally.outcomes.update(outcomes)
+    at = tally.position
     for result in results.values():
         if result.status != ProjectStatus.UNTRACKED:
             tally.tracked += 1
             tally.failed += result.status == ProjectStatus.ERROR
-        tally.errors += result.errors
-    tally.problems += findings.problems
-    tally.changes += findings.changes
-    tally.flags += [flag_entry(f, current.get(f.project), names) for f in findings.flags]
+        for error in result.errors:
+            tally.errors.add(at(error.project), error_entry(error))
+            tally.errored = True
+    for error in findings.problems:
+        tally.problems.add(at(error.project), error_entry(error))
+    for change in findings.changes:
+        tally.changes.add(at(change.project), change_entry(change, names))
+    tally.pending += pending_changes(findings.changes)
+    for flag in findings.flags:
+        tally.flags.add(at(flag.project), flag_entry(flag, current.get(flag.project), names))
     for row in findings.projects:
-        tally.rows[row.project] = project_entry(
-            row, current.get(row.project), outcomes.get(row.project), names
-        )
+        entry = project_entry(row, current.get(row.project), outcomes.get(row.project), names)
+        tally.rows.add(at(row.project), entry)
     forget_memos()  # the batch's catalog rows are worded: let its snapshots go
     try:  # frozen past the lock's lease, another audit may have run: record nothing then
         store.confirm_audit_lock()

@@ -207,11 +207,12 @@ def flag_entry(flag: Flag, snapshot: ProjectSnapshot | None, names: Names) -> Fl
 @dataclass(frozen=True)
 class ReportParts:
     """What a report is assembled from once every project's part is worded: an audit that
-    works a batch at a time words each batch's projects and flags and lets their states go."""
+    works a batch at a time words each batch's entries and lets their states go (its entries
+    may be spooled to disk, ``crawler.report.spool``: each is read once here)."""
 
-    changes: Sequence[Change]
+    changes: Sequence[ChangeEntry]
     flags: Sequence[FlagEntry]
-    errors: Sequence[FetchError]
+    errors: Sequence[ErrorEntry]
     projects: Sequence[ProjectEntry]
 
 
@@ -228,25 +229,34 @@ def build_report(
     """``outcomes`` names the projects not plainly checked (error, deferred, untracked, or
     checked with a note); every other project was checked."""
     parts = ReportParts(
-        changes=findings.changes,
-        flags=[flag_entry(f, states.get(f.project), names) for f in findings.flags],
-        errors=errors,
-        projects=[
+        changes=tuple(change_entry(c, names) for c in findings.changes),
+        flags=tuple(flag_entry(f, states.get(f.project), names) for f in findings.flags),
+        errors=tuple(error_entry(e) for e in errors),
+        projects=tuple(
             project_entry(row, states.get(row.project), outcomes.get(row.project), names)
             for row in findings.projects
-        ],
+        ),
     )
-    return assemble_report(audit=audit, parts=parts, usage=usage, names=names)
+    return assemble_report(audit=audit, parts=parts, usage=usage)
+
+
+def error_entry(error: FetchError) -> ErrorEntry:
+    return ErrorEntry(error.project, error.source, error.url, error.message)
 
 
 def assemble_report(
-    *, audit: AuditHeader, parts: ReportParts, usage: Mapping[str, object], names: Names
+    *, audit: AuditHeader, parts: ReportParts, usage: Mapping[str, object]
 ) -> Report:
     counts: dict[str, int] = {}
     for change in parts.changes:
-        counts[change.kind.value] = counts.get(change.kind.value, 0) + 1
-    status_of = {p.name: p.status for p in parts.projects}
+        counts[change.kind] = counts.get(change.kind, 0) + 1
     with_errors = {e.project for e in parts.errors}
+    by_status = dict.fromkeys(("ok", "deferred", "untracked"), 0)
+    in_part = 0
+    for project in parts.projects:  # one pass: spooled rows are read, not held
+        if project.status in by_status:
+            by_status[project.status] += 1
+        in_part += project.status == "ok" and project.name in with_errors
     return Report(
         schema_version=SCHEMA_VERSION,
         crawler_version=__version__,
@@ -259,22 +269,22 @@ def assemble_report(
         ),
         summary=Summary(
             projects=len(parts.projects),
-            checked=sum(1 for s in status_of.values() if s == "ok"),
-            checked_in_part=sum(1 for n, s in status_of.items() if s == "ok" and n in with_errors),
+            checked=by_status["ok"],
+            checked_in_part=in_part,
             errors=len(parts.errors),
             projects_with_errors=len(with_errors),
-            deferred=sum(1 for s in status_of.values() if s == "deferred"),
-            untracked=sum(1 for s in status_of.values() if s == "untracked"),
+            deferred=by_status["deferred"],
+            untracked=by_status["untracked"],
             stale=sum(1 for f in parts.flags if f.kind == FlagKind.STALE.value),
             changes=len(parts.changes),
             flags=len(parts.flags),
             changes_by_kind=dict(sorted(counts.items())),
             not_selected=audit.not_selected,
         ),
-        changes=tuple(change_entry(c, names) for c in parts.changes),
-        flags=tuple(parts.flags),
-        errors=tuple(ErrorEntry(e.project, e.source, e.url, e.message) for e in parts.errors),
-        projects=tuple(parts.projects),
+        changes=parts.changes,
+        flags=parts.flags,
+        errors=parts.errors,
+        projects=parts.projects,
         requests=msgspec.convert(dict(usage), Requests),
     )
 

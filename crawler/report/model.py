@@ -7,11 +7,13 @@ structures, never a dict. ``report.schema.json`` describes the same shape for ot
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, BinaryIO, Literal
 
 import msgspec
 
 from crawler.model import AuditStatus, LicenseVerdict
+from crawler.report.spool import plain
 
 ProjectStatusName = Literal["ok", "error", "deferred", "untracked"]
 SectionName = Literal["releases", "licenses", "pages", "packages", "other"]
@@ -146,50 +148,53 @@ class PendingEntry(_Part, frozen=True):
     new: bool  # first seen by this audit
 
 
-_NO_PROJECTS = b'\n  "projects": []'
+_STREAMED = ("changes", "flags", "errors", "projects")  # the arrays that grow with the catalog
 
 
 class Report(_Part, frozen=True):
+    """An audit's report. Its long arrays are any sequence: tuples when built in memory (a
+    re-rendered audit, tests), lists when read from report.json, and entries spooled to a
+    temporary file by an audit (``crawler.report.spool``), read back one at a time."""
+
     schema_version: int
     crawler_version: str
     audit: AuditPart
     summary: Summary
-    changes: tuple[ChangeEntry, ...]
-    flags: tuple[FlagEntry, ...]
-    errors: tuple[ErrorEntry, ...]
-    projects: tuple[ProjectEntry, ...]
+    changes: Sequence[ChangeEntry]
+    flags: Sequence[FlagEntry]
+    errors: Sequence[ErrorEntry]
+    projects: Sequence[ProjectEntry]
     requests: Requests
     # newest first; absent from a re-rendered report (the pending list is tonight's)
     pending: tuple[PendingEntry, ...] | msgspec.UnsetType = msgspec.UNSET
 
     def to_json(self) -> bytes:
         """report.json's bytes: two-space indent, UTF-8 as is, a final newline."""
-        return msgspec.json.format(msgspec.json.encode(self), indent=2) + b"\n"
+        return msgspec.json.format(msgspec.json.encode(self, enc_hook=plain), indent=2) + b"\n"
 
     def write_json(self, out: BinaryIO, chunk: int = 200) -> None:
-        """Write ``to_json()``'s bytes, the project rows ``chunk`` at a time: a catalog of
-        100,000 projects is never one 150 MB string (twice: encoded, then indented)."""
-        if not self.projects:
-            out.write(self.to_json())
-            return
-        head = msgspec.json.format(
-            msgspec.json.encode(msgspec.structs.replace(self, projects=())), indent=2
-        )
-        before, after = head.split(_NO_PROJECTS, 1)  # the top-level key: strings are escaped
-        out.write(before + b'\n  "projects": [')
-        for start in range(0, len(self.projects), chunk):
-            rows = msgspec.json.format(
-                msgspec.json.encode(self.projects[start : start + chunk]), indent=2
-            )
-            # "[\n  {…},\n  {…}\n]": its rows, indented one level more (a JSON string holds no
-            # raw newline, so every newline is the formatter's)
-            body = rows[1:-2].replace(b"\n", b"\n  ")
-            out.write((b"," if start else b"") + body)
-        out.write(b"\n  ]" + after + b"\n")
+        """Write ``to_json()``'s bytes, the long arrays ``chunk`` entries at a time: a catalog
+        of 100,000 projects is never one 150 MB string (twice: encoded, then indented), nor
+        its rows all in memory at once."""
+        empty = msgspec.structs.replace(self, changes=(), flags=(), errors=(), projects=())
+        rest = msgspec.json.format(msgspec.json.encode(empty, enc_hook=plain), indent=2)
+        for name in _STREAMED:
+            entries: Sequence[Any] = getattr(self, name)
+            key = b'\n  "' + name.encode() + b'": ['
+            # the top-level key (indented two spaces; a JSON string holds no raw newline)
+            before, rest = rest.split(key + b"]", 1)
+            out.write(before + key)
+            for start in range(0, len(entries), chunk):
+                rows = msgspec.json.encode(entries[start : start + chunk], enc_hook=plain)
+                # "[\n  {…},\n  {…}\n]": its entries, indented one level more
+                body = msgspec.json.format(rows, indent=2)[1:-2].replace(b"\n", b"\n  ")
+                out.write((b"," if start else b"") + body)
+            out.write(b"\n  ]" if entries else b"]")
+        out.write(rest + b"\n")
 
     def as_json(self) -> dict[str, Any]:
         """The report as the JSON file holds it (for validation and for readers of the file)."""
-        return dict(msgspec.json.decode(msgspec.json.encode(self)))
+        return dict(msgspec.json.decode(msgspec.json.encode(self, enc_hook=plain)))
 
     @staticmethod
     def from_json(data: bytes | str) -> Report:

@@ -411,6 +411,16 @@ def test_an_audit_reads_prior_states_a_batch_at_a_time_and_reports_in_catalog_or
     # the budget is asked once per audit, not per batch; one query per batch of 40
     assert [r.path for r in night.server.requests] == ["/rate_limit"] + ["/graphql"] * 3
     validate_report(report)
+    # the worded entries wait on disk, not in memory, until the report is written
+    from crawler.report.spool import Spooled
+
+    arrays = (second.report.changes, second.report.flags, second.report.errors,
+              second.report.projects)  # fmt: skip
+    assert [type(a) for a in arrays] == [Spooled] * 4
+    assert [len(a) for a in arrays] == [4, len(report["flags"]), 0, 119]
+    assert second.report_dir is not None
+    written = (second.report_dir / "report.json").read_bytes()
+    assert written == second.report.to_json()
 
 
 def test_the_batches_of_an_audit_share_its_workers_and_their_connections(nights: Any) -> None:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import difflib
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO, get_args
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError
+from yaml.composer import Composer
 
 from crawler.config.common import LINE_KEY, ConfigError, Model
 from crawler.config.projects import ProjectSpec
@@ -92,31 +94,40 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any,
     seen: dict[Any, int] = {}
     done, busy = loader.constructed_objects, loader.recursive_objects
     for key_node, value_node in node.value:
-        line = key_node.start_mark.line + 1
-        if key_node.tag == "tag:yaml.org,2002:merge":
-            raise ConfigError(
-                f"line {line}: YAML merge keys ('<<') are not supported: write the keys out"
-            )
+        _refuse_merge(key_node)
         for child in (key_node, value_node):
             if child in done or child in busy:
                 raise _refuse_alias(child)
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            hash(key)
-        except TypeError:
-            what = "mapping" if isinstance(key, dict) else "list"
-            raise ConfigError(
-                f"line {line}: a {what} cannot be a key: use a plain name before the ':'"
-            ) from None
-        if key in seen:
-            raise ConfigError(
-                f"line {line}: duplicate key {key!r} "
-                f"(first at line {seen[key]}): remove one of them"
-            )
-        seen[key] = line
+        key = _new_key(key_node, loader.construct_object(key_node, deep=True), seen)
         mapping[key] = loader.construct_object(value_node, deep=True)
     mapping[LINE_KEY] = node.start_mark.line + 1
     return mapping
+
+
+def _refuse_merge(key_node: yaml.Node) -> None:
+    if key_node.tag == "tag:yaml.org,2002:merge":
+        raise ConfigError(
+            f"line {key_node.start_mark.line + 1}: YAML merge keys ('<<') are not supported: "
+            "write the keys out"
+        )
+
+
+def _new_key(key_node: yaml.Node, key: Any, seen: dict[Any, int]) -> Any:
+    """``key`` of a mapping, refused when it is a list or mapping, or said before."""
+    line = key_node.start_mark.line + 1
+    try:
+        hash(key)
+    except TypeError:
+        what = "mapping" if isinstance(key, dict) else "list"
+        raise ConfigError(
+            f"line {line}: a {what} cannot be a key: use a plain name before the ':'"
+        ) from None
+    if key in seen:
+        raise ConfigError(
+            f"line {line}: duplicate key {key!r} (first at line {seen[key]}): remove one of them"
+        )
+    seen[key] = line
+    return key
 
 
 def _construct_int(loader: _LineLoader, node: yaml.ScalarNode) -> int:
@@ -135,6 +146,103 @@ def _construct_int(loader: _LineLoader, node: yaml.ScalarNode) -> int:
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _LineLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+
+
+class _StreamLoader(_LineLoader, Composer):
+    """The same loader, composing one node tree at a time: each entry of the top-level
+    `projects` list is composed, constructed and handed over before the next is read, so a
+    large catalog is never one tree of nodes in memory (23 MB for 10,000 projects: most of the
+    peak of reading it). libyaml still parses; PyYAML's composer builds the nodes.
+
+    A node constructed for an earlier entry stays known while it is anchored, so an alias to
+    it is refused (and a merge key before it) exactly as in one tree. (PyYAML's loader
+    internals are untyped: they are reached through ``me``.)"""
+
+    def __init__(self, stream: str) -> None:
+        me: Any = self
+        me_init: Any = _LineLoader.__init__
+        me_init(me, stream)
+        me.anchors = {}
+
+    def node(self) -> yaml.Node:
+        compose: Any = Composer.compose_node
+        found: yaml.Node = compose(self, None, None)
+        return found
+
+    def value(self) -> Any:
+        """The next node composed and constructed."""
+        return self.construct(self.node())
+
+    def construct(self, node: yaml.Node) -> Any:
+        """``node`` constructed; a node met before (an alias to an earlier entry) refused."""
+        me: Any = self
+        if node in me.constructed_objects:
+            raise _refuse_alias(node)
+        data = me.construct_object(node, deep=True)
+        while me.state_generators:  # as construct_document does
+            generators, me.state_generators = me.state_generators, []
+            for generator in generators:
+                for _ in generator:
+                    pass
+        anchored = set(map(id, me.anchors.values()))
+        me.constructed_objects = {
+            n: v for n, v in me.constructed_objects.items() if id(n) in anchored
+        }
+        return data
+
+
+def _read_catalog(text: str, on_project: Callable[[int, Any], None]) -> Any:
+    """The YAML document, a project at a time: a top-level mapping's `projects` list is handed
+    to ``on_project`` entry by entry (index, value) and left out of the mapping returned (it
+    holds the list's length instead); any other document is returned whole."""
+    loader = _StreamLoader(text)
+    try:
+        loader.get_event()  # stream start
+        if loader.check_event(yaml.StreamEndEvent):
+            return None
+        loader.get_event()  # document start
+        if not loader.check_event(yaml.MappingStartEvent):
+            data = loader.value()
+        else:
+            data = _read_top(loader, on_project)
+        loader.get_event()  # document end
+        if not loader.check_event(yaml.StreamEndEvent):
+            event = loader.get_event()
+            raise yaml.composer.ComposerError(
+                "expected a single document in the stream", None,
+                "but found another document", event.start_mark,
+            )  # fmt: skip
+        return data
+    finally:
+        loader.dispose()
+
+
+def _read_top(loader: _StreamLoader, on_project: Callable[[int, Any], None]) -> dict[Any, Any]:
+    start = loader.peek_event()
+    if start.anchor is not None:  # an anchored top level: read as one tree, as ever
+        data: dict[Any, Any] = loader.value()
+        return data
+    loader.get_event()
+    top: dict[Any, Any] = {}
+    seen: dict[Any, int] = {}
+    while not loader.check_event(yaml.MappingEndEvent):
+        key_node = loader.node()
+        _refuse_merge(key_node)
+        key = _new_key(key_node, loader.construct(key_node), seen)
+        items = loader.peek_event()
+        if key != "projects" or not isinstance(items, yaml.SequenceStartEvent) or items.anchor:
+            top[key] = loader.value()
+            continue
+        loader.get_event()
+        count = 0
+        while not loader.check_event(yaml.SequenceEndEvent):
+            on_project(count, loader.value())
+            count += 1
+        loader.get_event()
+        top[key] = count
+    loader.get_event()
+    top[LINE_KEY] = start.start_mark.line + 1
+    return top
 
 
 def _strip_lines(value: Any) -> Any:
@@ -254,8 +362,35 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
     max_bytes, max_projects = catalog_limits()
     if len(text) > max_bytes or len(text.encode("utf-8")) > max_bytes:
         raise ConfigError(_too_large(path))
+    projects: list[ProjectSpec] = []
+    first_line: dict[str, int] = {}
+    problem: list[str] = []  # the first project's error: said after the file's own errors
+
+    def take(index: int, entry: Any) -> None:
+        """One entry of `projects:`, validated as it is read (its YAML then let go)."""
+        if problem or index >= max_projects:
+            return  # counted, not kept
+        if not isinstance(entry, dict):
+            problem.append(f"{path}: projects[{index}] must be a mapping with a 'name'")
+            return
+        line = entry.get(LINE_KEY, 0)
+        name = entry.get("name", f"#{index + 1}")
+        try:
+            spec = ProjectSpec.model_validate({**_strip_lines(entry), "line": line})
+        except ValidationError as exc:
+            problem.append(f"{path}:{line}: project {name!r}: {_explain(exc, ProjectSpec)}")
+            return
+        if spec.name in first_line:
+            problem.append(
+                f"{path}:{line}: project {spec.name!r}: duplicate name "
+                f"(first at line {first_line[spec.name]}): names must be unique"
+            )
+            return
+        first_line[spec.name] = line
+        projects.append(spec)
+
     try:
-        raw = yaml.load(text, Loader=_LineLoader)
+        raw = _read_catalog(text, take)
     except ConfigError as exc:
         raise ConfigError(f"{path}:{str(exc).removeprefix('line ')}") from None
     except yaml.MarkedYAMLError as exc:
@@ -266,11 +401,15 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
         raise ConfigError(f"{path}: malformed YAML: {exc}") from None
     except RecursionError:
         raise ConfigError(f"{path}: nested too deeply to be a catalog") from None
-    if not isinstance(raw, dict) or not isinstance(raw.get("projects"), list):
+    if not isinstance(raw, dict) or not isinstance(raw.get("projects"), int | list):
         raise ConfigError(f"{path}:1: expected a mapping with a 'projects:' list")
-    if len(raw["projects"]) > max_projects:
+    if isinstance(raw["projects"], list):  # an anchored list, read as one tree
+        for index, entry in enumerate(raw["projects"]):
+            take(index, entry)
+        raw["projects"] = len(raw["projects"])
+    if raw["projects"] > max_projects:
         raise ConfigError(
-            f"{path}:{raw[LINE_KEY]}: {len(raw['projects']):,} projects, over the limit of "
+            f"{path}:{raw[LINE_KEY]}: {raw['projects']:,} projects, over the limit of "
             f"{max_projects:,}: for a catalog really this large, set {LARGE_CATALOG_ENV}=1"
         )
 
@@ -303,25 +442,6 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
         else:
             source_settings[section] = validated
     sections["sources"] = source_settings
-
-    projects: list[ProjectSpec] = []
-    first_line: dict[str, int] = {}
-    for index, entry in enumerate(raw["projects"]):
-        if not isinstance(entry, dict):
-            raise ConfigError(f"{path}: projects[{index}] must be a mapping with a 'name'")
-        line = entry.get(LINE_KEY, 0)
-        name = entry.get("name", f"#{index + 1}")
-        try:
-            spec = ProjectSpec.model_validate({**_strip_lines(entry), "line": line})
-        except ValidationError as exc:
-            raise ConfigError(
-                f"{path}:{line}: project {name!r}: {_explain(exc, ProjectSpec)}"
-            ) from None
-        if spec.name in first_line:
-            raise ConfigError(
-                f"{path}:{line}: project {spec.name!r}: duplicate name "
-                f"(first at line {first_line[spec.name]}): names must be unique"
-            )
-        first_line[spec.name] = line
-        projects.append(spec)
+    if problem:
+        raise ConfigError(problem[0])
     return Config(path=path, projects=tuple(projects), **sections)

@@ -18,9 +18,10 @@ markup or links, while the raw Markdown still reads like prose (``2026-11-30``, 
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any, TextIO
 from urllib.parse import quote, unquote
@@ -149,13 +150,27 @@ def _quote_block(text: str) -> list[str]:
 
 
 def _table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(row) + " |" for row in rows]
-    return out
+    return list(_rows(header, rows))
 
 
-def _section(title: str, body: list[str], empty: str) -> list[str]:
-    return [f"## {title}", "", *(body or [empty]), ""]
+def _rows(header: list[str], rows: Iterable[list[str]]) -> Iterator[str]:
+    """A table a line at a time (a large catalog's table is never held)."""
+    yield "| " + " | ".join(header) + " |"
+    yield "|" + "---|" * len(header)
+    for row in rows:
+        yield "| " + " | ".join(row) + " |"
+
+
+def _section(title: str, body: Iterable[str], empty: str) -> Iterator[str]:
+    yield f"## {title}"
+    yield ""
+    said = False
+    for line in body:
+        said = True
+        yield line
+    if not said:
+        yield empty
+    yield ""
 
 
 def _release_detail(change: ChangeEntry) -> str:
@@ -174,8 +189,8 @@ def _ref(change: ChangeEntry, value: Any) -> str:
     return escape(value)
 
 
-def _release_lines(changes: list[ChangeEntry]) -> list[str]:
-    rows = [
+def _release_lines(changes: Iterable[ChangeEntry]) -> Iterator[str]:
+    rows = (
         [
             escape(c.project),
             escape(words.kind_name(c.kind)),
@@ -184,29 +199,38 @@ def _release_lines(changes: list[ChangeEntry]) -> list[str]:
             link("evidence", c.evidence_url),
         ]
         for c in changes
-    ]
-    return (
-        _table(["Project", "Kind", "Previous → new", "Date / detail", "Link"], rows) if rows else []
     )
+    return _table_if_any(["Project", "Kind", "Previous → new", "Date / detail", "Link"], rows)
 
 
-def _license_lines(report: Report) -> list[str]:
+def _table_if_any(header: list[str], rows: Iterator[list[str]]) -> Iterator[str]:
+    """The table of ``rows``, or nothing when there are none."""
+    first = next(rows, None)
+    if first is not None:
+        yield from _rows(header, itertools.chain([first], rows))
+
+
+def _license_lines(report: Report) -> Iterator[str]:
     """The forge's verdict beside ours for every project where they differ, the text that
-    makes the difference quoted, then the license changes."""
-    noassertion = {f.project: f for f in report.flags if f.kind == "license_noassertion"}
-    differing = [
-        p
-        for p in report.projects
-        if (p.license_analysis is not None and p.license_analysis.differs_from_forge)
-        or p.name in noassertion
-    ]
+    makes the difference quoted, then the license changes. The projects are read by index
+    from the report (its rows may wait on disk): only their indices are held."""
+    noassertion = {f.project: f.new for f in report.flags if f.kind == "license_noassertion"}
+    restricts: dict[int, bool] = {}
+    for index, p in enumerate(report.projects):
+        if (p.license_analysis is not None and p.license_analysis.differs_from_forge) or (
+            p.name in noassertion
+        ):
+            restricts[index] = bool(p.license_analysis and p.license_analysis.restricts)
     # texts that add a restriction or a condition first: they change what users may do
-    differing.sort(key=lambda p: not (p.license_analysis and p.license_analysis.restricts))
-    lines: list[str] = []
-    if differing:
-        lines += _table(
+    order = sorted(restricts, key=lambda index: not restricts[index])
+
+    def differing() -> Iterator[ProjectEntry]:
+        return (report.projects[index] for index in order)
+
+    if order:
+        yield from _rows(
             ["Project", "The forge says", "Our reading", "Verdict", "Why they differ"],
-            [
+            (
                 [
                     escape(p.name),
                     escape(words.forge_verdict(p.forge_label, p.forge_license)),
@@ -214,17 +238,17 @@ def _license_lines(report: Report) -> list[str]:
                     escape(p.license_analysis.verdict if p.license_analysis else None),
                     escape(p.license_analysis.why if p.license_analysis else None, 400),
                 ]
-                for p in differing
-            ],
+                for p in differing()
+            ),
         )
-        lines.append("")
-    for project in differing:
+        yield ""
+    for project in differing():
         reading = project.license_analysis
-        flag = noassertion.get(project.name)
+        new = noassertion.get(project.name)
         status = ""
-        if flag is not None:
+        if new is not None:
             # a first audit has no baseline: nothing there is "new since" anything
-            since = flag.new and report.audit.baseline_audit_id is not None
+            since = new and report.audit.baseline_audit_id is not None
             verdict = words.forge_verdict(project.forge_label, words.NOASSERTION)
             status = f" — {verdict}" + (", new since the baseline" if since else "")
         evidence = (
@@ -232,7 +256,7 @@ def _license_lines(report: Report) -> list[str]:
         )
         if reading is not None and reading.restricts:
             status += " — the license text adds a restriction or condition"
-        lines += [f"### {escape(project.name)}{status}", "", f"File: {evidence}", ""]
+        yield from [f"### {escape(project.name)}{status}", "", f"File: {evidence}", ""]
         if reading is None:
             continue
         spans = [*reading.extra_text[:5], *reading.altered_text[:5]]
@@ -240,14 +264,14 @@ def _license_lines(report: Report) -> list[str]:
         for span in spans:
             where = words.line_range(span.start_line, span.end_line)
             what = span.finding or "extra text"
-            lines.append(f"{what[:1].upper()}{what[1:]} ({where}):")
-            lines += [*_quote_block(span.text), ""]
+            yield f"{what[:1].upper()}{what[1:]} ({where}):"
+            yield from [*_quote_block(span.text), ""]
         if reading.notes:
-            lines += [f"- note: {escape(note, 300)}" for note in reading.notes[:5]] + [""]
+            yield from [*(f"- note: {escape(note, 300)}" for note in reading.notes[:5]), ""]
     for change in report.changes:
         if change.section != "licenses":
             continue
-        lines.append(
+        yield (
             f"- **{escape(change.project)}** {escape(words.kind_name(change.kind))}: "
             f"{escape(change.summary, 400)} ({link('evidence', change.evidence_url)})"
         )
@@ -261,12 +285,11 @@ def _license_lines(report: Report) -> list[str]:
                 else escape(text, 300)
                 for op, text in diff[:40]
             )
-            lines.append(f"  - word diff: {rendered}")
-    return lines
+            yield f"  - word diff: {rendered}"
 
 
-def _package_lines(changes: list[ChangeEntry]) -> list[str]:
-    rows = [
+def _package_lines(changes: Iterable[ChangeEntry]) -> Iterator[str]:
+    rows = (
         [
             escape(c.project),
             escape(f"{c.details.get('package', '')}"),
@@ -276,10 +299,8 @@ def _package_lines(changes: list[ChangeEntry]) -> list[str]:
             link("evidence", c.evidence_url),
         ]
         for c in changes
-    ]
-    return (
-        _table(["Project", "Package", "Previous → new", "Uploaded", "Link"], rows) if rows else []
     )
+    return _table_if_any(["Project", "Package", "Previous → new", "Uploaded", "Link"], rows)
 
 
 def _headline(report: Report) -> list[str]:
@@ -331,8 +352,8 @@ def _headline(report: Report) -> list[str]:
     return lines
 
 
-def _page_lines(changes: list[ChangeEntry]) -> list[str]:
-    lines: list[str] = []
+def _page_lines(changes: Iterable[ChangeEntry]) -> list[str]:
+    lines: list[str] = []  # page changes are few: a handful of vendor pages
     for change in changes:
         lines.append(
             f"- **{escape(change.project)}** {escape(words.kind_name(change.kind))}: "
@@ -390,49 +411,59 @@ def render_markdown(report: Report) -> str:
 
 
 def write_markdown(report: Report, out: TextIO) -> None:
-    """``render_markdown``'s text, written a line at a time (a large catalog's table is never
-    one string)."""
-    lines = markdown_lines(report)
-    while lines and not lines[-1].strip():
-        lines.pop()
-    for line in lines[:-1]:
-        out.write(line + "\n")
-    out.write((lines[-1].rstrip() if lines else "") + "\n")
+    """``render_markdown``'s text, written a line at a time (a large catalog's report is
+    never one string, nor one list of lines)."""
+    last: str | None = None  # written when the next line comes: the last one is trimmed
+    blanks: list[str] = []  # blank lines after it: none is written at the end of the file
+    for line in markdown_lines(report):
+        if not line.strip():
+            blanks.append(line)
+            continue
+        for held in ([] if last is None else [last]) + blanks:
+            out.write(held + "\n")
+        last, blanks = line, []
+    out.write(("" if last is None else last.rstrip()) + "\n")
 
 
-def markdown_lines(report: Report) -> list[str]:
+def markdown_lines(report: Report) -> Iterator[str]:
     audit = report.audit
     changes = report.changes
-    lines = [f"# Upstream audit #{audit.id} — {escape(words.moment(audit.started_at))}", ""]
-    lines += _headline(report)
+    yield f"# Upstream audit #{audit.id} — {escape(words.moment(audit.started_at))}"
+    yield ""
+    yield from _headline(report)
     pending = words.pending_of(report)
     if pending:
-        lines += _section("Pending until the catalog takes them", _pending_lines(pending), "")
+        yield from _section("Pending until the catalog takes them", _pending_lines(pending), "")
 
-    def section(name: str) -> list[ChangeEntry]:
-        return [c for c in changes if c.section == name]
+    def section(name: str) -> Iterator[ChangeEntry]:
+        return (c for c in changes if c.section == name)
 
-    lines += _section("New releases", _release_lines(section("releases")), "No new releases.")
-    if section("packages") or any(p.packages for p in report.projects):
-        lines += _section(
+    yield from _section("New releases", _release_lines(section("releases")), "No new releases.")
+    if any(section("packages")) or any(p.packages for p in report.projects):
+        yield from _section(
             "New package versions", _package_lines(section("packages")), "No new package versions."
         )
-    lines += _section("License findings", _license_lines(report), "No license findings.")
-    lines += _section("Support tables and pins", _page_lines(section("pages")), "No page changes.")
-    other_lines = [
-        f"- **{escape(c.project)}** {escape(words.kind_name(c.kind))}: {escape(c.summary, 400)}"
-        + (f" ({link('evidence', c.evidence_url)})" if c.evidence_url else "")
-        for c in section("other")
-    ]
-    other_lines += [
-        f"- **{escape(f.project)}** {escape(words.kind_name(f.kind))}"
-        f"{' (new)' if f.new else ''}: {escape(f.detail, 400)}"
-        + (f" ({link('evidence', f.evidence_url)})" if f.evidence_url else "")
-        for f in report.flags
-        if f.kind != "license_noassertion"
-    ]
-    lines += _section("Other changes and flags", other_lines, "No other changes.")
-    repo_pages = {p.name: p.repo_url for p in report.projects}
+    yield from _section("License findings", _license_lines(report), "No license findings.")
+    yield from _section(
+        "Support tables and pins", _page_lines(section("pages")), "No page changes."
+    )
+    other_lines = itertools.chain(
+        (
+            f"- **{escape(c.project)}** {escape(words.kind_name(c.kind))}: {escape(c.summary, 400)}"
+            + (f" ({link('evidence', c.evidence_url)})" if c.evidence_url else "")
+            for c in section("other")
+        ),
+        (
+            f"- **{escape(f.project)}** {escape(words.kind_name(f.kind))}"
+            f"{' (new)' if f.new else ''}: {escape(f.detail, 400)}"
+            + (f" ({link('evidence', f.evidence_url)})" if f.evidence_url else "")
+            for f in report.flags
+            if f.kind != "license_noassertion"
+        ),
+    )
+    yield from _section("Other changes and flags", other_lines, "No other changes.")
+    with_errors = {e.project for e in report.errors}
+    repo_pages = {p.name: p.repo_url for p in report.projects if p.name in with_errors}
 
     def error_page(error: ErrorEntry) -> str | None:
         page = page_for(error.url)
@@ -440,29 +471,31 @@ def markdown_lines(report: Report) -> list[str]:
             return repo_pages.get(error.project) or page
         return page
 
-    error_lines = [
+    error_lines = (
         f"- **{escape(e.project)}** ({escape(e.source)}): {quoted(e.error, 400)}"
         + (f" — {link('page', error_page(e))}" if error_page(e) else "")
         + "; the last good state, if any, is kept"
         for e in report.errors
-    ]
-    lines += _section("Errors", error_lines, "No errors.")
-    with_errors = {e.project for e in report.errors}
-    unchecked = [
+    )
+    yield from _section("Errors", error_lines, "No errors.")
+    unchecked: Iterable[str] = (
         f"- **{escape(p.name)}** {escape(_status_text(p, p.name in with_errors))}"
         + (f": {escape(p.note, 300)}" if p.note else "")
         for p in report.projects
         if p.status != "ok" or p.note or p.name in with_errors
-    ]
+    )
     not_selected = report.summary.not_selected
     if not_selected:  # an --only run: "every project" would claim the whole catalog
         were = "was" if not_selected == 1 else "were"
-        unchecked.append(
-            f"- {words.plural(not_selected, 'other project')} of sources.yaml {were} not selected "
-            "for this audit (--only)"
+        unchecked = itertools.chain(
+            unchecked,
+            [
+                f"- {words.plural(not_selected, 'other project')} of sources.yaml {were} not "
+                "selected for this audit (--only)"
+            ],
         )
-    lines += _section("Not checked, or only in part", unchecked, "Every project was checked.")
-    rows = (  # one line at a time: a large catalog's table is never held twice
+    yield from _section("Not checked, or only in part", unchecked, "Every project was checked.")
+    rows = (
         [
             escape(p.name),
             link(p.version or "—", p.url),
@@ -472,12 +505,11 @@ def markdown_lines(report: Report) -> list[str]:
         ]
         for p in report.projects
     )
-    lines += _section(
+    yield from _section(
         "Release and license snapshot",
-        _table(["Project", "Latest checked", "Tracked by", "Date", "License"], rows),
+        _rows(["Project", "Latest checked", "Tracked by", "Date", "License"], rows),
         "No projects.",
     )
-    return lines
 
 
 def _status_text(project: ProjectEntry, has_errors: bool) -> str:

@@ -73,6 +73,8 @@ BUDGET = 10**7  # neither tool is measured against GitHub's hourly budget here
 UNCHANGED_WALL_1K = 0.7  # x nvchecker's wall, 1,000 projects
 UNCHANGED_CPU_10K = 0.7  # x nvchecker's CPU, 10,000 projects
 FIRST_WALL_CPU = 3.0  # x nvchecker's wall and CPU
+GROWTH_KB = 2.0  # peak RSS per tracked project, above a fixed base
+LARGE_RSS_MB = 300  # 100,000 projects, unchanged night
 
 # The launcher: times the tool, reads its own ru_maxrss and CPU (a tool forked straight from
 # this process would be charged with this process's memory, fake and request log included).
@@ -251,6 +253,7 @@ def render(sizes: dict[int, list[Run]], args: argparse.Namespace, load: str) -> 
                                 "MET" if c_cpu / n_cpu <= UNCHANGED_CPU_10K else "MISSED"])
         rest = [s for r in nv for s in r.rest_service]
         fake_rows.append([f"{n:,}", "nvchecker", f"{med(rest) * 1000:.2f} ms", "-", "-"])
+    targets += growth_targets(sizes)
     out = [
         f"## Side by side: {args.latency * 1000:.0f} ms per request, medians of {args.repeat}, "
         f"nvchecker {version('nvchecker')} (github source, use_max_release, concurrency "
@@ -266,6 +269,28 @@ def render(sizes: dict[int, list[Run]], args: argparse.Namespace, load: str) -> 
         table(["target", "measured", "verdict"], targets),
     ]
     return "\n".join(out)
+
+
+def growth_targets(sizes: dict[int, list[Run]]) -> list[list[object]]:
+    """Peak RSS growth per project between the smallest catalog and each larger one (the
+    crawler's median of each kind of run): what memory costs per tracked project."""
+    small = min(sizes, default=0)
+    out: list[list[object]] = []
+    for n in sorted(sizes):
+        for kind, label in (("unchanged", "unchanged night"), ("first", "first audit")):
+            rss = {m: med([r.rss_mb for r in sizes[m] if r.tool == "crawler" and r.kind == kind])
+                   for m in (small, n)}  # fmt: skip
+            if n != small:
+                per = (rss[n] - rss[small]) * 1024 / (n - small)
+                out.append([f"peak RSS growth, {small:,} to {n:,} projects, {label}: "
+                            f"<= {GROWTH_KB} KB per project",
+                            f"{per:.2f} KB ({rss[small]:.0f} -> {rss[n]:.0f} MB)",
+                            "MET" if per <= GROWTH_KB else "MISSED"])  # fmt: skip
+            if n >= 100000 and kind == "unchanged":
+                out.append([f"{n:,} unchanged night: peak RSS <= {LARGE_RSS_MB} MB",
+                            f"{rss[n]:.0f} MB",
+                            "MET" if rss[n] <= LARGE_RSS_MB else "MISSED"])  # fmt: skip
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -48,12 +48,6 @@ class Spool:
             self._file.flush()
         return os.pread(self._file.fileno(), length, offset)
 
-    def size(self) -> int:
-        return self._end
-
-    def close(self) -> None:
-        self._file.close()
-
 
 class Places:
     """Where entries are in a spool, in the order they are to be read (16 bytes an entry)."""
@@ -144,14 +138,6 @@ def joined(spool: Spool, kind: type[T], *parts: Places, after: Iterable[T] = ())
         places.offsets.extend(part.offsets)
         places.lengths.extend(part.lengths)
     for entry in after:
-        places.add(spool.put(entry))
-    return Spooled(spool, kind, places)
-
-
-def spooled(spool: Spool, kind: type[T], entries: Iterable[T]) -> Spooled[T]:
-    """``entries`` written to ``spool``, as a sequence read back from it."""
-    places = Places()
-    for entry in entries:
         places.add(spool.put(entry))
     return Spooled(spool, kind, places)
 

@@ -9,7 +9,7 @@ import io
 import msgspec
 
 from crawler.report.model import AuditPart, ErrorEntry, FlagEntry, Report, Summary
-from crawler.report.spool import InOrder, Spool, Spooled, joined, spooled
+from crawler.report.spool import InOrder, Places, Spool, Spooled, joined
 
 HOSTILE = 'x\n  "flags": []\n]\u2028"'
 
@@ -45,7 +45,9 @@ def test_a_spooled_report_writes_the_bytes_of_the_same_report_in_memory() -> Non
         errors=tuple(errors), projects=(), requests={},
     )  # fmt: skip
     on_disk = msgspec.structs.replace(
-        in_memory, flags=spooled(spool, FlagEntry, flags), errors=spooled(spool, ErrorEntry, errors)
+        in_memory,
+        flags=joined(spool, FlagEntry, Places(), after=flags),
+        errors=joined(spool, ErrorEntry, Places(), after=errors),
     )
     for chunk in (1, 2, 200):
         out = io.BytesIO()

@@ -219,7 +219,8 @@ def _read_catalog(text: str, on_project: Callable[[int, Any], None]) -> Any:
 
 def _read_top(loader: _StreamLoader, on_project: Callable[[int, Any], None]) -> dict[Any, Any]:
     start = loader.peek_event()
-    if start.anchor is not None:  # an anchored top level: read as one tree, as ever
+    if start.anchor is not None or start.tag not in (None, "tag:yaml.org,2002:map"):
+        # an anchored or tagged top level: read as one tree, as ever
         data: dict[Any, Any] = loader.value()
         return data
     loader.get_event()
@@ -230,7 +231,12 @@ def _read_top(loader: _StreamLoader, on_project: Callable[[int, Any], None]) -> 
         _refuse_merge(key_node)
         key = _new_key(key_node, loader.construct(key_node), seen)
         items = loader.peek_event()
-        if key != "projects" or not isinstance(items, yaml.SequenceStartEvent) or items.anchor:
+        if (
+            key != "projects"
+            or not isinstance(items, yaml.SequenceStartEvent)
+            or items.anchor is not None
+            or items.tag not in (None, "tag:yaml.org,2002:seq")
+        ):
             top[key] = loader.value()
             continue
         loader.get_event()

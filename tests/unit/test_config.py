@@ -302,6 +302,10 @@ def test_an_alias_to_an_earlier_project_is_refused_as_in_one_tree() -> None:
     assert _error("projects: []\n---\nprojects: []\n") == (
         "sources.yaml:2:1: malformed YAML: but found another document"
     )
+    # a tag the safe loader has no constructor for, on the document or on the list
+    unknown = "malformed YAML: could not determine a constructor for the tag '!foo'"
+    assert _error("!foo\nprojects: []\n") == f"sources.yaml:1:1: {unknown}"
+    assert _error("projects: !foo\n  - name: a\n    repo: o/a\n") == f"sources.yaml:1:11: {unknown}"
 
 
 def test_a_later_yaml_error_is_said_before_an_earlier_projects_error() -> None:

@@ -345,6 +345,9 @@ def _run_audit(
     last_checked = store.last_checked()
     started = _now()
     listed = [p.name for p in config.projects]
+    # its temporary file made before the audit begins: a machine without a writable TMPDIR
+    # stops here, with no audit left 'running'
+    tally = _Tally({spec.name: i for i, spec in enumerate(specs)})
     audit_id = store.begin_audit(config.path, listed, started)
 
     def clock() -> str:
@@ -369,7 +372,6 @@ def _run_audit(
     rules = DiffRules(
         now=started, names=names, channel_grace=timedelta(days=config.settings.channel_grace_days)
     )
-    tally = _Tally({spec.name: i for i, spec in enumerate(specs)})
     results: dict[str, ProjectResult] = {}  # the batch in hand
     lock_lost: AuditLockLost | None = None
     if progress is not None:

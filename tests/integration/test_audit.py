@@ -324,3 +324,25 @@ def test_unreachable_github_with_workers_in_flight(db_url: str, tmp_path: Path) 
     assert sorted(tried + skipped) == names
     assert 3 <= len(tried) <= 3 + 4
     assert skipped == names[len(tried) :]  # projects start in order: the tail is skipped
+
+
+def test_without_a_writable_temporary_folder_no_audit_begins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report's entries wait in a temporary file: when none can be made, the audit stops
+    before it begins (no audit row left 'running', nothing fetched)."""
+    import tempfile
+
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    try:
+        with FakeGitHub(_state(), token=TOKEN) as server:
+            monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-folder"))
+            with pytest.raises(FileNotFoundError):
+                run_audit(parse_config(CONFIG), store, tmp_path / "reports",
+                          env=server.env(TOKEN), sleep=lambda _s: None)  # fmt: skip
+            assert server.requests == []
+        with store.engine.connect() as conn:  # not even one left 'running'
+            assert conn.exec_driver_sql("SELECT count(*) FROM audits").scalar() == 0
+        assert not (tmp_path / "reports").exists()
+    finally:
+        store.close()

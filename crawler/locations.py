@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from crawler.store.database import DEFAULT_DB_URL
+from crawler.xdg import xdg_dir
 
 CONFIG_ENV = "CRAWLER_CONFIG"
 DB_ENV = "CRAWLER_DB_URL"
@@ -24,18 +25,12 @@ LOCAL_DB = Path(DEFAULT_DB_URL.removeprefix("sqlite:///"))
 USER_DB_NAME = "crawler.sqlite"
 
 
-def _xdg(env: Mapping[str, str], name: str, default: str) -> Path:
-    value = env.get(name, "")
-    # the XDG spec: a relative path is invalid and ignored
-    return Path(value) if value and Path(value).is_absolute() else Path.home() / default
-
-
 def user_config_dir(env: Mapping[str, str]) -> Path:
-    return _xdg(env, "XDG_CONFIG_HOME", ".config") / "crawler"
+    return xdg_dir(env, "XDG_CONFIG_HOME", ".config") / "crawler"
 
 
 def user_data_dir(env: Mapping[str, str]) -> Path:
-    return _xdg(env, "XDG_DATA_HOME", ".local/share") / "crawler"
+    return xdg_dir(env, "XDG_DATA_HOME", ".local/share") / "crawler"
 
 
 def config_path(explicit: str | None, env: Mapping[str, str]) -> Path:

@@ -38,6 +38,7 @@ from itertools import chain, pairwise
 from pathlib import Path
 
 from crawler.analysis.license_clauses import copyright_clause, reads_as_prose
+from crawler.xdg import xdg_dir
 
 log = logging.getLogger(__name__)
 
@@ -543,12 +544,9 @@ def cache_dir() -> Path | None:
     explicit = os.environ.get(CACHE_ENV, "")
     if explicit:
         return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    if xdg and Path(xdg).is_absolute():  # the XDG spec: a relative path is ignored
-        return Path(xdg) / "crawler"
     try:
-        return Path.home() / ".cache" / "crawler"
-    except RuntimeError:
+        return xdg_dir(os.environ, "XDG_CACHE_HOME", ".cache") / "crawler"
+    except RuntimeError:  # no home folder to fall back on
         return None
 
 

@@ -156,13 +156,12 @@ class _StreamLoader(_LineLoader, Composer):
 
     A node constructed for an earlier entry stays known while it is anchored, so an alias to
     it is refused (and a merge key before it) exactly as in one tree. (PyYAML's loader
-    internals are untyped: they are reached through ``me``.)"""
+    internals are untyped: ``me`` reaches them.)"""
 
     def __init__(self, stream: str) -> None:
-        me: Any = self
-        me_init: Any = _LineLoader.__init__
-        me_init(me, stream)
-        me.anchors = {}
+        # libyaml's loader (typeshed cannot type it: mypy sees the Composer after it)
+        super().__init__(stream)  # type: ignore[call-arg]
+        self.anchors: dict[Any, yaml.Node] = {}  # Composer's own __init__ is not reached
 
     def node(self) -> yaml.Node:
         compose: Any = Composer.compose_node
@@ -178,12 +177,7 @@ class _StreamLoader(_LineLoader, Composer):
         me: Any = self
         if node in me.constructed_objects:
             raise _refuse_alias(node)
-        data = me.construct_object(node, deep=True)
-        while me.state_generators:  # as construct_document does
-            generators, me.state_generators = me.state_generators, []
-            for generator in generators:
-                for _ in generator:
-                    pass
+        data = me.construct_object(node, deep=True)  # deep: nothing left for later
         anchored = set(map(id, me.anchors.values()))
         me.constructed_objects = {
             n: v for n, v in me.constructed_objects.items() if id(n) in anchored

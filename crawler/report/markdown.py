@@ -463,7 +463,11 @@ def markdown_lines(report: Report) -> Iterator[str]:
     )
     yield from _section("Other changes and flags", other_lines, "No other changes.")
     with_errors = {e.project for e in report.errors}
-    repo_pages = {p.name: p.repo_url for p in report.projects if p.name in with_errors}
+    repo_pages = (  # read only when there are errors: a pass over every row otherwise
+        {p.name: p.repo_url for p in report.projects if p.name in with_errors}
+        if with_errors
+        else {}
+    )
 
     def error_page(error: ErrorEntry) -> str | None:
         page = page_for(error.url)

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from crawler.analysis.license_texts import reference_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,3 +93,18 @@ def test_the_cached_index_is_the_built_index(tmp_path: Path) -> None:
     assert read.weight == built.weight and read.names == built.names
     words = lt.normalize_words(TEXT)
     assert read.candidates(words)[:3] == built.candidates(words)[:3]
+
+
+def test_the_cache_folder_follows_the_xdg_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from crawler.analysis.license_templates import cache_dir
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CRAWLER_CACHE_DIR", str(tmp_path / "mine"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "mine"  # the crawler's own setting first
+    monkeypatch.delenv("CRAWLER_CACHE_DIR")
+    assert cache_dir() == tmp_path / "xdg" / "crawler"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # invalid by the spec: ignored
+    assert cache_dir() == tmp_path / "home" / ".cache" / "crawler"

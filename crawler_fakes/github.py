@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
+import functools
 import hashlib
 import math
+import multiprocessing
 import re
 import socket
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal, cast
@@ -460,6 +464,11 @@ class _Server(FakeServer):
     fake: FakeGitHub
 
 
+def _unserved(make_state: Callable[[], GitHubState]) -> FakeGitHub:
+    """A fake that serves no socket: a GraphQL worker process's (``execute_graphql_in``)."""
+    return FakeGitHub(make_state())
+
+
 class FakeGitHub(LoopbackService):
     """The server. ``with FakeGitHub(state) as gh:`` starts it on 127.0.0.1 and stops it."""
 
@@ -487,6 +496,7 @@ class FakeGitHub(LoopbackService):
         self.faults = faults
         self.recorded: Recordings | None = None  # real answers served ahead of the state
         self.max_graphql_aliases = max_graphql_aliases
+        self.graphql_workers: Executor | None = None  # see execute_graphql_in
         self.requests: list[RequestRecord] = []
         self._in_flight = 0
         self._open: set[int] = set()  # handlers whose request is not answered yet
@@ -507,6 +517,33 @@ class FakeGitHub(LoopbackService):
         self.set_state(state)
 
     # ---- lifecycle
+
+    def execute_graphql_in(self, processes: int, make_state: Callable[[], GitHubState]) -> None:
+        """Execute GraphQL queries in ``processes`` worker processes, side by side, as GitHub
+        does (for benchmarks: this server, one interpreter, executes them one at a time).
+
+        Each worker answers from its own copy of the repositories, built by ``make_state``
+        (picklable, e.g. ``functools.partial(synthetic_state, n, seed)``): it must build what
+        this fake serves, and the state must not change afterwards, or GraphQL and REST would
+        disagree. Parsing, validation, cost and budget stay here. Returns once every worker is
+        up (building a large state takes seconds: none of it falls on a measured request)."""
+        from crawler_fakes.github_graphql import start_worker, worker_ready
+
+        pool = ProcessPoolExecutor(
+            processes, mp_context=multiprocessing.get_context("spawn"),
+            initializer=start_worker, initargs=(functools.partial(_unserved, make_state),),
+        )  # fmt: skip
+        started = {f.result() for f in [pool.submit(worker_ready, 0.5) for _ in range(processes)]}
+        if len(started) != processes:
+            pool.shutdown()
+            raise RuntimeError(f"{len(started)} of {processes} GraphQL workers started")
+        self.graphql_workers = pool
+
+    def stop(self) -> None:
+        super().stop()
+        workers, self.graphql_workers = self.graphql_workers, None
+        if workers is not None:
+            workers.shutdown(cancel_futures=True)
 
     def drop_connections(self) -> None:
         with self._lock:

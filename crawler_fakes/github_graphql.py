@@ -13,7 +13,11 @@ import functools
 import hashlib
 import json
 import math
+import os
 import re
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -48,13 +52,16 @@ from crawler_fakes.github_state import FakeRelease, FakeRepo, RepoView, latest_r
 class FakeGitHub(Protocol):
     """What the GraphQL endpoint needs of the fake server (crawler_fakes.github, which calls it)."""
 
-    max_graphql_aliases: int | None
-
     def find(self, full_name: str) -> FakeRepo | None: ...
 
     def view(self, repo: FakeRepo) -> RepoView: ...
 
     def charge_graphql(self, cost: int, dry_run: bool) -> dict[str, Any] | None: ...
+
+    max_graphql_aliases: int | None
+    graphql_workers: Executor | None  # execution in other processes (benchmarks), else here
+    base_url: str
+    web_url: str
 
 SDL = """
 scalar DateTime
@@ -436,6 +443,21 @@ def handle(fake: FakeGitHub, raw: bytes) -> tuple[int, dict[str, Any], int]:
     if rate is None:
         return 200, _RATE_LIMITED, 0
     rate["nodeCount"] = analysis.nodes
+    if fake.graphql_workers is not None:  # parsed, checked and charged here; executed there
+        call = (query, variables, operation_name, rate, fake.base_url, fake.web_url)
+        body = fake.graphql_workers.submit(_execute_in_worker, *call).result()
+    else:
+        body = _execute(fake, document, variables, operation_name, rate)
+    return 200, body, 0 if analysis.dry_run else cost
+
+
+def _execute(
+    fake: FakeGitHub,
+    document: DocumentNode,
+    variables: dict[str, Any],
+    operation_name: str | None,
+    rate: dict[str, Any],
+) -> dict[str, Any]:
     result = execute_sync(
         SCHEMA,
         document,
@@ -446,7 +468,45 @@ def handle(fake: FakeGitHub, raw: bytes) -> tuple[int, dict[str, Any], int]:
     body: dict[str, Any] = {"data": result.data}
     if result.errors:
         body["errors"] = [_format(e) for e in result.errors]
-    return 200, body, 0 if analysis.dry_run else cost
+    return body
+
+
+# -- executing in other processes (benchmarks) ------------------------------------------------
+#
+# GitHub executes the queries it receives side by side; this fake, in one interpreter, one at a
+# time (graphql-core holds the GIL). ``FakeGitHub.execute_graphql_in`` hands execution to worker
+# processes, each with its own copy of the repositories built by the same recipe; parsing,
+# validation, the cost and the budget stay in the server. The state must not change afterwards.
+
+_WORKER: FakeGitHub | None = None  # in a worker process: the fake whose state it executes on
+
+
+def start_worker(server: Callable[[], FakeGitHub]) -> None:
+    """A worker process's initializer: build its fake (not started: it serves no socket)."""
+    global _WORKER
+    _WORKER = server()
+
+
+def worker_ready(seconds: float) -> int:
+    """Keeps a worker busy for a moment, so that starting N of them at once meets N workers."""
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def _execute_in_worker(
+    query: str,
+    variables: dict[str, Any],
+    operation_name: str | None,
+    rate: dict[str, Any],
+    base_url: str,
+    web_url: str,
+) -> dict[str, Any]:
+    fake = _WORKER
+    assert fake is not None, "start_worker did not run in this process"
+    fake.base_url, fake.web_url = base_url, web_url  # the links its answers carry
+    document, errors = _checked(query)
+    assert document is not None, errors  # the server checked it before sending it here
+    return _execute(fake, document, variables, operation_name, rate)
 
 
 PARTIAL_MESSAGE = (

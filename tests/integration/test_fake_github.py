@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 from collections.abc import Iterator
@@ -23,6 +24,8 @@ from graphql import (
     validate,
 )
 
+from crawler.upstream.sources.github import GitHubSettings
+from crawler.upstream.sources.github.queries import batch_query
 from crawler_fakes.github import (
     FakeGitHub,
     FakeRelease,
@@ -366,3 +369,36 @@ def test_state_json_round_trip_and_synthetic_state() -> None:
     with FakeGitHub(state) as gh:
         rate = graphql(gh, "{ rateLimit { remaining } }")
         assert rate.json()["data"]["rateLimit"]["remaining"] == 4999
+
+
+def test_graphql_executed_in_worker_processes_answers_as_in_one() -> None:
+    """The benchmarks' fake executes GraphQL in other processes, side by side as GitHub does:
+    it answers byte for byte what the one-process fake answers (errors included), and the
+    server itself still checks, costs and charges every query."""
+    recipe = functools.partial(synthetic_state, 60, 3)
+    repos = [f"{r.owner}/{r.name}" for r in recipe().repos[:20]] + ["acme/missing"]
+    paths = [None if i % 2 else "LICENSE" for i in range(len(repos))]
+    query = batch_query(repos, paths, GitHubSettings())
+    payload = {"query": query.text, "variables": query.variables}
+    answers = []
+    for processes in (0, 2):
+        with FakeGitHub(recipe(), token=TOKEN, web_url="https://ghe.example") as server:
+            if processes:
+                server.execute_graphql_in(processes, recipe)
+                assert server.graphql_workers is not None
+            resp = client(server, TOKEN).post("/graphql", json=payload)
+            invalid = client(server, TOKEN).post("/graphql", json={"query": "{ nope }"})
+            doc = resp.json()
+            doc["data"]["rateLimit"].pop("resetAt")  # the hour each server started in
+            answers.append((resp.status_code, doc, server.points_used.graphql, invalid.json()))
+        assert server.graphql_workers is None  # stopped with the server
+    in_one, in_workers = answers
+    assert in_workers == in_one
+    status, doc, points, invalid = in_workers
+    assert (status, points) == (200, 1)
+    assert doc["data"]["rateLimit"] == {"cost": 1, "remaining": 4999, "limit": 5000, "used": 1}
+    assert doc["data"]["r0"]["nameWithOwner"] == repos[0]
+    assert doc["data"]["r0"]["url"] == f"https://ghe.example/{repos[0]}"
+    assert doc["data"]["r0"]["licenseBlob"]["oid"] == git_blob_sha(recipe().repos[0].license_text)
+    assert [e["path"] for e in doc["errors"]] == [["r20"]]
+    assert invalid["errors"][0]["message"] == "Cannot query field 'nope' on type 'Query'."

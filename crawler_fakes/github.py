@@ -101,7 +101,8 @@ class RequestRecord:
     fault: str | None = None
     received_at: float = 0.0  # time.monotonic() when the request arrived
     # the fake's own CPU time on this request (routing, GraphQL execution, JSON: its thread's
-    # time, so neither the latency nor waiting for the GIL counts): what the fake adds
+    # time, and a GraphQL worker process's on it, so neither the latency nor waiting for the
+    # GIL counts): what the fake adds
     service_seconds: float = 0.0
 
 
@@ -497,6 +498,7 @@ class FakeGitHub(LoopbackService):
         self.recorded: Recordings | None = None  # real answers served ahead of the state
         self.max_graphql_aliases = max_graphql_aliases
         self.graphql_workers: Executor | None = None  # see execute_graphql_in
+        self._elsewhere = threading.local()  # CPU a worker process spent on this request
         self.requests: list[RequestRecord] = []
         self._in_flight = 0
         self._open: set[int] = set()  # handlers whose request is not answered yet
@@ -538,6 +540,10 @@ class FakeGitHub(LoopbackService):
             pool.shutdown()
             raise RuntimeError(f"{len(started)} of {processes} GraphQL workers started")
         self.graphql_workers = pool
+
+    def spent_elsewhere(self, seconds: float) -> None:
+        """A worker process spent ``seconds`` of CPU on the request this thread serves."""
+        self._elsewhere.seconds = getattr(self._elsewhere, "seconds", 0.0) + seconds
 
     def stop(self) -> None:
         super().stop()
@@ -680,6 +686,7 @@ class FakeGitHub(LoopbackService):
     def _dispatch(self, handler: BaseHTTPRequestHandler, method: str) -> None:
         received = time.monotonic()
         cpu_start = time.thread_time()
+        self._elsewhere.seconds = 0.0
         target = handler.path
         length = int(handler.headers.get("Content-Length") or 0)
         body = handler.rfile.read(length) if length else b""
@@ -705,7 +712,7 @@ class FakeGitHub(LoopbackService):
                 cost,
                 fault.kind if fault else None,
                 received,
-                time.thread_time() - cpu_start,
+                time.thread_time() - cpu_start + self._elsewhere.seconds,
             )
             with self._lock:
                 self.requests.append(rec)

@@ -9,6 +9,7 @@ that field by field. Costs follow GitHub's documented formula, including its pag
 from __future__ import annotations
 
 import base64
+import copy
 import functools
 import hashlib
 import json
@@ -23,6 +24,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from graphql import (
+    ArgumentNode,
     BooleanValueNode,
     DocumentNode,
     FieldNode,
@@ -37,12 +39,14 @@ from graphql import (
     OperationType,
     SelectionSetNode,
     VariableNode,
+    Visitor,
     build_schema,
     execute_sync,
     get_named_type,
     get_operation_ast,
     parse,
     validate,
+    visit,
 )
 
 from crawler_fakes.faults import FaultRule
@@ -396,6 +400,37 @@ def _analyse(
     return out
 
 
+_COST_ARGUMENTS = frozenset({"first", "last", "dryRun"})  # all that _analyse reads of values
+
+
+@functools.lru_cache(maxsize=256)
+def _cost_variables(query: str) -> tuple[str, ...]:
+    """The variables a (checked) query passes to the arguments its cost depends on."""
+    document, _ = _checked(query)
+    found: set[str] = set()
+
+    class Collect(Visitor):
+        def enter_argument(self, node: ArgumentNode, *_args: Any) -> None:
+            if node.name.value in _COST_ARGUMENTS and isinstance(node.value, VariableNode):
+                found.add(node.value.name.value)
+
+    if document is not None:
+        visit(document, Collect())
+    return tuple(sorted(found))
+
+
+@functools.lru_cache(maxsize=1024)
+def _analysed(
+    query: str, operation_name: str | None, values: tuple[tuple[str, Any], ...]
+) -> _Analysis:
+    """``_analyse`` of a checked query, for the values of its cost variables: every batch of
+    the same size sends the same text, and only the repositories' names differ."""
+    document, _ = _checked(query)
+    operation = get_operation_ast(document, operation_name) if document else None
+    assert document is not None and operation is not None
+    return _analyse(document, operation, dict(values))
+
+
 def _where(node: FieldNode) -> list[dict[str, int]]:
     """An error's location in the query (only for errors: finding it is not cheap)."""
     loc = node.loc.source.get_location(node.loc.start) if node.loc else None
@@ -435,9 +470,15 @@ def handle(fake: FakeGitHub, raw: bytes) -> tuple[int, dict[str, Any], int]:
         for d in operation.variable_definitions or ()
         if d.default_value is not None
     }
-    analysis = _analyse(document, operation, {**defaults, **variables})
+    given = {**defaults, **variables}
+    try:  # the cost depends on the text and a few variables' values: computed once for them
+        analysis = _analysed(query, operation_name, tuple(
+            (name, given.get(name)) for name in _cost_variables(query)
+        ))  # fmt: skip
+    except TypeError:  # a value that cannot be a cache key (a list): validation refuses it later
+        analysis = _analyse(document, operation, given)
     if analysis.errors:
-        return 200, {"errors": analysis.errors}, 0
+        return 200, {"errors": copy.deepcopy(analysis.errors)}, 0
     if fake.max_graphql_aliases is not None and analysis.repositories > fake.max_graphql_aliases:
         return 502, TIMEOUT_BODY, 0
     cost = max(1, math.floor(analysis.requests / 100 + 0.5))

@@ -402,3 +402,27 @@ def test_graphql_executed_in_worker_processes_answers_as_in_one() -> None:
     assert doc["data"]["r0"]["licenseBlob"]["oid"] == git_blob_sha(recipe().repos[0].license_text)
     assert [e["path"] for e in doc["errors"]] == [["r20"]]
     assert invalid["errors"][0]["message"] == "Cannot query field 'nope' on type 'Query'."
+
+
+def test_graphql_cost_follows_each_requests_variables(gh: FakeGitHub) -> None:
+    """The fake computes a document's cost once per value of the variables the cost reads
+    (``first``/``last``/``dryRun``): one text sent with other values is costed afresh."""
+    text = (
+        "query Q($n: Int!, $o: String!, $dry: Boolean = false) { rateLimit(dryRun: $dry) "
+        '{ cost } r: repository(owner: $o, name: "widget") { releases(first: $n) { totalCount } '
+        'refs(refPrefix: "refs/tags/", first: $n) { totalCount } } }'
+    )
+    sent = client(gh, TOKEN)
+
+    def ask(**variables: Any) -> dict[str, Any]:
+        return dict(sent.post("/graphql", json={"query": text, "variables": variables}).json())
+
+    assert ask(n=5, o="acme")["data"]["r"]["releases"]["totalCount"] == 3
+    assert ask(n=5, o="nobody")["errors"][0]["type"] == "NOT_FOUND"
+    too_many = ask(n=101, o="acme")
+    assert [e["type"] for e in too_many["errors"]] == ["EXCESSIVE_PAGINATION"] * 2
+    assert too_many["errors"][0]["path"] == ["r", "releases"]
+    assert ask(n=101, o="acme") == too_many  # the second time from the cache: the same
+    used = gh.points_used.graphql
+    assert ask(n=5, o="acme", dry=True)["data"]["rateLimit"] == {"cost": 1}
+    assert gh.points_used.graphql == used  # a dry run is charged nothing

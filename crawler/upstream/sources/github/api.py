@@ -578,8 +578,10 @@ class GitHubApi:
 
     def post_graphql(
         self, query: Query, *, retry_timeouts: bool = False
-    ) -> tuple[int, dict[str, Any] | None, str]:
-        """POST one GraphQL document; returns (status, parsed body or None, short message).
+    ) -> tuple[int, dict[str, Any] | None, Callable[[], str]]:
+        """POST one GraphQL document; returns (status, parsed body or None, short message):
+        the message is made when asked for (redacting an answer's head costs 2 ms, and an
+        answer that names every repository never needs it).
 
         Sent through the plain session (PyGithub's graphql_query raises on any error, and a
         batch needs the partial data). A 502/504 (GitHub's query timeout) is returned for the
@@ -587,7 +589,7 @@ class GitHubApi:
         batch cannot shrink any more."""
         url = self.graphql_url
 
-        def attempt() -> tuple[int, dict[str, Any] | None, str]:
+        def attempt() -> tuple[int, dict[str, Any] | None, Callable[[], str]]:
             # 502/504 is how GitHub says a query timed out: the caller shrinks the batch
             status, _headers, body = self._send(
                 "POST",
@@ -603,16 +605,17 @@ class GitHubApi:
             if status in (502, 504):
                 if retry_timeouts:
                     raise _Transient(f"HTTP {status} from GitHub (query timed out)")
-                return status, None, f"HTTP {status} (GitHub timed out)"
+                return status, None, lambda: f"HTTP {status} (GitHub timed out)"
             doc = self._parse(body, dict)
             rate = (doc.get("data") or {}).get("rateLimit") if doc.get("data") else None
             if isinstance(rate, dict):
                 self.stats.add(graphql_points=int(rate.get("cost") or 0))
                 if isinstance(rate.get("remaining"), int):
                     self.graphql_budget.update({"x-ratelimit-remaining": rate["remaining"]})
-            return status, doc, self.safe_message(_message(body), 80)
+            return status, doc, lambda: self.safe_message(_message(body), 80)
 
-        answer: tuple[int, dict[str, Any] | None, str] = self._with_retries(attempt, url)
+        answer: tuple[int, dict[str, Any] | None, Callable[[], str]]
+        answer = self._with_retries(attempt, url)
         return answer
 
     def _wait_if_paused(self) -> None:

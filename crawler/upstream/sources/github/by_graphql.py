@@ -135,7 +135,7 @@ class GraphQLRounds:
         batch: list[ProjectSpec],
         paths: list[str | None],
         doc: dict[str, Any] | None,
-        message: str,
+        message: Callable[[], str],
         outcome: Outcome,
         prior: dict[str, ProjectSnapshot],
     ) -> None:
@@ -158,7 +158,7 @@ class GraphQLRounds:
                 continue
             if node is None or alias in errors:
                 # a repository that is missing or partly answered: its facts are unknown
-                why = errors.get(alias) or f"no data for {self.repo_of(spec)} ({message})"
+                why = errors.get(alias) or f"no data for {self.repo_of(spec)} ({message()})"
                 error = GitHubError(self.api.safe_message(why), url)  # it may echo the token
                 outcome.failed[spec.name] = ("github-graphql", error)
                 continue

@@ -51,6 +51,7 @@ from graphql import (
 
 from crawler_fakes.faults import FaultRule
 from crawler_fakes.github_state import FakeRelease, FakeRepo, RepoView, latest_release, node_id
+from crawler_fakes.server import compact_json
 
 
 class FakeGitHub(Protocol):
@@ -448,8 +449,9 @@ def _checked(query: str) -> tuple[DocumentNode | None, list[dict[str, Any]]]:
     return (None, [dict(e.formatted) for e in errors]) if errors else (document, [])
 
 
-def handle(fake: FakeGitHub, raw: bytes) -> tuple[int, dict[str, Any], int]:
-    """Answer one ``POST /graphql``: (HTTP status, JSON body, points charged)."""
+def handle(fake: FakeGitHub, raw: bytes) -> tuple[int, dict[str, Any] | bytes, int]:
+    """Answer one ``POST /graphql``: (HTTP status, JSON body, points charged); a body
+    executed in a worker process comes encoded (bytes)."""
     try:
         payload = json.loads(raw)
         query = payload["query"]
@@ -486,6 +488,7 @@ def handle(fake: FakeGitHub, raw: bytes) -> tuple[int, dict[str, Any], int]:
     if rate is None:
         return 200, _RATE_LIMITED, 0
     rate["nodeCount"] = analysis.nodes
+    body: dict[str, Any] | bytes
     if fake.graphql_workers is not None:  # parsed, checked and charged here; executed there
         call = (query, variables, operation_name, rate, fake.base_url, fake.web_url)
         body, seconds = fake.graphql_workers.submit(_execute_in_worker, *call).result()
@@ -544,14 +547,16 @@ def _execute_in_worker(
     rate: dict[str, Any],
     base_url: str,
     web_url: str,
-) -> tuple[dict[str, Any], float]:
+) -> tuple[bytes, float]:
+    """The answer, executed and encoded here (encoding a 100 KB answer is the server's
+    busiest step after execution: done here, it holds no lock the server's requests need)."""
     started = time.thread_time()
     fake = _WORKER
     assert fake is not None, "start_worker did not run in this process"
     fake.base_url, fake.web_url = base_url, web_url  # the links its answers carry
     document, errors = _checked(query)
     assert document is not None, errors  # the server checked it before sending it here
-    body = _execute(fake, document, variables, operation_name, rate)
+    body = compact_json(_execute(fake, document, variables, operation_name, rate))
     return body, time.thread_time() - started
 
 
@@ -566,6 +571,8 @@ def partial(body: Any, rule: FaultRule) -> Any:
     (every ``r<n>``/``f<n>`` alias when None), the field ``rule.field`` (dotted) is null and an
     error's ``path`` names it; or, with ``rule.value``, that field holds the value and no
     error is added."""
+    if isinstance(body, bytes):  # executed in a worker process: encoded there
+        body = json.loads(body)
     data = body.get("data") if isinstance(body, dict) else None
     if not isinstance(data, dict):
         return body

@@ -95,7 +95,7 @@ def graphql_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     sizes: list[int] = []
     real = github_graphql.handle
 
-    def handle(fake: Any, raw: bytes) -> tuple[int, dict[str, Any], int]:
+    def handle(fake: Any, raw: bytes) -> tuple[int, dict[str, Any] | bytes, int]:
         sizes.append(json.loads(raw)["query"].count(": repository("))
         return real(fake, raw)
 

@@ -382,21 +382,30 @@ def test_graphql_executed_in_worker_processes_answers_as_in_one() -> None:
     payload = {"query": query.text, "variables": query.variables}
     answers = []
     for processes in (0, 2):
-        with FakeGitHub(recipe(), token=TOKEN, web_url="https://ghe.example") as server:
+        faults = FaultPlan(rules=[FaultRule("graphql_partial", path="/graphql", times=1,
+                                            alias="r2", message="Loading failed")])  # fmt: skip
+        with FakeGitHub(
+            recipe(), token=TOKEN, web_url="https://ghe.example", faults=faults
+        ) as server:
             if processes:
                 server.execute_graphql_in(processes, recipe)
                 assert server.graphql_workers is not None
+            cut = client(server, TOKEN).post("/graphql", json=payload).json()  # the fault's
             resp = client(server, TOKEN).post("/graphql", json=payload)
             invalid = client(server, TOKEN).post("/graphql", json={"query": "{ nope }"})
             doc = resp.json()
-            doc["data"]["rateLimit"].pop("resetAt")  # the hour each server started in
-            answers.append((resp.status_code, doc, server.points_used.graphql, invalid.json()))
+            for answer in (doc, cut):
+                answer["data"]["rateLimit"].pop("resetAt")  # the hour each server started in
+            answers.append((resp.status_code, doc, server.points_used.graphql, invalid.json(),
+                            cut))  # fmt: skip
         assert server.graphql_workers is None  # stopped with the server
     in_one, in_workers = answers
     assert in_workers == in_one
-    status, doc, points, invalid = in_workers
-    assert (status, points) == (200, 1)
-    assert doc["data"]["rateLimit"] == {"cost": 1, "remaining": 4999, "limit": 5000, "used": 1}
+    status, doc, points, invalid, cut = in_workers
+    assert (status, points) == (200, 2)
+    assert doc["data"]["rateLimit"] == {"cost": 1, "remaining": 4998, "limit": 5000, "used": 2}
+    assert cut["data"]["r2"]["releases"] is None and doc["data"]["r2"]["releases"] is not None
+    assert [e["path"] for e in cut["errors"]] == [["r20"], ["r2", "releases"]]
     assert doc["data"]["r0"]["nameWithOwner"] == repos[0]
     assert doc["data"]["r0"]["url"] == f"https://ghe.example/{repos[0]}"
     assert doc["data"]["r0"]["licenseBlob"]["oid"] == git_blob_sha(recipe().repos[0].license_text)

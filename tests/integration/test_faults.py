@@ -475,7 +475,7 @@ def test_graphql_batches_shrink_on_a_timeout_answered_with_200(
     sizes: list[int] = []
     real = github_graphql.handle
 
-    def handle(fake: FakeGitHub, raw: bytes) -> tuple[int, dict[str, Any], int]:
+    def handle(fake: FakeGitHub, raw: bytes) -> tuple[int, dict[str, Any] | bytes, int]:
         sizes.append(json.loads(raw)["query"].count(": repository("))
         if sizes[-1] > 2:
             return 200, github_graphql.TIMEOUT_BODY, 0

@@ -145,7 +145,7 @@ def test_every_query_an_audit_sends_validates_against_githubs_schema(
     sent: list[Query] = []
     real = github_graphql.handle
 
-    def handle(fake: Any, raw: bytes) -> tuple[int, dict[str, Any], int]:
+    def handle(fake: Any, raw: bytes) -> tuple[int, dict[str, Any] | bytes, int]:
         body = json.loads(raw)
         sent.append(Query(body["query"], body["variables"]))
         return real(fake, raw)

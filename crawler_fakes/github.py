@@ -535,9 +535,15 @@ class FakeGitHub(LoopbackService):
             processes, mp_context=multiprocessing.get_context("spawn"),
             initializer=start_worker, initargs=(functools.partial(_unserved, make_state),),
         )  # fmt: skip
-        started = {f.result() for f in [pool.submit(worker_ready, 0.5) for _ in range(processes)]}
-        if len(started) != processes:
-            pool.shutdown()
+        # every worker is spawned by the first round of calls; a worker still building its
+        # state leaves its call to one that is up, so ask until each has answered once
+        started: set[int] = set()
+        deadline = time.monotonic() + 600
+        while len(started) < processes and time.monotonic() < deadline:
+            calls = [pool.submit(worker_ready, 0.2) for _ in range(processes)]
+            started.update(call.result() for call in calls)
+        if len(started) < processes:
+            pool.shutdown(cancel_futures=True)
             raise RuntimeError(f"{len(started)} of {processes} GraphQL workers started")
         self.graphql_workers = pool
 

@@ -6,7 +6,9 @@ import base64
 import functools
 import hashlib
 import json
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -435,3 +437,24 @@ def test_graphql_cost_follows_each_requests_variables(gh: FakeGitHub) -> None:
     used = gh.points_used.graphql
     assert ask(n=5, o="acme", dry=True)["data"]["rateLimit"] == {"cost": 1}
     assert gh.points_used.graphql == used  # a dry run is charged nothing
+
+
+def _state_slow_after_first(marker: str) -> GitHubState:
+    """The first process to build it is quick; any later one takes 1.5 s (a large state)."""
+    try:
+        with open(marker, "x"):
+            pass
+    except FileExistsError:
+        time.sleep(1.5)
+    return synthetic_state(5, 1)
+
+
+def test_graphql_workers_are_all_up_before_the_fake_is_used(tmp_path: Path) -> None:
+    """A worker still building its state when the others are ready is waited for (the
+    readiness calls all went to the ready one, and starting the fake failed)."""
+    recipe = functools.partial(_state_slow_after_first, str(tmp_path / "first"))
+    with FakeGitHub(synthetic_state(5, 1), token=TOKEN) as server:
+        server.execute_graphql_in(2, recipe)
+        answers = [client(server, TOKEN).post("/graphql", json={"query": "{ rateLimit { cost } }"})
+                   for _ in range(4)]  # fmt: skip
+        assert [a.json()["data"] for a in answers] == [{"rateLimit": {"cost": 1}}] * 4

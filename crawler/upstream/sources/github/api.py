@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
@@ -612,7 +613,7 @@ class GitHubApi:
                 self.stats.add(graphql_points=int(rate.get("cost") or 0))
                 if isinstance(rate.get("remaining"), int):
                     self.graphql_budget.update({"x-ratelimit-remaining": rate["remaining"]})
-            return status, doc, lambda: self.safe_message(_message(body), 80)
+            return status, doc, cache(lambda: self.safe_message(_message(body), 80))  # once
 
         answer: tuple[int, dict[str, Any] | None, Callable[[], str]]
         answer = self._with_retries(attempt, url)

@@ -520,15 +520,18 @@ class FakeGitHub(LoopbackService):
 
     # ---- lifecycle
 
-    def execute_graphql_in(self, processes: int, make_state: Callable[[], GitHubState]) -> None:
+    def execute_graphql_in(
+        self, processes: int, make_state: Callable[[], GitHubState]
+    ) -> frozenset[int]:
         """Execute GraphQL queries in ``processes`` worker processes, side by side, as GitHub
         does (for benchmarks: this server, one interpreter, executes them one at a time).
 
         Each worker answers from its own copy of the repositories, built by ``make_state``
         (picklable, e.g. ``functools.partial(synthetic_state, n, seed)``): it must build what
         this fake serves, and the state must not change afterwards, or GraphQL and REST would
-        disagree. Parsing, validation, cost and budget stay here. Returns once every worker is
-        up (building a large state takes seconds: none of it falls on a measured request)."""
+        disagree. Parsing, validation, cost and budget stay here. Returns the workers' process
+        ids once every worker is up (building a large state takes seconds: none of it falls on
+        a measured request). A worker ends with this process, however this one ends."""
         from crawler_fakes.github_graphql import start_worker, worker_ready
 
         pool = ProcessPoolExecutor(
@@ -546,6 +549,7 @@ class FakeGitHub(LoopbackService):
             pool.shutdown(cancel_futures=True)
             raise RuntimeError(f"{len(started)} of {processes} GraphQL workers started")
         self.graphql_workers = pool
+        return frozenset(started)
 
     def spent_elsewhere(self, seconds: float) -> None:
         """A worker process spent ``seconds`` of CPU on the request this thread serves."""

@@ -14,8 +14,11 @@ import functools
 import hashlib
 import json
 import math
+import multiprocessing
+import multiprocessing.connection
 import os
 import re
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -529,9 +532,20 @@ _WORKER: FakeGitHub | None = None  # in a worker process: the fake whose state i
 
 
 def start_worker(server: Callable[[], FakeGitHub]) -> None:
-    """A worker process's initializer: build its fake (not started: it serves no socket)."""
+    """A worker process's initializer: build its fake (not started: it serves no socket), and
+    end with the process that started it, however that one ends (a killed benchmark left its
+    workers, and their copies of 100,000 repositories, running)."""
     global _WORKER
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        sentinel = parent.sentinel
+        threading.Thread(target=_end_with, args=(sentinel,), daemon=True).start()
     _WORKER = server()
+
+
+def _end_with(sentinel: int) -> None:
+    multiprocessing.connection.wait([sentinel])
+    os._exit(0)
 
 
 def worker_ready(seconds: float) -> int:

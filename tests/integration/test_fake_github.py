@@ -6,6 +6,8 @@ import base64
 import functools
 import hashlib
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -458,3 +460,41 @@ def test_graphql_workers_are_all_up_before_the_fake_is_used(tmp_path: Path) -> N
         answers = [client(server, TOKEN).post("/graphql", json={"query": "{ rateLimit { cost } }"})
                    for _ in range(4)]  # fmt: skip
         assert [a.json()["data"] for a in answers] == [{"rateLimit": {"cost": 1}}] * 4
+
+
+_KILLED_WITH_WORKERS = """
+import functools, time
+from crawler_fakes.github import FakeGitHub, synthetic_state
+
+fake = FakeGitHub(synthetic_state(3, 1)).start()
+print(*sorted(fake.execute_graphql_in(2, functools.partial(synthetic_state, 3, 1))), flush=True)
+time.sleep(120)
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status  # a zombie has ended; only its exit status is left
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_graphql_workers_end_with_a_killed_server() -> None:
+    """A benchmark killed outright (no chance to stop its fake) takes its GraphQL workers
+    with it: they held a copy of every repository and ran on, orphaned."""
+    server = subprocess.Popen([sys.executable, "-c", _KILLED_WITH_WORKERS],
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert server.stdout is not None
+        workers = [int(pid) for pid in server.stdout.readline().split()]
+        assert len(workers) == 2 and all(_running(pid) for pid in workers)
+    finally:
+        server.kill()
+        server.wait(10)
+    for _ in range(100):
+        if not any(_running(pid) for pid in workers):
+            break
+        time.sleep(0.1)
+    assert [pid for pid in workers if _running(pid)] == []

@@ -167,7 +167,7 @@ def write_report(report: Report, reports_dir: Path, *, refresh_latest: bool = Tr
 def _overall_status(tally: _Tally, stopped: bool) -> AuditStatus:
     if tally.tracked and tally.failed == tally.tracked:
         return "failed"
-    if stopped or tally.errored:
+    if stopped or len(tally.errors):
         return "partial"
     return "complete"
 
@@ -284,7 +284,6 @@ class _Tally:
         self.checked: list[str] = []
         self.tracked = 0  # projects not untracked
         self.failed = 0  # of which ended in error
-        self.errored = False  # any fetch error
         self.batches_recorded = 0
 
     def position(self, project: str) -> int:
@@ -525,7 +524,6 @@ def _tally_batch(
             tally.failed += result.status == ProjectStatus.ERROR
         for error in result.errors:
             tally.errors.add(at(error.project), error_entry(error))
-            tally.errored = True
     for error in findings.problems:
         tally.problems.add(at(error.project), error_entry(error))
     for change in findings.changes:

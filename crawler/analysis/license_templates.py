@@ -36,6 +36,7 @@ from difflib import SequenceMatcher
 from functools import cached_property
 from itertools import chain, pairwise
 from pathlib import Path
+from typing import cast
 
 from crawler.analysis.license_clauses import copyright_clause, reads_as_prose
 from crawler.xdg import xdg_dir
@@ -290,6 +291,21 @@ class _Entry:
         return self.raw.decode("utf-8", errors="replace")
 
 
+_Fields = tuple[str, str, str, bool, tuple[str, ...], frozenset[int], frozenset[int], int, int,
+                tuple[str, ...]]
+
+
+def _template_fields(tpl: Template) -> _Fields:
+    """A parsed template as built-in types, for the derived cache (``counts`` is rebuilt)."""
+    return (tpl.key, tpl.spdx_id, tpl.name, tpl.is_exception, tpl.words, tpl.variable,
+            tpl.boiler, tpl.title_len, tpl.optional_from, tpl.ignorable_holders)  # fmt: skip
+
+
+def _template_from(fields: _Fields) -> Template:
+    words = fields[4]
+    return Template(*fields, counts=Counter(words))
+
+
 def _parse(entry: _Entry) -> Template:
     lines = entry.body.splitlines()
     toks = tokenize_lines(lines)
@@ -363,6 +379,8 @@ class TemplateIndex:
         self.entries = entries
         self._parsed: dict[int, Template] = {}
         self._lock = threading.Lock()
+        # templates parsed and texts derived by earlier processes (see load_index)
+        self.derived: DerivedCache = DerivedCache(None)
         self.by_spdx: dict[str, int] = {}
         for i, e in enumerate(entries):
             self.by_spdx.setdefault(e.spdx_id, i)
@@ -406,7 +424,12 @@ class TemplateIndex:
         with self._lock:
             tpl = self._parsed.get(i)
             if tpl is None:
-                tpl = self._parsed[i] = _parse(self.entries[i])
+                entry = self.entries[i]
+                known = cast("_Fields | None", self.derived.get("templates", entry.key))
+                tpl = _template_from(known) if known is not None else _parse(entry)
+                if known is None:
+                    self.derived.put("templates", entry.key, _template_fields(tpl))
+                self._parsed[i] = tpl
             return tpl
 
     def by_id(self, spdx_id: str) -> Template | None:
@@ -529,6 +552,9 @@ def load_index() -> TemplateIndex:
                 _INDEX = _load(folder, extra)
                 if cache:
                     _write_cached(cache, _INDEX)
+            _INDEX.derived = DerivedCache(
+                _cache_path(folder, extra, _DERIVED_PREFIX, _DERIVED_FORMAT, _DERIVED_CODE)
+            )
         return _INDEX
 
 
@@ -537,6 +563,11 @@ def load_index() -> TemplateIndex:
 CACHE_ENV = "CRAWLER_CACHE_DIR"  # else $XDG_CACHE_HOME/crawler, else ~/.cache/crawler
 _CACHE_FORMAT = b"crawler license index 1\n"
 _CACHE_PREFIX = "license-index-"
+# what analyses derive once per process from the texts (templates tokenised in full, official
+# variants read from ScanCode's rules): the code of both modules names the file
+_DERIVED_FORMAT = b"crawler license derived 1\n"
+_DERIVED_PREFIX = "license-derived-"
+_DERIVED_CODE = ("license_templates.py", "license_variants.py")
 
 
 def cache_dir() -> Path | None:
@@ -550,13 +581,19 @@ def cache_dir() -> Path | None:
         return None
 
 
-def _cache_path(folder: Path, extra: Path | None) -> Path | None:
+def _cache_path(
+    folder: Path,
+    extra: Path | None,
+    prefix: str = _CACHE_PREFIX,
+    form: bytes = _CACHE_FORMAT,
+    code: Sequence[str] = ("license_templates.py",),
+) -> Path | None:
     """The cache file for these packages and this code: any change to either names another
     file (the index of a different ScanCode release, or of an edited tokenizer, is never read)."""
     where = cache_dir()
     if where is None:
         return None
-    key = hashlib.sha256(_CACHE_FORMAT)
+    key = hashlib.sha256(form)
     for part in (sys.version, str(marshal.version), str(folder), str(extra)):
         key.update(part.encode() + b"\0")
     for package in (DATA_DISTRIBUTION, "pychoosealicense"):
@@ -567,23 +604,53 @@ def _cache_path(folder: Path, extra: Path | None) -> Path | None:
     try:
         for path in (folder, extra):
             key.update(str(path.stat().st_mtime_ns if path else 0).encode() + b"\0")
-        key.update(Path(__file__).read_bytes())  # the code that builds the index
+        for name in code:  # the code that builds what is cached
+            key.update(Path(__file__).with_name(name).read_bytes())
     except OSError:
         return None
-    return where / f"{_CACHE_PREFIX}{key.hexdigest()[:32]}.marshal"
+    return where / f"{prefix}{key.hexdigest()[:32]}.marshal"
 
 
-def _read_cached(path: Path) -> TemplateIndex | None:
-    """The cached index, or None when it is absent, unreadable, torn or altered (its checksum
-    covers every byte: a half-written or edited file is rebuilt, never half-used)."""
+def _read_checked(path: Path, form: bytes) -> bytes | None:
+    """A cache file's body, or None when it is absent, unreadable, torn or altered (its
+    checksum covers every byte: a half-written or edited file is rebuilt, never half-used)."""
     try:
         raw = path.read_bytes()
     except OSError:
         return None
-    n = len(_CACHE_FORMAT)
+    n = len(form)
     head, digest, body = raw[:n], raw[n : n + 32], raw[n + 32 :]
-    if head != _CACHE_FORMAT or hashlib.sha256(body).digest() != digest:
-        log.info("license index cache %s is not valid; rebuilding it", path)
+    if head != form or hashlib.sha256(body).digest() != digest:
+        log.info("license cache %s is not valid; rebuilding it", path)
+        return None
+    return body
+
+
+def _write_checked(path: Path, form: bytes, body: bytes, prefix: str) -> None:
+    """Write a cache file whole (a temporary file renamed into place), and remove the files
+    of other package versions; a folder that cannot be written only costs the next process
+    the build."""
+    temporary: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".tmp-", delete=False) as out:
+            temporary = out.name
+            out.write(form + hashlib.sha256(body).digest() + body)
+        os.replace(temporary, path)
+        for old in path.parent.glob(f"{prefix}*.marshal"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError as exc:
+        log.info("license data not cached in %s: %s", path.parent, exc)
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+def _read_cached(path: Path) -> TemplateIndex | None:
+    """The cached index, or None when it is absent or not valid."""
+    body = _read_checked(path, _CACHE_FORMAT)
+    if body is None:
         return None
     try:
         return TemplateIndex.from_bytes(body)
@@ -593,25 +660,56 @@ def _read_cached(path: Path) -> TemplateIndex | None:
 
 
 def _write_cached(path: Path, index: TemplateIndex) -> None:
-    """Write the cache file whole (a temporary file renamed into place), and remove the files
-    of other package versions; a folder that cannot be written only costs the next process
-    the build."""
-    body = index.to_bytes()
-    temporary: str | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".tmp-", delete=False) as out:
-            temporary = out.name
-            out.write(_CACHE_FORMAT + hashlib.sha256(body).digest() + body)
-        os.replace(temporary, path)
-        for old in path.parent.glob(f"{_CACHE_PREFIX}*.marshal"):
-            if old != path:
-                old.unlink(missing_ok=True)
-    except OSError as exc:
-        log.info("license index not cached in %s: %s", path.parent, exc)
-        if temporary is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
+    _write_checked(path, _CACHE_FORMAT, index.to_bytes(), _CACHE_PREFIX)
+
+
+class DerivedCache:
+    """What analyses derive from the license data and would otherwise derive again in every
+    process: templates tokenised in full (a first text of a kind makes some 40 of them
+    candidates, 0.15 s) and the official variants of a long license (ScanCode's full-text
+    rules of it, read and normalised: 0.25 s for Apache-2.0). Kept by section and key in one
+    checksummed file beside the index, read when first needed and written by ``save`` when
+    something was added (merged with what another process wrote meanwhile). ``path`` None:
+    nothing is read or written (an index built in memory, a machine without a cache folder)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._data: dict[str, dict[str, object]] | None = None
+        self._added = False
+        self._lock = threading.RLock()
+
+    def _loaded(self) -> dict[str, dict[str, object]]:
+        if self._data is None:
+            self._data = self._read() if self.path is not None else {}
+        return self._data
+
+    def _read(self) -> dict[str, dict[str, object]]:
+        body = _read_checked(self.path, _DERIVED_FORMAT) if self.path is not None else None
+        try:
+            data = marshal.loads(body) if body is not None else {}
+        except (ValueError, TypeError, EOFError):
+            data = {}
+        return data if isinstance(data, dict) else {}
+
+    def get(self, section: str, key: str) -> object | None:
+        with self._lock:
+            return self._loaded().get(section, {}).get(key)
+
+    def put(self, section: str, key: str, value: object) -> None:
+        with self._lock:
+            self._loaded().setdefault(section, {})[key] = value
+            self._added = self.path is not None
+
+    def save(self) -> None:
+        """Write what this process added, if anything (one file for every process)."""
+        with self._lock:
+            if not self._added or self.path is None:
+                return
+            merged = self._read()
+            for section, values in self._loaded().items():
+                merged.setdefault(section, {}).update(values)
+            _write_checked(self.path, _DERIVED_FORMAT, marshal.dumps(merged), _DERIVED_PREFIX)
+            self._data, self._added = merged, False
 
 
 @dataclass

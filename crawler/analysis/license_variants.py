@@ -74,15 +74,20 @@ def _rule_texts(key: str) -> list[str]:
     return out
 
 
-@cache
-def _variants_of(spdx_id: str, keys: tuple[str, ...]) -> tuple[str, ...]:
-    """Each variant text of the license as one space-joined, space-framed word string."""
+def _variants_of(index: TemplateIndex, keys: tuple[str, ...]) -> tuple[str, ...]:
+    """Each variant text of the license as one space-joined, space-framed word string (from
+    the derived cache when an earlier process read them)."""
+    known = index.derived.get("variants", "\0".join(keys))
+    if isinstance(known, tuple):
+        return known
     texts: list[str] = []
     for key in keys:
         if key.startswith("choosealicense-"):
             continue
         texts += _rule_texts(key)
-    return tuple(f" {' '.join(normalize_words(t))} " for t in texts if t.strip())
+    found = tuple(f" {' '.join(normalize_words(t))} " for t in texts if t.strip())
+    index.derived.put("variants", "\0".join(keys), found)
+    return found
 
 
 _CACHE: dict[str, tuple[tuple[str, ...], str]] = {}
@@ -105,7 +110,7 @@ def variant_texts(index: TemplateIndex, tpl: Template) -> tuple[tuple[str, ...],
         for i in same if index.entries[i].key != tpl.key
     )
     with _LOCK:
-        texts = _variants_of(tpl.spdx_id, keys) + others
+        texts = _variants_of(index, keys) + others
         _CACHE[tpl.key] = (texts, "".join(texts))
         return _CACHE[tpl.key]
 

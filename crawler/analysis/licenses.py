@@ -528,6 +528,7 @@ def analyze_license(
     for m in found:
         _snap_insertions(doc, m)
         variants += accept_variants(index, m, doc.words, doc.ignorable)
+    index.derived.save()  # what this text made the index derive, for the next process
     return _build(doc, found, index, path, sibling_paths, variants)
 
 

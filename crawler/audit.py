@@ -14,8 +14,10 @@ import logging
 import os
 import re
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -31,7 +33,7 @@ from crawler.diff.source_labels import Names as SourceNamesMap
 from crawler.findings import findings_between as findings_between  # re-exported
 from crawler.findings import location_of as _location
 from crawler.findings import source_names as source_names
-from crawler.gather import Gatherer, OpenSources, open_sources
+from crawler.gather import Gatherer, open_sources
 from crawler.model import (
     AuditStatus,
     Change,
@@ -354,9 +356,10 @@ def _run_audit(
 
     web = PageFetcher(config.settings, store)
     asked_to_stop = should_stop or (lambda: False)
+    abandoned = threading.Event()  # the audit ended early: a batch still fetched stops
 
     def stop() -> bool:  # asked to, or the database failed: nothing could be recorded
-        return asked_to_stop() or store.failure is not None
+        return asked_to_stop() or store.failure is not None or abandoned.is_set()
 
     gatherer = Gatherer(
         web,
@@ -380,19 +383,35 @@ def _run_audit(
             config, specs, env=env, cache=store, web=web, clock=clock, sleep=sleep,
             should_stop=stop, on_fetched=gatherer.on_fetched,
         )  # fmt: skip
+        # A batch at a time: its prior states read, fetched, compared, recorded and worded,
+        # then let go, so memory follows the batch and not the catalog. The next batch is
+        # fetched (on a thread of its own, one gather at a time) while this one is compared
+        # and recorded: the sources never wait on the diff or the database, and at most two
+        # batches are in memory.
+        fetching = ThreadPoolExecutor(max_workers=1, thread_name_prefix="audit-fetch")
         try:
-            # A batch at a time: its prior states read, fetched, compared, recorded and
-            # worded, then let go, so memory follows the batch and not the catalog.
-            for batch in batches(fetch_order(specs, last_checked), batch_size):
-                lock_lost = _tally_batch(
-                    store, audit_id, gatherer, sources, batch, baseline, listed, rules, names,
-                    started, last_checked, tally, results,
-                )  # fmt: skip
-                if lock_lost is not None or store.failure is not None:
-                    break
-                results.clear()
+            in_hand: _Fetching | None = None
+            for batch in [*batches(fetch_order(specs, last_checked), batch_size), None]:
+                ahead = None
+                if batch is not None:
+                    prior = _prior_states(store, baseline, batch)
+                    ahead = _Fetching(
+                        batch, prior, fetching.submit(gatherer.gather, sources, batch, prior)
+                    )
+                if in_hand is not None:
+                    results.update(in_hand.results.result())
+                    lock_lost = _tally_batch(
+                        store, audit_id, in_hand.batch, in_hand.prior, baseline, listed, rules,
+                        names, started, last_checked, tally, results,
+                    )  # fmt: skip
+                    if lock_lost is not None or store.failure is not None:
+                        break
+                    results.clear()
+                in_hand = ahead
             usage = sources.usage()
         finally:
+            abandoned.set()  # the audit stopped early: the batch fetched ahead ends at once
+            fetching.shutdown(wait=True, cancel_futures=True)
             sources.close()
     except Exception as exc:  # a defect outside any one project: never leak a token
         _record_failed(store, audit_id, [])
@@ -483,12 +502,32 @@ def _run_audit(
     return AuditOutcome(audit_id, status, report, report_dir, report_error)
 
 
+@dataclass(frozen=True)
+class _Fetching:
+    """A batch being fetched: its projects, their prior states, and the gather's results."""
+
+    batch: list[ProjectSpec]
+    prior: dict[str, ProjectSnapshot]
+    results: Future[dict[str, ProjectResult]]
+
+
+def _prior_states(
+    store: Store, baseline: AuditInfo | None, batch: Sequence[ProjectSpec]
+) -> dict[str, ProjectSnapshot]:
+    """The last good state of each project of ``batch`` (as of the baseline)."""
+    return {
+        name: state.snapshot
+        for name, state in store.states_as_of(
+            baseline.id if baseline else None, projects=[spec.name for spec in batch]
+        ).items()
+    }
+
+
 def _tally_batch(
     store: Store,
     audit_id: int,
-    gatherer: Gatherer,
-    sources: OpenSources,
     batch: Sequence[ProjectSpec],
+    prior: Mapping[str, ProjectSnapshot],
     baseline: AuditInfo | None,
     listed: Sequence[str],
     rules: DiffRules,
@@ -498,15 +537,9 @@ def _tally_batch(
     tally: _Tally,
     results: dict[str, ProjectResult],
 ) -> AuditLockLost | None:
-    """One batch: prior states read, fetched, compared, recorded, worded into ``tally``.
-    ``results`` receives the batch's results (what a failing database is told to keep)."""
-    prior = {
-        name: state.snapshot
-        for name, state in store.states_as_of(
-            baseline.id if baseline else None, projects=[spec.name for spec in batch]
-        ).items()
-    }
-    results.update(gatherer.gather(sources, batch, prior))
+    """One fetched batch (``results`` holds what it fetched, and receives what the diff made
+    of it: what a failing database is told to keep): compared, recorded, worded into
+    ``tally``."""
     if store.failure is not None:
         return None
     compared, current, findings = _compare_batch(listed, batch, prior, baseline, results, rules)

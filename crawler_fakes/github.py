@@ -498,6 +498,9 @@ class FakeGitHub(LoopbackService):
         self.recorded: Recordings | None = None  # real answers served ahead of the state
         self.max_graphql_aliases = max_graphql_aliases
         self.graphql_workers: Executor | None = None  # see execute_graphql_in
+        # a test's look at each request as it arrives, before it is answered: (method, path,
+        # body); it may block, as a slow server would
+        self.on_request: Callable[[str, str, bytes], None] | None = None
         self._elsewhere = threading.local()  # CPU a worker process spent on this request
         self.requests: list[RequestRecord] = []
         self._in_flight = 0
@@ -708,6 +711,8 @@ class FakeGitHub(LoopbackService):
             handler.headers.get("If-None-Match") or handler.headers.get("If-Modified-Since")
         )
         fault = self.faults.pick(method, target) if self.faults else None
+        if self.on_request is not None:
+            self.on_request(method, target, body)
 
         def app_token(given: str | None) -> bool:
             return self.app is not None and self.app.valid(given)

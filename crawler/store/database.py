@@ -252,27 +252,34 @@ class Store:
                 if result.project not in unchanged or result.note:
                     observed[result.project] = (result.snapshot, digest)
         snapshot_ids = self._snapshot_ids(session, observed, audit_id)
-        for result in results:
-            if result.project not in unchanged or result.note:
-                session.add(
-                    ObservationRow(
-                        audit_id=audit_id,
-                        project=result.project,
-                        status=result.status,
-                        snapshot_id=snapshot_ids.get(result.project),
-                        note=result.note,
-                    )
-                )
-            for error in result.errors:
-                session.add(
-                    FetchErrorRow(
-                        audit_id=audit_id,
-                        project=error.project,
-                        source=error.source,
-                        url=error.url,
-                        message=error.message,
-                    )
-                )
+        # rows written a statement per batch (executemany), not an ORM object per row: a
+        # first audit writes one observation per project (0.7 ms of CPU a project as objects)
+        observations = [
+            {
+                "audit_id": audit_id,
+                "project": result.project,
+                "status": str(result.status),
+                "snapshot_id": snapshot_ids.get(result.project),
+                "note": result.note,
+            }
+            for result in results
+            if result.project not in unchanged or result.note
+        ]
+        errors = [
+            {
+                "audit_id": audit_id,
+                "project": error.project,
+                "source": error.source,
+                "url": error.url,
+                "message": error.message,
+            }
+            for result in results
+            for error in result.errors
+        ]
+        if observations:
+            session.execute(insert(ObservationRow), observations)
+        if errors:
+            session.execute(insert(FetchErrorRow), errors)
         return checked
 
     def finish_audit(
@@ -318,21 +325,23 @@ class Store:
                     )
                 )
             }
-            new = {
-                project: SnapshotRow(
-                    project=project,
-                    digest=digest,
-                    data=snapshot.to_json().decode(),
-                    first_audit_id=audit_id,
-                )
+            new = [
+                {
+                    "project": project,
+                    "digest": digest,
+                    "data": snapshot.to_json().decode(),
+                    "first_audit_id": audit_id,
+                }
                 for project, (snapshot, digest) in batch
                 if (project, digest) not in found
-            }
-            session.add_all(new.values())
-            session.flush()
-            ids.update({project: row.id for project, row in new.items()})
+            ]
+            if new:  # one project, one snapshot per batch: the returned ids are by project
+                written = session.execute(
+                    insert(SnapshotRow).returning(SnapshotRow.project, SnapshotRow.id), new
+                )
+                ids.update({project: row_id for project, row_id in written})
             ids.update({project: found[(project, digest)] for project, digest in pairs
-                        if project not in new})  # fmt: skip
+                        if (project, digest) in found})  # fmt: skip
         return ids
 
     def _latest_digests(

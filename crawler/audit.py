@@ -72,7 +72,8 @@ if TYPE_CHECKING:
     from crawler.progress import AuditProgress
 
 log = logging.getLogger(__name__)
-AUDIT_BATCH = 1000  # projects fetched, compared, recorded and worded together (memory per batch)
+AUDIT_BATCH = 500  # projects fetched, compared, recorded and worded together; two batches are
+# in memory at once (one recorded while the next is fetched): as much as one of 1,000 was
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|PRIVATE", re.IGNORECASE)
 
 

@@ -302,8 +302,7 @@ def _template_fields(tpl: Template) -> _Fields:
 
 
 def _template_from(fields: _Fields) -> Template:
-    words = fields[4]
-    return Template(*fields, counts=Counter(words))
+    return Template(*fields, counts=Counter(fields[4]))  # fields[4]: the words
 
 
 def _parse(entry: _Entry) -> Template:
@@ -426,8 +425,10 @@ class TemplateIndex:
             if tpl is None:
                 entry = self.entries[i]
                 known = cast("_Fields | None", self.derived.get("templates", entry.key))
-                tpl = _template_from(known) if known is not None else _parse(entry)
-                if known is None:
+                if known is not None:
+                    tpl = _template_from(known)
+                else:
+                    tpl = _parse(entry)
                     self.derived.put("templates", entry.key, _template_fields(tpl))
                 self._parsed[i] = tpl
             return tpl
@@ -680,11 +681,12 @@ class DerivedCache:
 
     def _loaded(self) -> dict[str, dict[str, object]]:
         if self._data is None:
-            self._data = self._read() if self.path is not None else {}
+            self._data = self._read(self.path) if self.path is not None else {}
         return self._data
 
-    def _read(self) -> dict[str, dict[str, object]]:
-        body = _read_checked(self.path, _DERIVED_FORMAT) if self.path is not None else None
+    @staticmethod
+    def _read(path: Path) -> dict[str, dict[str, object]]:
+        body = _read_checked(path, _DERIVED_FORMAT)
         try:
             data = marshal.loads(body) if body is not None else {}
         except (ValueError, TypeError, EOFError):
@@ -705,7 +707,7 @@ class DerivedCache:
         with self._lock:
             if not self._added or self.path is None:
                 return
-            merged = self._read()
+            merged = self._read(self.path)
             for section, values in self._loaded().items():
                 merged.setdefault(section, {}).update(values)
             _write_checked(self.path, _DERIVED_FORMAT, marshal.dumps(merged), _DERIVED_PREFIX)

@@ -77,7 +77,8 @@ def _rule_texts(key: str) -> list[str]:
 def _variants_of(index: TemplateIndex, keys: tuple[str, ...]) -> tuple[str, ...]:
     """Each variant text of the license as one space-joined, space-framed word string (from
     the derived cache when an earlier process read them)."""
-    known = index.derived.get("variants", "\0".join(keys))
+    cached_as = "\0".join(keys)
+    known = index.derived.get("variants", cached_as)
     if isinstance(known, tuple):
         return known
     texts: list[str] = []
@@ -86,7 +87,7 @@ def _variants_of(index: TemplateIndex, keys: tuple[str, ...]) -> tuple[str, ...]
             continue
         texts += _rule_texts(key)
     found = tuple(f" {' '.join(normalize_words(t))} " for t in texts if t.strip())
-    index.derived.put("variants", "\0".join(keys), found)
+    index.derived.put("variants", cached_as, found)
     return found
 
 

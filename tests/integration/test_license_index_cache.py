@@ -41,6 +41,11 @@ print(json.dumps({"opened": len(opened), "rules": len(rules), "ids": list(found.
 TEXT = reference_text("Apache-2.0", "2024 Example Authors") + "\nNo use in weapons.\n"
 
 
+def _damaged(whole: bytes) -> tuple[bytes, ...]:
+    """A cache file cut in half, with its last byte altered, and empty."""
+    return whole[: len(whole) // 2], whole[:-1] + bytes([whole[-1] ^ 1]), b""
+
+
 def _probe(cache: Path | str) -> dict[str, object]:
     env = {**os.environ, "CRAWLER_CACHE_DIR": str(cache)}
     out = subprocess.run([sys.executable, "-c", PROBE], input=TEXT, capture_output=True,
@@ -69,7 +74,7 @@ def test_a_torn_or_altered_derived_cache_is_derived_again(tmp_path: Path) -> Non
     first = _probe(tmp_path)
     derived = Path(str(first["derived"]))
     whole = derived.read_bytes()
-    for damaged in (whole[: len(whole) // 2], whole[:-1] + bytes([whole[-1] ^ 1]), b""):
+    for damaged in _damaged(whole):
         derived.write_bytes(damaged)
         again = _probe(tmp_path)
         # the index is still read from its cache; the templates and rules are read again
@@ -84,7 +89,7 @@ def test_a_torn_or_altered_cache_is_rebuilt_not_used(tmp_path: Path) -> None:
     first = _probe(tmp_path)
     cache = Path(str(first["cache"]))
     whole = cache.read_bytes()
-    for damaged in (whole[: len(whole) // 2], whole[:-1] + bytes([whole[-1] ^ 1]), b""):
+    for damaged in _damaged(whole):
         cache.write_bytes(damaged)
         again = _probe(tmp_path)
         assert int(str(again["opened"])) > 2000  # rebuilt from the license files

@@ -308,15 +308,14 @@ class RequestSlots:
     """At most ``size`` requests in flight. A GraphQL query (``urgent``) waiting for a slot
     goes before the trees waiting for one: the rounds that complete every project of a batch
     are not held behind a thousand tree reads that can wait. But while trees wait, queries hold
-    at most ``query_share`` slots (default: a quarter): a query waits on the server's execution
+    at most a quarter of the slots (at least one): a query waits on the server's execution
     for hundreds of milliseconds, holding a slot in which a tree read would have been done
     several times over, and a batch's queries sent at once held every slot (a 10,000-project
     first audit: 75 of its 420 slot-seconds, trees waiting; 43 with two queries at a time)."""
 
-    def __init__(self, size: int, query_share: int | None = None) -> None:
+    def __init__(self, size: int) -> None:
         self._size = max(1, size)
-        share = query_share if query_share is not None else self._size // 4
-        self._query_cap = max(1, min(self._size, share))
+        self._query_cap = max(1, self._size // 4)
         self._used = 0
         self._queries = 0  # urgent requests in flight
         self._urgent = 0  # urgent requests waiting

@@ -38,6 +38,11 @@ class GitHubSettings(BaseModel):
     # audit took 1.5x and an unchanged audit without a token 2x as long (bench/audit_budget.py,
     # README "Benchmarks"); an unchanged audit with a token is the same at either.
     concurrency: int = Field(default=8, ge=1, le=8)
+    # GitHub's secondary limits a minute (900 REST and 2,000 GraphQL points, 90 s of response
+    # time, 60 of it GraphQL), kept to before they are met (pacing.py): "auto" keeps to them
+    # on api.github.com only (GitHub Enterprise Server's are its administrator's, off unless
+    # set), "on" everywhere, "off" nowhere
+    secondary_limits: Literal["auto", "on", "off"] = "auto"
     # one answer's size once decompressed (a recursive tree of 100,000 files is ~20 MB)
     answer_size_limit: int = Field(default=64 * 2**20, ge=2**16)
 

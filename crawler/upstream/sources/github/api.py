@@ -12,7 +12,9 @@
 - a rate budget read from ``x-ratelimit-*`` on every answer; a request reserves its point
   before it is sent, so workers in flight together never spend past the reserve; when it runs
   low we stop (``BudgetExhausted``) instead of burning the integration;
-- a secondary rate limit (403/429 with ``retry-after``) pauses every worker, not just one;
+- GitHub's secondary limits a minute (points, response time) paced before they are met
+  (pacing.py, on api.github.com); one met anyway (403/429 with ``retry-after``) pauses every
+  worker, not just one;
 - bounded retries with exponential backoff and jitter for 5xx, resets, timeouts, truncated or
   non-JSON bodies; one wall-clock deadline per request, headers included (transport.py);
 - the token never leaves this module: every message is redacted first, then cut.
@@ -49,6 +51,7 @@ from crawler.upstream.http import (
 from crawler.upstream.network import ca_bundle
 from crawler.upstream.source import SourceDeferred, SourceError
 from crawler.upstream.sources.github import GitHubSettings
+from crawler.upstream.sources.github.pacing import Pacer, secondary_limits
 from crawler.upstream.sources.github.transport import (
     AnswerRefused,
     DeadlineAdapter,
@@ -367,6 +370,7 @@ class GitHubApi:
         timeout: float = 30.0,
         deadline: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
         allow_private: bool = False,
         app_tokens: AppTokens | None = None,
     ) -> None:
@@ -398,6 +402,9 @@ class GitHubApi:
         # ``github.concurrency`` bounds the requests in flight, whichever thread sends them
         # (the pool's workers reading trees, the audit's thread asking for license texts)
         self._in_flight = RequestSlots(settings.concurrency)
+        limits = secondary_limits(settings.secondary_limits, self.api_url)
+        self.pacer = Pacer(limits, clock=clock, sleep=sleep) if limits else None
+        self._clock = clock
 
     def _requester(self) -> Any:
         """This thread's PyGithub requester (PyGithub's requester is not thread-safe)."""
@@ -661,6 +668,19 @@ class GitHubApi:
             self._closers -= 1
             self._gate.notify_all()
 
+    @contextmanager
+    def _timed(self, graphql: bool) -> Iterator[None]:
+        """A request's response time, counted by the pacer (GitHub estimates the server time
+        its secondary limit allows by it), answered or not."""
+        if self.pacer is None:
+            yield
+            return
+        started = self._clock()
+        try:
+            yield
+        finally:
+            self.pacer.spent(self._clock() - started, graphql=graphql)
+
     def _send(
         self,
         verb: str,
@@ -677,10 +697,13 @@ class GitHubApi:
         url = self.absolute(path)
         self._check_project_clock(url)
         self._wait_if_paused()
+        graphql = verb == "POST"
+        if self.pacer is not None:
+            self.pacer.turn(graphql=graphql)
         budget.reserve(self._settings.budget_reserve, url)
         self.stats.add(requests=1)
         try:
-            with self._in_flight.taken(urgent=verb == "POST"):
+            with self._in_flight.taken(urgent=graphql), self._timed(graphql):
                 if plain:
                     status, resp_headers, body = self._plain(verb, url, headers, input)
                 else:

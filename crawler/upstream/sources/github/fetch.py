@@ -289,6 +289,8 @@ class GitHubSource:
             **self.api.stats.as_dict(),
             "rate_remaining": self.api.core.remaining,
             "authenticated": self.api.authenticated,
+            # waiting to keep to GitHub's secondary limits, summed over the workers
+            "paced_seconds": round(self.api.pacer.waited, 1) if self.api.pacer else 0.0,
         }
 
     def close(self) -> None:

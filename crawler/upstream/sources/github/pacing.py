@@ -7,7 +7,8 @@ seconds of real time, no more than 60 of them GraphQL, which GitHub says to esti
 total response time of one's requests. A client that meets them is answered 403 or 429 with
 ``retry-after`` (api.py then pauses every worker), and GitHub warns that an integration that
 keeps meeting them may be banned. A first audit sends one tree read per repository: at 8 in
-flight, a few thousand a minute, so without pacing it met the REST limit after its first 900.
+flight, a few thousand a minute, so without pacing it would pass the REST limit after its
+first 900 and live on retry-after.
 
 ``Pacer.turn`` waits until the request fits the last 60 seconds; ``Pacer.spent`` counts its
 response time when it is answered. What a request spent is known only when it ends, so the

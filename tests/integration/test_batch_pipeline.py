@@ -68,11 +68,8 @@ def _write_lock(db_url: str) -> tuple[Callable[[], None], Callable[[], None]]:
 
 @pytest.fixture
 def server() -> Iterator[FakeGitHub]:
-    fake = FakeGitHub(GitHubState([_repo(i) for i in range(4)]), token=TOKEN).start()
-    try:
+    with FakeGitHub(GitHubState([_repo(i) for i in range(4)]), token=TOKEN) as fake:
         yield fake
-    finally:
-        fake.stop()
 
 
 def test_the_next_batch_is_fetched_while_this_one_is_recorded(

@@ -28,7 +28,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
@@ -404,7 +404,6 @@ class GitHubApi:
         self._in_flight = RequestSlots(settings.concurrency)
         limits = secondary_limits(settings.secondary_limits, self.api_url)
         self.pacer = Pacer(limits, clock=clock, sleep=sleep) if limits else None
-        self._clock = clock
 
     def _requester(self) -> Any:
         """This thread's PyGithub requester (PyGithub's requester is not thread-safe)."""
@@ -668,19 +667,6 @@ class GitHubApi:
             self._closers -= 1
             self._gate.notify_all()
 
-    @contextmanager
-    def _timed(self, graphql: bool) -> Iterator[None]:
-        """A request's response time, counted by the pacer (GitHub estimates the server time
-        its secondary limit allows by it), answered or not."""
-        if self.pacer is None:
-            yield
-            return
-        started = self._clock()
-        try:
-            yield
-        finally:
-            self.pacer.spent(self._clock() - started, graphql=graphql)
-
     def _send(
         self,
         verb: str,
@@ -703,7 +689,8 @@ class GitHubApi:
         budget.reserve(self._settings.budget_reserve, url)
         self.stats.add(requests=1)
         try:
-            with self._in_flight.taken(urgent=graphql), self._timed(graphql):
+            timed = self.pacer.timed(graphql=graphql) if self.pacer else nullcontext()
+            with self._in_flight.taken(urgent=graphql), timed:
                 if plain:
                     status, resp_headers, body = self._plain(verb, url, headers, input)
                 else:

@@ -25,7 +25,8 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -83,6 +84,15 @@ class Pacer:
                     return
                 self.waited += wait
             self._sleep(wait)
+
+    @contextmanager
+    def timed(self, *, graphql: bool) -> Iterator[None]:
+        """Count the response time of the request sent inside, answered or not."""
+        started = self._clock()
+        try:
+            yield
+        finally:
+            self.spent(self._clock() - started, graphql=graphql)
 
     def spent(self, seconds: float, *, graphql: bool) -> None:
         """Count an answered request's response time (GitHub's estimate of its server time)."""

@@ -225,9 +225,11 @@ def _ranges(spans: Sequence[TextSpan]) -> str:
     return ", ".join(line_range(s.start_line, s.end_line) for s in spans)
 
 
-def noassertion_explanation(analysis: LicenseAnalysis, forge: str = "GitHub's licensee") -> str:
+def noassertion_explanation(
+    analysis: LicenseAnalysis, forge: str = "GitHub's licensee", *, judged: bool = True
+) -> str:
     """Why the forge (``forge``: who said it) answered NOASSERTION, in one or two sentences,
-    with the ids."""
+    with the ids; ``judged`` off: the forge gave no verdict at all (a git server)."""
     texts = [m for m in analysis.matches if m.verdict != "reference"]
     refs = [f"{m.spdx_id} (line {m.start_line})" for m in analysis.matches
             if m.verdict == "reference"]  # fmt: skip
@@ -245,15 +247,17 @@ def noassertion_explanation(analysis: LicenseAnalysis, forge: str = "GitHub's li
     if analysis.verdict == "match_with_extra_text":
         return (f"Known license {named}{several} plus extra text at "
                 f"{_ranges(analysis.extra_text)}{also}.")  # fmt: skip
+    missed = ("does not recognise it in this form" if judged
+              else "gives no license verdict of its own")  # fmt: skip
     return (f"Standard {named} text{several}, word for word apart from title, copyright and "
-            f"SPDX lines; {forge} does not recognise it in this form{also}.")  # fmt: skip
+            f"SPDX lines; {forge} {missed}{also}.")  # fmt: skip
 
 
 def why_forge_differs(
     analysis: LicenseAnalysis, label: str, forge: str | None, ours: str | None, agree: bool
 ) -> str:
     """Why the forge's verdict and our reading differ, for the report's license table."""
-    why = noassertion_explanation(analysis, label)
+    why = noassertion_explanation(analysis, label, judged=forge is not None)
     if forge in (None, NOASSERTION):
         return why
     if not agree:

@@ -66,8 +66,8 @@ class GitRemote:
         first = f"{self.url}/{SERVICE}"
         self._guard(first)
         response = self.api.exchange(first, headers=V2, allow=(401, 403, 404))
-        self._refused(response)
-        url = self._moved_to(response)
+        url = self._moved_to(response)  # a redirect to a sign-in page says so, even as a 404
+        self._refused(response, url)
         advert = wire.advertisement(self._git_answer(response, wire.ADVERTISEMENT))
         if advert.refs is not None:
             return Refs(url, advert.refs, advert.capabilities, 0, response.url)
@@ -97,7 +97,7 @@ class GitRemote:
             target, method="POST", content=body, headers=headers, allow=(401, 403, 404),
             follow_redirects=False,
         )  # fmt: skip
-        self._refused(response)
+        self._refused(response, url)
         if 300 <= response.status < 400:
             where = display_url(response.headers.get("location", "elsewhere"))
             raise SourceError(
@@ -108,17 +108,18 @@ class GitRemote:
             )
         return self._git_answer(response, wire.RESULT), response.url
 
-    def _refused(self, response: ApiResponse) -> None:
+    def _refused(self, response: ApiResponse, url: str) -> None:
         status = response.status
+        where = self.url if url == self.url else f"{self.url} (redirected to {url})"
         if status == 404:
             raise SourceError(
-                f"repository {self.url} not found on its git server (HTTP 404): {MISSING_HINT}",
+                f"repository {where} not found on its git server (HTTP 404): {MISSING_HINT}",
                 response.url,
                 404,
             )
         if status in (401, 403):
             raise SourceError(
-                f"{self.url} asks for credentials (HTTP {status}): git servers answer so for a "
+                f"{where} asks for credentials (HTTP {status}): git servers answer so for a "
                 f"repository they do not show; {MISSING_HINT}",
                 response.url,
                 status,

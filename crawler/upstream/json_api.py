@@ -270,14 +270,15 @@ class JsonApi:
         headers: Mapping[str, str] | None = None,
         allow: tuple[int, ...] = (),
         follow_redirects: bool = True,
+        limit: int | None = None,
     ) -> ApiResponse:
         """Any request whose answer is not JSON: ``data`` is the answer's bytes (capped like any
-        answer). A GET is conditional like ``get`` (keyed by its headers too); another method
-        is never cached, and a redirect it meets is returned (status 3xx) when
-        ``follow_redirects`` is off."""
+        answer, or at ``limit`` when smaller). A GET is conditional like ``get`` (keyed by its
+        headers too); another method is never cached, and a redirect it meets is returned
+        (status 3xx) when ``follow_redirects`` is off."""
         url = self.absolute(path)
         return self._request(url, allow, lambda body: body, method, content, headers,
-                             follow_redirects)  # fmt: skip
+                             follow_redirects, limit)  # fmt: skip
 
     def _request(
         self,
@@ -288,6 +289,7 @@ class JsonApi:
         content: bytes | None = None,
         extra: Mapping[str, str] | None = None,
         follow: bool = True,
+        limit: int | None = None,
     ) -> ApiResponse:
         headers = {"Accept": self._accept, **(extra or {}), **self._auth_headers}
         varies = "\n".join(f"{k}: {v}" for k, v in sorted((extra or {}).items()))
@@ -299,7 +301,9 @@ class JsonApi:
             headers["If-Modified-Since"] = cached.last_modified
 
         def attempt() -> ApiResponse:
-            status, answer_headers, body, final = self._send(url, headers, method, content, follow)
+            status, answer_headers, body, final = self._send(
+                url, headers, method, content, follow, limit
+            )
             if status == 304 and cached is not None:
                 with self._lock:
                     self.usage.not_modified += 1
@@ -350,18 +354,18 @@ class JsonApi:
 
     def _send(
         self, url: str, headers: dict[str, str], method: str = "GET",
-        content: bytes | None = None, follow: bool = True,
+        content: bytes | None = None, follow: bool = True, limit: int | None = None,
     ) -> tuple[int, dict[str, str], bytes, str]:  # fmt: skip
         """(status, headers, body, the URL answered from)."""
         from crawler.upstream.deadline import deadline
 
         self._check_budget(url)
         with deadline(self._deadline):
-            return self._send_within_deadline(url, headers, method, content, follow)
+            return self._send_within_deadline(url, headers, method, content, follow, limit)
 
     def _send_within_deadline(
         self, url: str, headers: dict[str, str], method: str, content: bytes | None,
-        follow: bool,
+        follow: bool, limit: int | None = None,
     ) -> tuple[int, dict[str, str], bytes, str]:  # fmt: skip
         import httpx
 
@@ -390,7 +394,7 @@ class JsonApi:
                     if moved and follow:
                         current = self._strip_credentials(str(response.url.join(location)))
                         continue
-                    body = self._read_capped(response, url)  # bounded by the deadline too
+                    body = self._read_capped(response, url, limit)  # and by the deadline
                     break
             else:
                 raise SourceError(f"more than {MAX_REDIRECTS} redirects from {self.name}", url)
@@ -451,11 +455,14 @@ class JsonApi:
         except PageFetchError as exc:
             raise SourceError(f"{self.name} redirected to a refused address: {exc}", url) from None
 
-    def _read_capped(self, response: httpx.Response, url: str) -> bytes:
+    def _read_capped(self, response: httpx.Response, url: str, limit: int | None) -> bytes:
         """The body, decompressed, refused once it passes ``answer_size_limit`` (counted as it
         streams in: a small gzip bomb is stopped at the limit, not after it expanded)."""
-        limit = self._settings.answer_size_limit
+        setting = self._settings.answer_size_limit
         hint = f"raise {self.name.split()[0].lower()}.answer_size_limit in sources.yaml"
+        if limit is not None and limit < setting:  # the caller's own bound for this request
+            hint = "this request's own bound; the server should not send that much"
+        limit = min(limit or setting, setting)
         length = response.headers.get("content-length", "").strip()
         if length.isdigit() and int(length) > limit:
             raise SourceError(

@@ -7,6 +7,7 @@ oversized answer; and full audits into SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -368,3 +369,16 @@ def test_audits_report_new_tags_new_commits_a_move_and_keep_the_last_state_on_er
     kept = {p["name"]: p["version"] for p in third.report.as_json()["projects"]}
     assert kept["Runtime"] == "v1.2"  # the last good state, kept
     assert f"]({url})" in markdown or f"<{url}>" in markdown
+
+
+def test_a_fetch_of_objects_is_capped_far_below_the_answer_limit(root: Path) -> None:
+    """What a shallow fetch answers is inflated in memory: it is held to its own bound, so a
+    hostile or huge object cannot cost gigabytes (a LICENSE of 4 MB of noise here)."""
+    repo = GitRepo(root, "org/noise.git")
+    repo.commit("2026-01-10T10:00:00Z", {"LICENSE": os.urandom(2_000_000).hex()})
+    repo.push()
+    with GitHttpServer(root) as served:
+        message, _ = _error(_fetch(served.url("org/noise.git")))
+    assert message.startswith("git server answer is larger than the answer size limit of "
+                              "1048576 bytes once decompressed (stopped reading; this request's "
+                              "own bound")  # fmt: skip

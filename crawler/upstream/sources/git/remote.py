@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 SERVICE = "info/refs?service=git-upload-pack"
 V2 = {"Git-Protocol": "version=2"}
+BATCH = 100  # objects asked for in one fetch: a hundred commits are some 30 KB
+# bytes of one fetch's answer: inflating it (zlib: 1,032 to 1 at most) stays within memory
+OBJECTS_LIMIT = 1024 * 1024
 MISSING_HINT = "deleted, private, or moved without a redirect: fix 'git' in sources.yaml"
 
 
@@ -79,23 +82,30 @@ class GitRemote:
         return Refs(url, wire.ls_refs(listing), advert.capabilities, 2, where)
 
     def objects(self, refs: Refs, wants: list[str], *, deepen: bool) -> dict[str, ShaFile]:
-        """The objects named (commits without history, trees and blobs alone), by id; {} when
-        the server cannot fetch them filtered (nothing is asked then)."""
+        """The objects named (commits without history, trees and blobs alone), by id, asked
+        for BATCH at a time; {} when the server cannot fetch them filtered (nothing is asked
+        then). An answer is capped at OBJECTS_LIMIT: what it can inflate to stays bounded."""
         if not wants or refs.version != 2 or not wire.can_fetch_filtered(refs.capabilities):
             return {}
-        answer, _where = self._post(refs.url, wire.fetch_request(wants, deepen=deepen))
-        found = {obj.id.decode("ascii"): obj for obj in wire.fetch_answer(answer)}
-        return {sha: found[sha] for sha in wants if sha in found}
+        found: dict[str, ShaFile] = {}
+        unique = list(dict.fromkeys(wants))
+        for start in range(0, len(unique), BATCH):
+            batch = unique[start : start + BATCH]
+            request = wire.fetch_request(batch, deepen=deepen)
+            answer, _where = self._post(refs.url, request, limit=OBJECTS_LIMIT)
+            found.update((obj.id.decode("ascii"), obj)
+                         for obj in wire.fetch_answer(answer, len(batch)))  # fmt: skip
+        return {sha: found[sha] for sha in unique if sha in found}
 
     # -- one exchange --------------------------------------------------------------------------
 
-    def _post(self, url: str, body: bytes) -> tuple[bytes, str]:
+    def _post(self, url: str, body: bytes, limit: int | None = None) -> tuple[bytes, str]:
         """The answer's body and the URL it came from."""
         target = f"{url}/git-upload-pack"
         headers = {**V2, "Content-Type": wire.REQUEST, "Accept": wire.RESULT}
         response = self.api.exchange(
             target, method="POST", content=body, headers=headers, allow=(401, 403, 404),
-            follow_redirects=False,
+            follow_redirects=False, limit=limit,
         )  # fmt: skip
         self._refused(response, url)
         if 300 <= response.status < 400:

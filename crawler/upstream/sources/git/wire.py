@@ -34,6 +34,7 @@ HEAD = b"HEAD"
 TAGS = b"refs/tags/"
 HEADS = b"refs/heads/"
 MAX_MESSAGE = 200
+MAX_OBJECT = 4 * 2**20  # bytes of one commit, tree or file once inflated: far more than ours
 
 
 class WireError(ShapeError):
@@ -184,8 +185,9 @@ def fetch_request(wants: Iterable[str], *, deepen: bool) -> bytes:
     return b"".join([pkt_line(b"command=fetch\n"), b"0001", *map(pkt_line, lines), b"0000"])
 
 
-def fetch_answer(body: bytes) -> list[ShaFile]:
-    """The objects of a v2 fetch answer's packfile (deltas resolved)."""
+def fetch_answer(body: bytes, asked: int) -> list[ShaFile]:
+    """The objects of a v2 fetch answer's packfile (deltas resolved); a pack of more objects
+    than the ``asked`` or one larger than MAX_OBJECT is refused before it is inflated."""
     proto = _protocol(body)
     for _ in range(8):  # shallow-info, wanted-refs, packfile-uris, then packfile
         header = list(_packets(proto))
@@ -193,7 +195,7 @@ def fetch_answer(body: bytes) -> list[ShaFile]:
             raise WireError("the fetch answer has no packfile")
         _err(header[0])
         if header[0].rstrip(b"\n") == b"packfile":
-            return _objects(_side_band(header[1:]))  # the section runs to the flush
+            return _objects(_side_band(header[1:]), asked)  # the section runs to the flush
     raise WireError("the fetch answer has no packfile")
 
 
@@ -210,18 +212,43 @@ def _side_band(lines: list[bytes]) -> bytes:
     return b"".join(chunks)
 
 
-def _objects(pack: bytes) -> list[ShaFile]:
+def _objects(pack: bytes, asked: int) -> list[ShaFile]:
     from dulwich.object_format import DEFAULT_OBJECT_FORMAT
-    from dulwich.pack import PackData, PackInflater
+    from dulwich.pack import DELTA_TYPES, PackData, PackInflater
 
     try:
         data = PackData.from_file(BytesIO(pack), DEFAULT_OBJECT_FORMAT)
     except (AssertionError, ValueError) as exc:  # dulwich's checks of the header and size
         raise WireError(f"the packfile is not one ({cap(str(exc), 80)})") from None
     try:
+        if len(data) > asked:
+            raise WireError(f"the packfile holds {len(data)} objects; {asked} were asked for")
         data.check()  # the trailing checksum: a pack cut short or altered is refused
+        for entry in data.iter_unpacked():  # each inflated at most to its declared size
+            size = entry.decomp_len or 0
+            if entry.pack_type_num in DELTA_TYPES:  # what applying the delta would make
+                size = _delta_result_size(b"".join(entry.decomp_chunks))
+            if size > MAX_OBJECT:
+                raise WireError(f"an object of {size} bytes: larger than any we read")
         return list(PackInflater.for_pack_data(data))
+    except WireError:
+        raise
     except Exception as exc:  # zlib, checksum or delta errors from a hostile or broken pack
         raise WireError(f"the packfile is damaged ({type(exc).__name__})") from None
     finally:
         data.close()
+
+
+def _delta_result_size(delta: bytes) -> int:
+    """A delta's result size: its header's second little-endian base-128 number (after the
+    base's size), as git's pack format documents it."""
+    numbers, value, shift = [], 0, 0
+    for byte in delta[:20]:
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            numbers.append(value)
+            value, shift = 0, 0
+            if len(numbers) == 2:
+                return numbers[1]
+    raise WireError("a delta's header is cut short")

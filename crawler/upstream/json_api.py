@@ -459,15 +459,16 @@ class JsonApi:
         """The body, decompressed, refused once it passes ``answer_size_limit`` (counted as it
         streams in: a small gzip bomb is stopped at the limit, not after it expanded)."""
         setting = self._settings.answer_size_limit
-        hint = f"raise {self.name.split()[0].lower()}.answer_size_limit in sources.yaml"
+        key = f"{self.name.split()[0].lower()}.answer_size_limit"
+        hint = f"raise {key} in sources.yaml if it is legitimate"
         if limit is not None and limit < setting:  # the caller's own bound for this request
-            hint = "this request's own bound; the server should not send that much"
+            hint = f"this request's own bound, below {key}"
         limit = min(limit or setting, setting)
         length = response.headers.get("content-length", "").strip()
         if length.isdigit() and int(length) > limit:
             raise SourceError(
                 f"{self.name} answer is {int(length)} bytes, over the answer size limit of "
-                f"{limit} bytes ({hint} if it is legitimate)",
+                f"{limit} bytes ({hint})",
                 url,
             )
         chunks: list[bytes] = []
@@ -477,7 +478,7 @@ class JsonApi:
             if total > limit:
                 raise SourceError(
                     f"{self.name} answer is larger than the answer size limit of {limit} bytes "
-                    f"once decompressed (stopped reading; {hint} if it is legitimate)",
+                    f"once decompressed (stopped reading; {hint})",
                     url,
                 )
             chunks.append(chunk)

@@ -21,6 +21,7 @@ from crawler.upstream.guard import PerProject
 from crawler.upstream.source import Source, SourceError, source_kinds
 from crawler.upstream.sources.git.fetch import GitSource
 from crawler_fakes.git_http import GitHttpServer
+from crawler_fakes.proxy import RecordingProxy
 from tests.support.audits import Audits, changes, project_statuses
 from tests.support.git_repos import GitRepo
 from tests.support.sources import open_in_guard
@@ -382,3 +383,20 @@ def test_a_fetch_of_objects_is_capped_far_below_the_answer_limit(root: Path) -> 
     assert message.startswith("git server answer is ")
     assert message.endswith(" bytes, over the answer size limit of 1048576 bytes (this request's "
                             "own bound, below git.answer_size_limit)")  # fmt: skip
+
+
+def test_every_request_goes_through_the_environment_s_proxy(
+    server: GitHttpServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shared HTTP client's rule (crawler.upstream.network): HTTP_PROXY for http://."""
+    for name in ("HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with RecordingProxy() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.base_url)
+        snap = _ok(_fetch(server.url("org/runtime.git")))
+    assert snap.license_file is not None
+    host = server.base_url.removeprefix("http://")
+    assert [(r.method, r.host, r.path) for r in proxy.requests] == [
+        (method, host, path) for method, path in server.log
+    ]
+    assert len(proxy.requests) == 5

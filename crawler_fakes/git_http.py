@@ -46,6 +46,7 @@ class GitHttpServer(LoopbackService):
     truncate: set[str] = field(default_factory=set)  # repository paths whose answers are cut
     oversize: dict[str, int] = field(default_factory=dict)  # repository path -> bytes of junk
     log: list[tuple[str, str]] = field(default_factory=list)  # (method, path?query)
+    agents: set[str] = field(default_factory=set)  # every User-Agent that asked
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def url(self, path: str) -> str:
@@ -82,6 +83,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.fake
         with fake.lock:
             fake.log.append((method, self.path))
+            fake.agents.add(self.headers.get("User-Agent", ""))
         body = self._body()
         path = urlsplit(self.path).path
         for old, new in fake.redirects.items():

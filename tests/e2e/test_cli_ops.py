@@ -128,11 +128,12 @@ def test_the_command_imports_with_the_collector_paused_then_resumes_it() -> None
 def test_check_validates_without_fetching(workdir: Path) -> None:
     (workdir / "sources.yaml").write_text(
         PROJECTS + "  - name: Gamma\n    gitee: vendor/gamma\n    pypi: gamma\n"
+        "  - name: torch-npu\n    git: https://gitcode.com/Ascend/pytorch.git\n"
     )
     result = CliRunner().invoke(cli, ["check"])  # no fake is running: nothing may be fetched
     assert result.exit_code == 0, result.output
     assert result.output == (
-        "sources.yaml: ok: 3 projects (2 GitHub, 1 Gitee, 1 PyPI), 0 pages, "
+        "sources.yaml: ok: 4 projects (2 GitHub, 1 Gitee, 1 PyPI, 1 git server), 0 pages, "
         "schedule '0 3 * * *' UTC\n"
     )
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from crawler import __version__
 from crawler.analysis.license_texts import reference_text
 from crawler.config import ConfigError, Location, ProjectSpec, Settings, parse_config
 from crawler.model import ProjectResult, ProjectSnapshot, ProjectStatus
@@ -153,6 +154,9 @@ def test_tags_head_dates_and_the_root_license_from_a_real_git_server(
         "/org/runtime.git/info/refs?service=git-upload-pack",
         *["/org/runtime.git/git-upload-pack"] * 4,
     ]
+    # a git agent, as GitHub and others require, saying it is the crawler
+    assert server.agents == {f"git/2.0 (crawler/{__version__} (+https://github.com/; release "
+                             "and license audit))"}  # fmt: skip
 
 
 def test_an_unchanged_night_costs_the_refs_and_a_new_tag_one_fetch_more(

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from crawler.upstream.http import USER_AGENT
 from crawler.upstream.pages import PageFetchError, check_url, display_url
 from crawler.upstream.source import SourceError
 from crawler.upstream.sources.git import wire
@@ -26,7 +27,9 @@ if TYPE_CHECKING:
     from crawler.upstream.json_api import ApiResponse, JsonApi
 
 SERVICE = "info/refs?service=git-upload-pack"
-V2 = {"Git-Protocol": "version=2"}
+# GitHub, Bitbucket and others answer the smart protocol only to an agent that starts "git/"
+# (as libgit2 and dulwich send); the rest says who we are
+V2 = {"Git-Protocol": "version=2", "User-Agent": f"git/2.0 ({USER_AGENT})"}
 BATCH = 100  # objects asked for in one fetch: a hundred commits are some 30 KB
 # bytes of one fetch's answer: inflating it (zlib: 1,032 to 1 at most) stays within memory
 OBJECTS_LIMIT = 1024 * 1024

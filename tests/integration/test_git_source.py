@@ -362,7 +362,8 @@ def test_audits_report_new_tags_new_commits_a_move_and_keep_the_last_state_on_er
         ("Tools", "new_commit", tools.run("rev-parse", "HEAD~1"), moved_to, tools_url),
         ("Kernels", "new_commit", tools.run("rev-parse", "HEAD~1"), moved_to, tools_url),
     ]
-    markdown = (tmp_path / "reports" / "latest" / "report.md").read_text()
+    [night_two] = (tmp_path / "reports").glob("*-audit2/report.md")
+    markdown = night_two.read_text()
     assert changes(third.report) == []
     assert project_statuses(third.report) == {"Runtime": "error", "Tools": "ok", "Kernels": "ok"}
     [error] = third.report.as_json()["errors"]
@@ -373,7 +374,11 @@ def test_audits_report_new_tags_new_commits_a_move_and_keep_the_last_state_on_er
     ))  # fmt: skip
     kept = {p["name"]: p["version"] for p in third.report.as_json()["projects"]}
     assert kept["Runtime"] == "v1.2"  # the last good state, kept
-    assert f"]({url})" in markdown or f"<{url}>" in markdown
+    tagged = runtime.run("rev-parse", "v1.2^{commit}")[:12]
+    assert (f"| Runtime | new tag | v1.1 → v1.2 | tag v1.2 ({tagged}) 2026-03-10T10:00:00Z | "
+            f"[evidence](<{url}>) |") in markdown  # fmt: skip
+    assert (f"| Tools | [{moved_to[:12]}](<{tools_url}>) | git server commit | 2026-06-01 | "
+            "no verdict from git server; text reads MIT |") in markdown  # fmt: skip
 
 
 def test_a_fetch_of_objects_is_capped_far_below_the_answer_limit(root: Path) -> None:

@@ -41,6 +41,7 @@ class FakePage:
     headers: tuple[tuple[str, str], ...] = ()
     drip_headers: tuple[int, float] | None = None  # (lines, seconds between them) before the rest
     drip_body: float = 0.0  # seconds between the body's 16-byte pieces
+    head_status: int | None = None  # what HEAD answers instead (405: a host refusing HEAD)
 
     @property
     def etag_value(self) -> str:
@@ -86,6 +87,8 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         inm, ims = headers.get("if-none-match"), headers.get("if-modified-since")
         status = 404 if page is None else page.status
+        if page is not None and self.command == "HEAD" and page.head_status is not None:
+            status = page.head_status
         if page is not None:
             if page.delay:
                 time.sleep(page.delay)
@@ -186,10 +189,11 @@ class FakePageServer:
         headers: dict[str, str] | None = None,
         drip_headers: tuple[int, float] | None = None,
         drip_body: float = 0.0,
+        head_status: int | None = None,
     ) -> None:
         page = FakePage(
             body, content_type, charset, gzip, etag, delay, status, last_modified, send_length,
-            tuple((headers or {}).items()), drip_headers, drip_body,
+            tuple((headers or {}).items()), drip_headers, drip_body, head_status,
         )  # fmt: skip
         with self._lock:
             self._pages[path] = page

@@ -16,7 +16,7 @@ from crawler.model import AuditStatus, LicenseVerdict
 from crawler.report.spool import plain
 
 ProjectStatusName = Literal["ok", "error", "deferred", "untracked"]
-SectionName = Literal["releases", "licenses", "pages", "packages", "other"]
+SectionName = Literal["releases", "licenses", "pages", "packages", "links", "other"]
 SpanEffectName = Literal["restriction", "condition", "grant", "other"]
 FlagKindName = Literal["license_noassertion", "no_tagged_release", "channel_mismatch", "stale"]
 Scalar = int | float | str | bool | None

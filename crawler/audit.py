@@ -373,7 +373,11 @@ def _run_audit(
     )
     names = source_names()
     rules = DiffRules(
-        now=started, names=names, channel_grace=timedelta(days=config.settings.channel_grace_days)
+        now=started,
+        names=names,
+        channel_grace=timedelta(days=config.settings.channel_grace_days),
+        dormant_after=timedelta(days=config.settings.dormant_after_days),
+        baseline_at=baseline.started_at if baseline else None,
     )
     results: dict[str, ProjectResult] = {}  # the batch in hand
     lock_lost: AuditLockLost | None = None

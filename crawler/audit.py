@@ -28,12 +28,20 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from crawler.config import Config, ConfigError, ProjectSpec
 from crawler.diff import DiffRules, Findings, Tracked, diff_audit, forget_memos, removed_projects
+from crawler.diff.links import LinkTarget
 from crawler.diff.pending import PendingItem, pending_changes
 from crawler.diff.source_labels import Names as SourceNamesMap
 from crawler.findings import findings_between as findings_between  # re-exported
 from crawler.findings import location_of as _location
 from crawler.findings import source_names as source_names
 from crawler.gather import Gatherer, open_sources
+from crawler.link_audit import (
+    LinkNight,
+    LinkStep,
+    curated_targets,
+    forge_entries,
+    project_targets,
+)
 from crawler.model import (
     AuditStatus,
     Change,
@@ -43,6 +51,7 @@ from crawler.model import (
     ProjectResult,
     ProjectSnapshot,
     ProjectStatus,
+    RepoInfo,
     audit_status,
 )
 from crawler.report.json_report import (
@@ -53,6 +62,7 @@ from crawler.report.json_report import (
     change_entry,
     error_entry,
     flag_entry,
+    link_entries,
     pending_entry,
     project_entry,
 )
@@ -288,6 +298,9 @@ class _Tally:
         self.tracked = 0  # projects not untracked
         self.failed = 0  # of which ended in error
         self.batches_recorded = 0
+        # what the link step needs of each batch, kept small: the links, the forge answers
+        self.links: list[LinkTarget] = []
+        self.repos: dict[tuple[str, str], RepoInfo] = {}
 
     def position(self, project: str) -> int:
         return self.order.get(project, len(self.order))  # removed projects: after the others
@@ -426,6 +439,9 @@ def _run_audit(
     if store.failure is not None:
         raise StoreError(_store_failed(store, audit_id, results.values()))
 
+    links = check_links(  # after the fetch, whose end set `abandoned`: asked to stop, or not
+        config, store, started, tally, lambda: asked_to_stop() or store.failure is not None
+    )
     stopped = asked_to_stop()
     removed = removed_projects(listed, baseline.projects if baseline else None)
     first = store.first_audit_started() if baseline else None
@@ -437,8 +453,11 @@ def _run_audit(
     pending = _pending(
         config, store, audit_id, started,
         [*tally.ordered(tally.pending, lambda c: c.project), *removed], names,
+        links.still_bad() if links is not None else None,
     )  # fmt: skip
     finished = _now()
+    if links is not None:
+        usage = {**usage, "links": links.usage()}
     stats = {"sources": usage}
     spool = tally.spool
     report = assemble_report(
@@ -471,6 +490,8 @@ def _run_audit(
     report = msgspec.structs.replace(
         report, pending=tuple(pending_entry(item, audit_id) for item in pending)
     )
+    if links is not None:
+        report = msgspec.structs.replace(report, links=link_entries(links.verdicts))
     if lock_lost is None:
         try:  # frozen past the lock's lease, another audit may have run: record nothing then
             store.confirm_audit_lock()
@@ -572,6 +593,11 @@ def _tally_batch(
     for row in findings.projects:
         entry = project_entry(row, current.get(row.project), outcomes.get(row.project), names)
         tally.rows.add(at(row.project), entry)
+    for spec in batch:
+        tally.links += project_targets(spec, current.get(spec.name))
+        checked = results.get(spec.name)
+        if checked is not None and checked.status == ProjectStatus.OK and checked.snapshot:
+            tally.repos.update(forge_entries(spec, checked.snapshot))
     forget_memos()  # the batch's catalog rows are worded: let its snapshots go
     try:  # frozen past the lock's lease, another audit may have run: record nothing then
         store.confirm_audit_lock()
@@ -584,6 +610,29 @@ def _tally_batch(
         return None
     tally.batches_recorded += 1
     return None
+
+
+def check_links(
+    config: Config, store: Store, now: datetime, tally: _Tally, stop: Callable[[], bool]
+) -> LinkNight | None:
+    """The audit's link step (crawler.link_audit): sources.yaml's links, the evidence links
+    and the curated catalog's, checked within tonight's budget; its changes join the audit's.
+    None when the step is off (``links_per_night: 0``), was stopped, or failed (logged: a
+    link check never fails the audit)."""
+    if config.settings.links_per_night == 0 or stop():
+        return None
+    path = curated_catalog_path(config)
+    curated = read_curated(path) if path is not None and path.exists() else None
+    targets = [*tally.links, *curated_targets(curated, config.settings.catalog or "catalog")]
+    try:
+        night = LinkStep(config.settings, store, now=now).run(targets, tally.repos, stop)
+    except Exception:
+        log.exception("the link check failed; the audit goes on without it")
+        return None
+    for change in night.changes:
+        tally.changes.add(tally.position(change.project), change_entry(change, source_names()))
+    tally.pending += pending_changes(night.changes)
+    return night
 
 
 def _record_failed(store: Store, audit_id: int, results: Iterable[ProjectResult]) -> str:
@@ -633,12 +682,17 @@ def _pending(
     started: datetime,
     changes: Sequence[Change],
     names: SourceNamesMap,
+    bad_links: set[str] | None = None,
 ) -> list[PendingItem]:
-    """Record tonight's pending-worthy changes, close what the curated catalog (if configured)
-    already holds, and return everything still pending, newest first."""
-    from crawler.store.pending import close_taken, open_pending, record_pending
+    """Record tonight's pending-worthy changes, close the link findings whose link is fixed
+    (``bad_links``: the cited links that still do not answer where cited; None when links were
+    not checked), close what the curated catalog (if configured) already holds, and return
+    everything still pending, newest first."""
+    from crawler.store.pending import close_fixed_links, close_taken, open_pending, record_pending
 
     record_pending(store, audit_id, started, changes, lambda change: change_summary(change, names))
+    if bad_links is not None:
+        close_fixed_links(store, bad_links, started)
     path = curated_catalog_path(config)
     curated = read_curated(path) if path is not None else None
     if curated is not None:

@@ -83,7 +83,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, site: FakePageServer, *, send_body: bool) -> None:
         path = self.path.split("?", 1)[0]
-        page = site._pages.get(path)
+        page = site._pages.get(path, site.fallback)
         headers = {k.lower(): v for k, v in self.headers.items()}
         inm, ims = headers.get("if-none-match"), headers.get("if-modified-since")
         status = 404 if page is None else page.status
@@ -158,6 +158,7 @@ class FakePageServer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pages: dict[str, FakePage] = {}
+        self.fallback: FakePage | None = None  # what a path not set answers (None: 404)
         self._requests: list[LoggedRequest] = []
         self._in_flight = 0
         self.max_in_flight = 0

@@ -208,6 +208,11 @@ def _evidence(snapshot: ProjectSnapshot, ref: TrackedRef) -> tuple[EvidenceLink,
     return tuple(EvidenceLink(about, url) for about, url in links if url)
 
 
+def evidence_of(name: str, snapshot: ProjectSnapshot) -> tuple[EvidenceLink, ...]:
+    """The evidence links the export writes for a project's state (the link check reads them)."""
+    return _evidence(snapshot, _ref(name, snapshot))
+
+
 def export_input(
     store: Store,
     audit: AuditInfo,

@@ -8,7 +8,7 @@ disagree. The tests validate every report they produce against the schema.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from functools import cache
@@ -26,6 +26,7 @@ from crawler.diff.licenses import (
     forge_spdx,
     license_label_facts,
 )
+from crawler.diff.links import LinkVerdict
 from crawler.diff.pending import PendingItem
 from crawler.diff.source_labels import Names, label_of
 from crawler.model import (
@@ -47,6 +48,7 @@ from crawler.report.model import (
     ErrorEntry,
     FlagEntry,
     LicenseReading,
+    LinkEntry,
     PackageEntry,
     PendingEntry,
     ProjectEntry,
@@ -160,6 +162,28 @@ def pending_entry(item: PendingItem, audit_id: int) -> PendingEntry:
         first_seen=words.day(item.first_seen_at) or "",
         new=item.first_audit_id == audit_id,
     )
+
+
+def link_entries(verdicts: Iterable[LinkVerdict]) -> tuple[LinkEntry, ...]:
+    """Tonight's links that failed without being a finding, and those that could not be
+    checked, as the report carries them."""
+    entries = []
+    for verdict in verdicts:
+        history = verdict.history
+        if history.outcome not in ("failing", "error"):
+            continue
+        entries.append(
+            LinkEntry(
+                project=verdict.target.project,
+                url=verdict.target.url,
+                outcome="error" if history.outcome == "error" else "failing",
+                status=history.status,
+                reason=history.reason,
+                where=verdict.places or (verdict.target.where,),
+                failing_since=words.day(history.failing_since) if history.failing_since else None,
+            )
+        )
+    return tuple(entries)
 
 
 def project_entry(

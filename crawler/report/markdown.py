@@ -29,7 +29,15 @@ from urllib.parse import quote, unquote
 from linkify_it import LinkifyIt
 
 from crawler.report import words
-from crawler.report.model import ChangeEntry, ErrorEntry, PendingEntry, ProjectEntry, Report
+from crawler.report.model import (
+    ChangeEntry,
+    ErrorEntry,
+    LinkEntry,
+    PendingEntry,
+    ProjectEntry,
+    Report,
+    Requests,
+)
 from crawler.untrusted import INVISIBLE, MAX_CELL, one_line
 
 MAX_QUOTE = 1200
@@ -384,6 +392,28 @@ def _page_lines(changes: Iterable[ChangeEntry]) -> list[str]:
     return lines
 
 
+def _link_lines(
+    changes: Sequence[ChangeEntry], links: Sequence[LinkEntry], requests: Requests
+) -> list[str]:
+    """Tonight's link findings and dormant upstreams, then the links failing but not reported
+    yet and those that could not be checked, then what the checks cost."""
+    lines = [
+        f"- **{escape(c.project)}** {escape(words.kind_name(c.kind))}: {escape(c.summary, 600)}"
+        for c in changes
+    ]
+    for entry in links:
+        what = words.link_not_reported(entry.outcome, entry.reason, entry.failing_since)
+        where = "; ".join(entry.where[:5])
+        lines.append(
+            f"- **{escape(entry.project)}** {escape(entry.url, 300)}: {escape(what, 400)}"
+            f" ({escape(where, 300)})"
+        )
+    cost = requests.get("sources", {}).get("links")
+    if cost is not None:
+        lines += ["", escape(words.link_cost(cost), 400)]
+    return lines
+
+
 def _pending_lines(pending: Sequence[PendingEntry]) -> list[str]:
     phrase = words.pending_phrase(pending)
     if phrase is None:
@@ -447,6 +477,13 @@ def markdown_lines(report: Report) -> Iterator[str]:
     yield from _section(
         "Support tables and pins", _page_lines(section("pages")), "No page changes."
     )
+    links = report.links if isinstance(report.links, tuple) else None
+    if links is not None or any(section("links")):
+        yield from _section(
+            "Links and upstream health",
+            _link_lines(list(section("links")), links or (), report.requests),
+            "No link moved or broke, and no upstream went dormant.",
+        )
     other_lines = itertools.chain(
         (
             f"- **{escape(c.project)}** {escape(words.kind_name(c.kind))}: {escape(c.summary, 400)}"

@@ -148,6 +148,18 @@ class PendingEntry(_Part, frozen=True):
     new: bool  # first seen by this audit
 
 
+class LinkEntry(_Part, frozen=True):
+    """A link that failed tonight but is not a finding (yet), or that could not be checked."""
+
+    project: str
+    url: str
+    outcome: Literal["failing", "error"]
+    status: int | None
+    reason: str
+    where: tuple[str, ...]
+    failing_since: str | None  # YYYY-MM-DD
+
+
 _STREAMED = ("changes", "flags", "errors", "projects")  # the arrays that grow with the catalog
 
 
@@ -167,6 +179,8 @@ class Report(_Part, frozen=True):
     requests: Requests
     # newest first; absent from a re-rendered report (the pending list is tonight's)
     pending: tuple[PendingEntry, ...] | msgspec.UnsetType = msgspec.UNSET
+    # links failing but not reported yet, and links that could not be checked (tonight's)
+    links: tuple[LinkEntry, ...] | msgspec.UnsetType = msgspec.UNSET
 
     def to_json(self) -> bytes:
         """report.json's bytes: two-space indent, UTF-8 as is, a final newline."""

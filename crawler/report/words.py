@@ -100,6 +100,9 @@ _KIND_NAMES = {
     "table_changed": "support table changed",
     "pin_changed": "version pin changed",
     "page_changed": "page changed",
+    "link_moved": "link moved",
+    "link_broken": "link broken",
+    "upstream_dormant": "upstream dormant",
     "license_noassertion": "no license verdict (NOASSERTION)",
     "no_tagged_release": "no tagged release",
     "channel_mismatch": "package and release disagree",
@@ -392,6 +395,8 @@ def change_summary(change: Change, names: Names) -> str:
         return f"repository moved {what}{note}; update '{key}' in sources.yaml"
     if kind is ChangeKind.REPO_ARCHIVED:
         return f"{details.get('repo')} is archived (read-only upstream)"
+    if kind in _HEALTH_KINDS:
+        return _link_summary(change)
     if kind is ChangeKind.PROJECT_ADDED:
         return f"now tracking {change.after}" if change.after else "now tracked"
     if kind is ChangeKind.PROJECT_REMOVED:
@@ -402,6 +407,63 @@ def change_summary(change: Change, names: Names) -> str:
     if kind is ChangeKind.PIN_CHANGED:
         return f"{page}: pin {details.get('pin')!r} {change.before!r} → {change.after!r}"
     return f"{page}: watched text changed: {str(details.get('diff') or '')[:200]}"
+
+
+_HEALTH_KINDS = (ChangeKind.LINK_MOVED, ChangeKind.LINK_BROKEN, ChangeKind.UPSTREAM_DORMANT)
+
+
+def _places(details: Mapping[str, Any]) -> str:
+    where = [str(w) for w in details.get("where") or ()]
+    return f" (cited in {_listing(where)})" if where else ""
+
+
+def _link_summary(change: Change) -> str:
+    """A link finding or a dormant upstream, and what to do about it."""
+    details = change.details
+    if change.kind is ChangeKind.UPSTREAM_DORMANT:
+        released = details.get("last_release")
+        release = f"newest release or tag {day_of(released)}" if released else "no release or tag"
+        return (
+            f"{details.get('repo') or 'the repository'}: no commit since "
+            f"{day_of(details.get('last_commit'))} and {release} "
+            f"({plural(details.get('days') or 0, 'day')}): suggested maturity 'dormant'"
+        )
+    if change.kind is ChangeKind.LINK_MOVED:
+        where = _places(details)
+        return f"{change.before} moved permanently to {change.after}{where}: cite the new URL"
+    since = day_of(details.get("failing_since"))
+    seen = details.get("last_ok")
+    working = f"; last seen working {day_of(seen)}" if seen else "; never seen working"
+    if details.get("outcome") == "unreachable":
+        what = f"unreachable since {since}: {details.get('reason') or 'no answer'}"
+    else:
+        what = f"broken since {since}: {details.get('reason') or 'not found'}"
+    return f"{change.before} {what}{working}{_places(details)}"
+
+
+def day_of(stamp: Any) -> str:
+    """``day`` of a stored timestamp, or ``an unknown day``."""
+    return (day(stamp) if isinstance(stamp, str) else None) or "an unknown day"
+
+
+def link_not_reported(outcome: str, reason: str, since: str | None) -> str:
+    """A link that failed tonight without being a finding, or could not be checked."""
+    if outcome == "error":
+        return f"could not be checked: {reason}"
+    return f"failing since {since or 'tonight'}, not reported yet: {reason}"
+
+
+def link_cost(usage: Mapping[str, Any]) -> str:
+    """What tonight's link checks cost: ``12 links checked (9 requests, 7 unchanged (304), 3
+    answered by the forge); 40 left for later nights``."""
+    said = (
+        f"{plural(int(usage.get('checked') or 0), 'link')} checked "
+        f"({plural(int(usage.get('requests') or 0), 'request')}, "
+        f"{usage.get('not_modified') or 0} unchanged (304), "
+        f"{usage.get('answered_by_forge') or 0} answered by the forge)"
+    )
+    waiting = int(usage.get("left_for_later") or 0)
+    return said + (f"; {waiting} left for later nights" if waiting else "")
 
 
 def last_checked(since: datetime | None, now: datetime) -> str:

@@ -188,11 +188,14 @@ class LinkChecker:
             method = "GET" if host in self._get_only else "HEAD"
         status, response_headers = self._follow(method, url, validators, hop, secrets)
         if method == "HEAD" and not (200 <= status < 400):
-            # refused (405/501) or answered badly: GET decides, and this host gets GET from now
-            with self._lock:
-                self._get_only.add(host)
+            # refused (405/501) or answered badly: GET decides; a host whose GET says otherwise
+            # than its HEAD did is asked with GET for the rest of the run
+            head_status = status
             hop.restart()
             status, response_headers = self._follow("GET", url, validators, hop, secrets)
+            if head_status in _HEAD_REFUSED or status != head_status:
+                with self._lock:
+                    self._get_only.add(host)
         moved_to = hop.url if hop.moved and hop.permanent else None
         etag, modified = response_headers
         if 200 <= status < 300 or status == 304:
@@ -200,8 +203,8 @@ class LinkChecker:
                 url, status, moved_to=moved_to, etag=etag, last_modified=modified,
                 requests=hop.requests,
             )  # fmt: skip
-        shown = display_url(hop.url)
-        reason = redact(f"HTTP {status} from {shown}", *secrets)
+        reason = f"HTTP {status}" + (f" from {display_url(hop.url)}" if hop.moved else "")
+        reason = redact(reason, *secrets)
         failure: LinkFailure = "not_found" if status in _GONE else "unreachable"
         return LinkAnswer(url, status, failure=failure, reason=reason, requests=hop.requests)
 

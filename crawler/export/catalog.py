@@ -9,7 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from crawler.export.export_input import ExportInput, LicenseFacts, LicenseFileEntry, ProjectInput
+from crawler.export.export_input import (
+    ExportInput,
+    LicenseFacts,
+    LicenseFileEntry,
+    LinkStatus,
+    ProjectInput,
+)
 from crawler.export.integrations import ExportError, IntegrationBuilder, is_http_url, slug
 from crawler.export.labels import is_release_candidate, license_cell, plain, ref_cell
 from crawler.untrusted import INVISIBLE, visible
@@ -112,7 +118,7 @@ def project_record(project: ProjectInput, ident: str, audit_id: int) -> dict[str
             evidence.append(
                 {"about": link.about, "url": link.url, "audit": audit_id, "date": checked}
             )
-    return {
+    record = {
         "id": ident,
         "name": project.name,
         "repository": {"url": _url(project.repository_url), "forge": project.forge},
@@ -121,6 +127,21 @@ def project_record(project: ProjectInput, ident: str, audit_id: int) -> dict[str
         "last_checked": checked,
         "evidence": evidence,
     } | ({"stale": True} if project.stale else {})
+    if project.links:
+        record["links"] = [_link(link) for link in project.links if is_http_url(link.url)]
+    if project.maturity_suggestion is not None:
+        record["maturity_suggestion"] = project.maturity_suggestion
+    return record
+
+
+def _link(link: LinkStatus) -> dict[str, Any]:
+    return {
+        "url": link.url,
+        "status": link.status,
+        "moved_to": _url(link.moved_to),
+        "last_ok": link.last_ok.isoformat() if link.last_ok else None,
+        "checked": link.checked.isoformat() if link.checked else None,
+    }
 
 
 def build_catalog(export: ExportInput) -> dict[str, Any]:

@@ -135,6 +135,17 @@ class EvidenceLink:
 
 
 @dataclass(frozen=True)
+class LinkStatus:
+    """A record's link as the link checks last saw it (crawler.diff.links outcomes)."""
+
+    url: str
+    status: str  # ok | moved | broken | unreachable | failing | error
+    moved_to: str | None
+    last_ok: date | None  # the last day it was seen working
+    checked: date | None
+
+
+@dataclass(frozen=True)
 class ProjectInput:
     """One tracked project: its last good state, and whether this audit checked it.
 
@@ -151,6 +162,8 @@ class ProjectInput:
     checked_in_audit: bool
     evidence: tuple[EvidenceLink, ...] = ()
     pages: tuple[WatchedPage, ...] = ()
+    links: tuple[LinkStatus, ...] = ()  # empty when its links were never checked
+    maturity_suggestion: Literal["archived", "dormant"] | None = None
 
     @property
     def stale(self) -> bool:

@@ -9,10 +9,10 @@ watched table's rows become integration records (its ``integrations`` mapping).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from crawler.analysis.licenses import is_license_file
 from crawler.config import Config, PageSpec, ProjectSpec
@@ -23,6 +23,7 @@ from crawler.export.export_input import (
     ExportInput,
     LicenseFacts,
     LicenseFileEntry,
+    LinkStatus,
     Pin,
     ProjectInput,
     TableMapping,
@@ -266,7 +267,43 @@ def export_input(
                 ),
             )
         )
+    dormant_after = timedelta(days=config.settings.dormant_after_days if config else 365.0)
+    projects = _with_health(store, projects, states, audit.started_at, dormant_after)
     return ExportInput(audit.id, audit_day, tuple(projects))
+
+
+def _with_health(
+    store: Store,
+    projects: list[ProjectInput],
+    states: Mapping[str, ProjectSnapshot],
+    when: datetime,
+    dormant_after: timedelta,
+) -> list[ProjectInput]:
+    """Each project with its links as the link checks last saw them, and the maturity its
+    upstream's health suggests (archived, dormant)."""
+    from crawler.diff.health import dormancy
+    from crawler.store.links import link_histories
+
+    urls = [link.url for project in projects for link in project.evidence]
+    seen = link_histories(store, urls) if urls else {}
+    done = []
+    for project in projects:
+        links = tuple(
+            LinkStatus(
+                h.url, h.outcome, h.moved_to, h.last_ok.date() if h.last_ok else None,
+                h.last_checked.date() if h.last_checked else None,
+            )
+            for url in dict.fromkeys(link.url for link in project.evidence)
+            if (h := seen.get(url)) is not None
+        )  # fmt: skip
+        snapshot = states.get(project.name)
+        suggestion: Literal["archived", "dormant"] | None = None
+        if snapshot is not None and snapshot.repo is not None and snapshot.repo.archived:
+            suggestion = "archived"
+        elif dormancy(snapshot, when, dormant_after) is not None:
+            suggestion = "dormant"
+        done.append(replace(project, links=links, maturity_suggestion=suggestion))
+    return done
 
 
 def describe(export: ExportInput) -> list[str]:

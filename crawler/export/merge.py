@@ -26,7 +26,10 @@ from crawler.untrusted import one_line
 COLLECTIONS = ("projects", "platforms", "integrations")
 TOP_LEVEL_OWNED = ("schema_version", "audit")
 CRAWLER_OWNED: dict[str, tuple[str, ...]] = {
-    "projects": ("name", "repository", "tracked_ref", "license", "last_checked", "stale"),
+    "projects": (
+        "name", "repository", "tracked_ref", "license", "last_checked", "stale", "links",
+        "maturity_suggestion",
+    ),
     "platforms": (),
     "integrations": ("version_range", "pins"),
 }
@@ -79,6 +82,7 @@ def merge_catalog(
         "updated": [],
         "conflicts": [],
         "not_in_crawl": [],
+        "suggestions": [],
     }
     for collection in COLLECTIONS:
         records = _records(merged, collection, "curated")
@@ -98,6 +102,12 @@ def merge_catalog(
             if fields:
                 report["updated"].append({"path": path, "id": fresh["id"], "fields": fields})
         for index, record in enumerate(records):
+            suggested = record.get("maturity_suggestion")
+            if collection == "projects" and suggested and record.get("maturity") != suggested:
+                report["suggestions"].append(
+                    {"path": f"$.{collection}[{index}].maturity", "id": record["id"],
+                     "curated": record.get("maturity"), "suggested": suggested}
+                )  # fmt: skip
             evidence = record.get("evidence")
             crawled_before = isinstance(evidence, list) and any(map(_is_crawled, evidence))
             if record["id"] not in seen and crawled_before:
@@ -114,11 +124,13 @@ def _merge_record(
     conflicts: list[dict[str, Any]],
 ) -> list[str]:
     """Update one curated record in place; return the fields it changed."""
-    changed = []
+    changed: list[str] = []
     owned = CRAWLER_OWNED[collection]
-    if collection == "projects" and "stale" in record and "stale" not in fresh:
-        del record["stale"]  # read again: the crawler's own marker goes
-        changed.append("stale")
+    markers = ("stale", "links", "maturity_suggestion") if collection == "projects" else ()
+    for marker in markers:
+        if marker in record and marker not in fresh:
+            del record[marker]  # the crawler's own marker, no longer said: it goes
+            changed.append(marker)
     for key, value in sorted(fresh.items()):
         if key == "id":
             continue
@@ -159,6 +171,12 @@ def render_merge_report(report: dict[str, Any]) -> list[str]:
             f"conflict {conflict['path']} ({_short(conflict['id'])}): curated "
             f"{_short(conflict['curated'])}, crawled {_short(conflict['crawled'])} ({evidence}): "
             "the curated value is kept; edit it by hand if the source is right"
+        )
+    for item in report.get("suggestions", []):
+        lines.append(
+            f"suggestion {item['path']} ({_short(item['id'])}): the upstream looks "
+            f"{item['suggested']} (curated: {_short(item['curated'])}); the curated value is "
+            "kept: set maturity by hand if you agree"
         )
     for item in report["not_in_crawl"]:
         lines.append(

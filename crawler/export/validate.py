@@ -27,7 +27,7 @@ EXIT_VALID, EXIT_INVALID, EXIT_NOT_JSON = 0, 1, 2
 MAX_CATALOG_BYTES = 64 * 1024 * 1024  # a curated catalog of the seed's size is well under 1 MiB
 MAX_DEPTH = 64  # a catalog nests 6 levels; deeper input only exhausts the stack
 MAX_DIGITS = 30  # ids, counts and years: no catalog integer comes near
-_DATE_KEYS = ("date", "last_checked")
+_DATE_KEYS = ("date", "last_checked", "last_ok", "checked")
 _HINTS = {
     "http(s) URL": "links must start with http:// or https:// and name a host",
     "http(s) URL or null": "links must start with http:// or https:// and name a host",

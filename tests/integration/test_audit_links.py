@@ -123,7 +123,8 @@ def test_links_over_three_nights(
          site.url("/docs/index.html")),
     ]  # fmt: skip
     broken = next(c for c in second.report.changes if c.project == "Docs")
-    assert broken.details["where"] == ["sources.yaml line 7 (homepage)"]  # the project entry's line
+    # the line of the project's entry
+    assert broken.details["where"] == ["sources.yaml line 7 (homepage)"]
     curated = next(c for c in second.report.changes if c.project == "Kit")
     assert curated.details["where"] == ["catalog.json: projects[0].evidence[0].url"]
     # still under the grace days (1 of 3): the timeout is not a finding
@@ -137,7 +138,8 @@ def test_links_over_three_nights(
         ("Kit", "link_broken", site.url("/catalog/gone.html")),
         ("Docs", "link_broken", site.url("/docs/index.html")),
     ])  # fmt: skip
-    markdown = (second.report_dir / "report.md").read_text(encoding="utf-8")  # type: ignore[operator]
+    assert second.report_dir is not None
+    markdown = (second.report_dir / "report.md").read_text(encoding="utf-8")
     assert "## Links and upstream health" in markdown
     assert (  # a URL in a code span: a Markdown renderer must not make it a link of its own
         f"- **Docs** link broken: `{site.url('/docs/index.html')}` broken since "

@@ -244,3 +244,21 @@ def check_files(paths: Sequence[Path], settings: Settings) -> list[tuple[LinkVer
         )
         for url in first
     ]
+
+
+def links_json(checked: Sequence[tuple[LinkVerdict, LinkAnswer]]) -> dict[str, Any]:
+    """What ``crawler links --json`` prints (its shape is documented in docs/links.md)."""
+    links = [
+        {
+            "url": verdict.target.url,
+            "outcome": verdict.outcome,
+            "status": answer.status,
+            "moved_to": answer.moved_to,
+            "reason": answer.reason,
+            "where": list(verdict.places or (verdict.target.where,)),
+        }
+        for verdict, answer in checked
+    ]
+    outcomes = [item["outcome"] for item in links]
+    summary = {o: outcomes.count(o) for o in ("ok", "moved", "failing", "error")}
+    return {"links": links, "summary": {"checked": len(links), **summary}}

@@ -1,5 +1,5 @@
-"""The links a document cites: Markdown (as a CommonMark renderer with linkify reads it: inline
-links, references, autolinks, bare URLs, and the HTML inside it), HTML (``<a href>``), and the
+"""The links a document cites: Markdown (as GitHub renders it: inline links, references,
+autolinks, bare URLs, tables, and the HTML inside it), HTML (``<a href>``), and the
 catalog's JSON (every ``url``). Text in, links out; no I/O.
 
 Only absolute http(s) links are kept (a relative link points into the document's own
@@ -86,9 +86,10 @@ def html_links(text: str) -> list[CitedLink]:
 def _markdown_links(text: str) -> Iterator[tuple[str, int | None, str]]:
     from markdown_it import MarkdownIt
 
-    parser = MarkdownIt("commonmark", {"linkify": True}).enable("linkify")
-    for token in parser.parse(text):
-        line = token.map[0] + 1 if token.map else None
+    parser = MarkdownIt("gfm-like")  # CommonMark, tables, and bare URLs linkified as GitHub does
+    line: int | None = None
+    for token in parser.parse(text):  # a table row's cells carry no line: the row's is kept
+        line = token.map[0] + 1 if token.map else line
         if token.type == "html_block":
             yield from _html_links(token.content, line or 1)
         for child in token.children or ():

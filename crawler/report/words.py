@@ -453,6 +453,30 @@ def link_not_reported(outcome: str, reason: str, since: str | None) -> str:
     return f"failing since {since or 'tonight'}, not reported yet: {reason}"
 
 
+def link_check_line(item: Mapping[str, Any]) -> str:
+    """One link of ``crawler links``: where it is cited, the URL, what it answered."""
+    where = ", ".join(item.get("where") or ())
+    outcome = item.get("outcome")
+    if outcome == "moved":
+        said = f"moved permanently to {item.get('moved_to')}"
+    elif outcome == "ok":
+        said = "ok"
+    elif outcome == "error":
+        said = f"could not be checked: {item.get('reason')}"
+    else:
+        said = f"failed: {item.get('reason')}"
+    return f"{where}: {item.get('url')}: {said}"
+
+
+def link_check_summary(summary: Mapping[str, int]) -> str:
+    """``12 links checked: 10 ok, 1 moved, 1 failed, 0 could not be checked``."""
+    return (
+        f"{plural(summary.get('checked', 0), 'link')} checked: {summary.get('ok', 0)} ok, "
+        f"{summary.get('moved', 0)} moved, {summary.get('failing', 0)} failed, "
+        f"{summary.get('error', 0)} could not be checked"
+    )
+
+
 def link_cost(usage: Mapping[str, Any]) -> str:
     """What tonight's link checks cost: ``12 links checked (9 requests, 7 unchanged (304), 3
     answered by the forge); 40 left for later nights``."""

@@ -427,3 +427,26 @@ def test_a_stale_project_and_a_stale_page_are_marked_with_the_date_of_their_fact
     assert _shown(page, "article.card") == ["SGLang"]
     assert page.is_visible('#matrix tr[data-project="SGLang"] .flag.stale')
     watched.check()
+
+
+def test_a_broken_evidence_link_is_marked_with_the_day_it_last_worked(
+    open_page: Any, tmp_path: Path
+) -> None:
+    site = demo_site()
+    catalog = json.loads(json.dumps(site.catalog))
+    project = next(p for p in catalog["projects"] if p["evidence"])
+    broken = project["evidence"][-1]["url"]
+    project["links"] = [
+        {"url": e["url"], "status": "ok", "moved_to": None, "last_ok": "2026-11-04",
+         "checked": "2026-11-04"} for e in project["evidence"][:-1]
+    ] + [{"url": broken, "status": "broken", "moved_to": None, "last_ok": "2026-10-30",
+          "checked": "2026-11-04"}]  # fmt: skip
+    url = _site(tmp_path, "broken", replace(site, catalog=catalog))
+    watched = open_page(url)
+    marks = watched.page.eval_on_selector_all(
+        "article.card a.broken",
+        "els => els.map(a => [a.closest('article').dataset.project, a.getAttribute('href'),"
+        " a.nextElementSibling.textContent])",
+    )
+    assert marks == [[project["name"], broken, "broken link, last seen working 2026-10-30"]]
+    watched.check()

@@ -301,6 +301,21 @@ def _short_url(value: str) -> str:
     return value
 
 
+def _broken_links(links: Any) -> dict[str, str]:
+    """href → ``broken link, last seen working 2026-11-02`` for the record's links the link
+    checks found broken or unreachable (the catalog's ``links`` block)."""
+    marks = {}
+    for item in links if isinstance(links, list) else ():
+        if not isinstance(item, Mapping) or item.get("status") not in ("broken", "unreachable"):
+            continue
+        href = url(item.get("url"))
+        if href is not None:
+            seen = text(item.get("last_ok"))
+            when = f"last seen working {seen}" if seen else "never seen working"
+            marks[href] = f"{text(item.get('status'))} link, {when}"
+    return marks
+
+
 def _card(
     record: Mapping[str, Any],
     history: Mapping[str, Sequence[HistoryPoint]],
@@ -315,11 +330,13 @@ def _card(
     ref = record.get("tracked_ref") if isinstance(record.get("tracked_ref"), Mapping) else None
     ref_view = _ref_view(ref)
     shown = {url(repo_url), ref_view.href if ref_view else None}  # linked there already
+    broken = _broken_links(record.get("links"))
     evidence = []
     for item in record.get("evidence") or []:
         href = url(item.get("url")) if isinstance(item, Mapping) else None
         if href is not None and href not in shown:
-            evidence.append(Part(text(item.get("about")) or "source", href))
+            about = text(item.get("about")) or "source"
+            evidence.append(Part(about, href, broken.get(href, "")))
             shown.add(href)
     last_checked = text(record.get("last_checked"))
     return Card(

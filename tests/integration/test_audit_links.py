@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from crawler.audit import AuditOutcome
+from crawler.cli_ops import fail_on_found
 from crawler.config import parse_config
 from crawler.store.links import link_histories
+from crawler.store.pending import acknowledge, open_pending
 from crawler_fakes.github import FakeGitHub, GitHubState
 from crawler_fakes.pages import FakePage, FakePageServer
 from tests.support.audits import Audits, a_day_passes, changes
@@ -147,6 +149,8 @@ def test_links_over_three_nights(
         "sources.yaml line 7 (homepage))"
     ) in markdown
 
+    assert fail_on_found(second.report, {"link_broken"}) == {"link_broken": 2}  # --fail-on
+
     a_day_passes(world.store)
     site.set_page("/docs/index.html", b"<p>back</p>")  # fixed upstream
     third = world.audit(config)
@@ -155,6 +159,9 @@ def test_links_over_three_nights(
         ("Kit", "link_moved", f"{site.url('/kit/home')} → {moved}"),
         ("Kit", "link_broken", site.url("/catalog/gone.html")),
     ])  # fmt: skip
+    # acknowledged: it leaves the pending list, though the link is still broken
+    acknowledge(world.store, ["Kit"], ["link_broken"], datetime.now(UTC))
+    assert [(i.project, i.kind) for i in open_pending(world.store)] == [("Kit", "link_moved")]
 
 
 def test_an_unchanged_night_costs_conditional_requests_only(

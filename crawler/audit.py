@@ -299,6 +299,7 @@ class _Tally:
         self.failed = 0  # of which ended in error
         self.batches_recorded = 0
         # what the link step needs of each batch, kept small: the links, the forge answers
+        self.collect_links = False  # settings.links_per_night > 0
         self.links: list[LinkTarget] = []
         self.repos: dict[tuple[str, str], RepoInfo] = {}
 
@@ -363,6 +364,7 @@ def _run_audit(
     # its temporary file made before the audit begins: a machine without a writable TMPDIR
     # stops here, with no audit left 'running'
     tally = _Tally({spec.name: i for i, spec in enumerate(specs)})
+    tally.collect_links = config.settings.links_per_night > 0
     audit_id = store.begin_audit(config.path, listed, started)
 
     def clock() -> str:
@@ -593,7 +595,7 @@ def _tally_batch(
     for row in findings.projects:
         entry = project_entry(row, current.get(row.project), outcomes.get(row.project), names)
         tally.rows.add(at(row.project), entry)
-    for spec in batch:
+    for spec in batch if tally.collect_links else ():
         tally.links += project_targets(spec, current.get(spec.name))
         checked = results.get(spec.name)
         if checked is not None and checked.status == ProjectStatus.OK and checked.snapshot:

@@ -27,7 +27,6 @@ from crawler.diff.links import (
     judge,
     link_changes,
 )
-from crawler.export.from_store import evidence_of
 from crawler.model import Change, LinkAnswer, ProjectSnapshot, RepoInfo, Usage
 from crawler.store import Store
 from crawler.store.links import link_histories, record_links
@@ -81,6 +80,9 @@ def project_targets(spec: ProjectSpec, snapshot: ProjectSnapshot | None) -> list
             targets.append(LinkTarget(page.url, spec.name, f"{where} (page {page.name!r})"))
     if snapshot is None:
         return _checkable(targets)
+    # the export package loads jsonschema: only a night that checks links pays for it
+    from crawler.export.from_store import evidence_of
+
     # the repository as sources.yaml names it is not a link of its own: a rename is already
     # repo_moved; the evidence's repository link is answered by the forge's snapshot
     repo = snapshot.repo

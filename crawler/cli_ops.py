@@ -196,6 +196,7 @@ EXAMPLES: dict[str, list[str]] = {
         "crawler page https://vendor.example/support --heading 'Supported versions'",
         "crawler page saved.html --table 'table.compat' --key Version --json",
     ],
+    "links": ["crawler links README.md", "crawler links catalog/index.md site/index.html --json"],
     "validate": ["crawler validate export/catalog.json"],
     "export": [
         "crawler export --out export",

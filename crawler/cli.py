@@ -541,7 +541,7 @@ def page(
     deadline: float,
 ) -> None:
     """Show what would be extracted from a page (URL or file), to write a selector."""
-    from crawler.analysis.tables import ExtractionError
+    from crawler.analysis.pages import ExtractionError
     from crawler.config import Settings
     from crawler.report.words import page_preview
     from crawler.upstream.pages import (

@@ -452,9 +452,9 @@ def _analyse_license(text: str, path: str, siblings: Sequence[str]) -> LicenseAn
 def _extract_page(
     page: PageSpec, body: str, content_type: str | None, url: str, pin_text_limit: int
 ) -> PageSnapshot:
-    from crawler.analysis.tables import extract_page
+    from crawler.analysis.pages import read_page
 
-    return extract_page(page, body, content_type, url, pin_text_limit=pin_text_limit)
+    return read_page(page, body, content_type, url, pin_text_limit=pin_text_limit)
 
 
 def _page_provenance(prior: ProjectSnapshot | None, name: str) -> list[tuple[str, Provenance]]:

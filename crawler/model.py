@@ -265,6 +265,16 @@ class ExtractedTable:
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
 
+    @property
+    def holds_items(self) -> bool:
+        """A list (or a paragraph's enumeration) read as a table: one row per item."""
+        return self.columns == ITEM_COLUMNS
+
+
+# The columns of a list read as a table: the item's visible text (its identity), the label
+# line it stands under ("Supported Hardware:"), the item it is nested in, its first link.
+ITEM_COLUMNS = ("Item", "Label", "Parent", "Link")
+
 
 @dataclass(frozen=True, slots=True)
 class PageSnapshot:

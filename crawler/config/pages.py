@@ -12,6 +12,9 @@ from pydantic import Field, field_validator, model_validator
 from crawler.config.common import Model, check_regex
 from crawler.patterns import compile_pattern
 
+# a git ref name (git check-ref-format, loosely): no spaces, no "..", no control characters
+_REF_RE = re.compile(r"^(?!.*\.\.)(?!/)(?!.*//)[^\s~^:?*\[\\\x00-\x1f\x7f]{1,250}(?<![/.])$")
+
 # The controlled vocabularies of the catalog's integration records (see the seed, section 5)
 # and the software layers of its section 1.
 SupportStatus = Literal[
@@ -33,6 +36,12 @@ Layer = Literal[
     "platform sdk",
 ]
 LAYERS: tuple[str, ...] = get_args(Layer)
+# How a page is read (crawler/analysis/pages/): chosen by `form:`, else by the file's extension,
+# else by the content type the server gives.
+PageForm = Literal["markdown", "mdx", "html", "rst", "csv", "tsv", "keyvalue"]
+PAGE_FORMS: tuple[str, ...] = get_args(PageForm)
+ItemKind = Literal["list", "enumeration"]
+ITEM_KINDS: tuple[str, ...] = get_args(ItemKind)
 
 
 class FieldSource(Model):
@@ -88,7 +97,12 @@ def _casefold_unique(mapping: Mapping[str, str], what: str) -> None:
 
 
 class TableSpec(Model):
-    """One table to watch on a page: chosen by CSS selector or by the heading it follows.
+    """One table to watch on a page: chosen by CSS selector or by the heading it follows (the
+    page's first table with neither; a CSV file's one table). With ``items:`` the lists
+    (``list``) or the labelled enumerations ("Label: a, b and c.", ``enumeration``) in that
+    place are read as a table instead, one row per item (columns ``Item``, ``Label``,
+    ``Parent``, ``Link``; keyed by ``Item``), and ``labels`` keeps the items under those
+    labels (required for an enumeration).
 
     ``integrations`` turns each row into an integration record; ``status_map`` maps the page's
     status wording to the controlled vocabulary and ``platform_map`` (optional) the page's
@@ -98,7 +112,9 @@ class TableSpec(Model):
     name: str
     selector: str | None = None
     heading: str | None = None
-    key: tuple[str, ...] = Field(min_length=1)
+    key: tuple[str, ...] = ()
+    items: ItemKind | None = None
+    labels: tuple[str, ...] = ()
     integrations: TableIntegrations | None = None
     status_map: dict[str, SupportStatus] = Field(default_factory=dict)
     platform_map: dict[str, str] = Field(default_factory=dict)
@@ -109,9 +125,32 @@ class TableSpec(Model):
 
     @model_validator(mode="after")
     def _one_locator(self) -> TableSpec:
-        if (self.selector is None) == (self.heading is None):
-            raise ValueError(f"table {self.name!r} needs exactly one of 'selector' or 'heading'")
+        if self.selector is not None and self.heading is not None:
+            raise ValueError(f"table {self.name!r}: give 'selector' or 'heading', not both")
+        if self.items is None:
+            if not self.key:
+                raise ValueError(
+                    f"table {self.name!r} needs 'key': the column(s) that identify a row "
+                    "(or 'items: list' / 'items: enumeration' to read lists as a table)"
+                )
+            if self.labels:
+                raise ValueError(f"table {self.name!r}: 'labels' only applies with 'items'")
+            return self
+        if self.key and self.key != ("Item",):
+            raise ValueError(f"table {self.name!r}: items are keyed by their text ('Item')")
+        if self.items == "enumeration" and not self.labels:
+            raise ValueError(
+                f"table {self.name!r}: an enumeration is chosen by its label: add "
+                "'labels: [Integrations in progress]' (the text before its colon)"
+            )
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _item_key(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("items") is not None and not data.get("key"):
+            data = {**data, "key": ("Item",)}
+        return data
 
     @model_validator(mode="after")
     def _mapping(self) -> TableSpec:
@@ -201,10 +240,27 @@ class PageSpec(Model):
     url: str | None = None
     location: Location | None = None
     path: str | None = None
+    ref: str | None = None  # a branch or tag to read ``path`` at (default: the default branch)
+    form: PageForm | None = None  # default: by extension, then by content type
     tables: tuple[TableSpec, ...] = ()
-    pins: dict[str, str] = Field(default_factory=dict)
+    pins: dict[str, str] = Field(default_factory=dict)  # name -> regex (first group: value)
+    # KEY=VALUE pages: every key ("all") or these keys, each a pin named by its key
+    pin_keys: Literal["all"] | tuple[str, ...] = ()
     text: str | None = None  # CSS selector of a block compared as normalised text
     integration: PageIntegration | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _key_pins(cls, data: Any) -> Any:
+        """``pins: all`` and ``pins: [KEY, ...]`` name keys of a KEY=VALUE file."""
+        if isinstance(data, dict) and (
+            data.get("pins") == "all" or isinstance(data.get("pins"), list)
+        ):
+            data = dict(data)
+            if "pin_keys" in data:
+                raise ValueError("give the keys under 'pins' only")
+            data["pin_keys"] = data.pop("pins")
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -242,9 +298,28 @@ class PageSpec(Model):
                 f"page {self.name!r} needs 'url', or 'path' (a file in the project's repository, "
                 "or in the repository named beside it)"
             )
-        if not (self.tables or self.pins or self.text):
+        if not (self.tables or self.pins or self.pin_keys or self.text):
             raise ValueError(f"page {self.name!r} watches nothing: add 'tables', 'pins' or 'text'")
+        if self.ref is not None and self.url is not None:
+            raise ValueError(
+                f"page {self.name!r}: 'ref' (a branch or tag) applies to a repository 'path', "
+                "not to a 'url'"
+            )
+        if self.ref is not None and not _REF_RE.match(self.ref):
+            raise ValueError(f"page {self.name!r}: ref {self.ref!r} is not a branch or tag name")
+        if self.pin_keys and self.pins:
+            raise ValueError(
+                f"page {self.name!r}: 'pins' is either KEY=VALUE keys (all, or a list) or "
+                "named patterns, not both"
+            )
         return self
+
+    @property
+    def pin_names(self) -> tuple[str, ...] | None:
+        """The pins the page watches by name; None when it watches every key of its file."""
+        if self.pin_keys == "all":
+            return None
+        return (*self.pins, *self.pin_keys)
 
     @property
     def where(self) -> str:
@@ -265,12 +340,11 @@ class PageSpec(Model):
         if self.integration is not None:
             pins = (*self.integration.pins, self.integration.version)
             named += [("integration", p) for p in pins if p is not None]
+        watched = self.pin_names
         for where, pin in named:
-            if pin not in self.pins:
+            if watched is not None and pin not in watched:
                 raise ValueError(
                     f"page {self.name!r}: {where} names pin {pin!r}, which the page does not "
                     f"watch: add it under 'pins' or fix the name"
                 )
         return self
-
-

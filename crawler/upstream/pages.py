@@ -34,7 +34,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -465,60 +465,32 @@ def preview_page_json(
     key: tuple[str, ...],
     settings: Settings,
     pins: Mapping[str, str] | None = None,
+    items: str | None = None,
+    labels: tuple[str, ...] = (),
+    form: str | None = None,
 ) -> dict[str, Any]:
-    """What ``crawler page --json`` prints: every table found, or the one selected.
-    PageFetchError or ExtractionError on any failure."""
-    from crawler.analysis.tables import ExtractionError
+    """What ``crawler page --json`` prints: every table found (a KEY=VALUE file's keys), or
+    the rows of the one selected. PageFetchError or ExtractionError on any failure."""
+    from crawler.analysis.pages import ExtractionError, form_of, preview
+    from crawler.config import TableSpec
 
     body, content_type, location = _load(source, settings)
+    chosen = None
+    if table_selector or heading or items or key:
+        # built unchecked: a preview may show a table before its key is chosen
+        chosen = TableSpec.model_construct(
+            name=table_selector or heading or items or "table",
+            selector=table_selector,
+            heading=heading,
+            key=("Item",) if items else key,
+            items=items,
+            labels=labels,
+        )
     try:
-        return _preview(body, content_type, location, source, table_selector, heading, key,
-                        settings, pins)  # fmt: skip
+        data = preview(body, form_of(form, location, content_type), chosen, dict(pins or {}),
+                       settings.pin_text_limit)  # fmt: skip
     except ExtractionError:
         raise
     except Exception as exc:  # a parser failure on a hostile page: a message, no traceback
         raise ExtractionError(f"cannot extract from {source}: {type(exc).__name__}: {exc}") from exc
-
-
-def _preview(
-    body: str,
-    content_type: str | None,
-    location: str,
-    source: str,
-    table_selector: str | None,
-    heading: str | None,
-    key: tuple[str, ...],
-    settings: Settings,
-    pins: Mapping[str, str] | None,
-) -> dict[str, Any]:
-    from crawler.analysis.tables import (
-        describe_tables,
-        extract_pins,
-        extract_table,
-        is_markdown,
-        parse_document,
-    )
-
-    markdown = is_markdown(location, content_type)
-    soup = parse_document(body, markdown=markdown)
-    data: dict[str, Any] = {"source": source, "markdown": markdown}
-    if table_selector is None and heading is None:
-        data["tables"] = [asdict(info) for info in describe_tables(soup)]
-    else:
-        table = extract_table(
-            soup,
-            name=table_selector or heading or "",
-            selector=table_selector,
-            heading=heading,
-            key=key,
-        )
-        data["table"] = {
-            "selector": table_selector,
-            "heading": heading,
-            "columns": list(table.columns),
-            "key_columns": list(table.key_columns),
-            "rows": [dict(zip(table.columns, row, strict=True)) for row in table.rows],
-        }
-    if pins:
-        data["pins"] = dict(extract_pins(soup, dict(pins), text_limit=settings.pin_text_limit))
-    return data
+    return {"source": source, **data}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.analysis.tables import extract_page
+from crawler.analysis.pages import read_page
 from crawler.audit import run_audit
 from crawler.config import PageSpec, Settings, TableSpec, parse_config
 from crawler.store import Store
@@ -51,7 +51,7 @@ def test_a_page_served_as_charset_hex_is_fetched_and_extracted(site: FakePageSer
         for path in ("/hex.html", "/meta.html"):
             page = fetcher.fetch(site.url(path))
             assert page.charset == "utf-8"
-            snapshot = extract_page(SPEC, page.body, page.content_type, page.url)
+            snapshot = read_page(SPEC, page.body, page.content_type, page.url)
             assert snapshot.tables[0].rows == (("MLU", "supported"),)
 
 

@@ -11,13 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from crawler.analysis.tables import (
-    ExtractionError,
-    describe_tables,
-    extract_page,
-    normalise_cell,
-    parse_document,
-)
+from crawler.analysis.pages import ExtractionError, normalise_cell, read_page
+from crawler.analysis.pages.document import describe_tables
+from crawler.analysis.pages.markdown import parse_html, parse_markdown
 from crawler.config import PageSpec, Settings, TableSpec
 from crawler.diff.pages import diff_page
 from crawler.model import ChangeKind, ExtractedTable, PageSnapshot
@@ -99,7 +95,7 @@ def observe(
     """Serve ``body`` as the page, fetch it over HTTP and extract what ``spec`` watches."""
     site.set_page("/hw.html", body, kw.pop("content_type", "text/html"), **kw)
     page = fetcher.fetch(site.url("/hw.html"))
-    return extract_page(spec, page.body, page.content_type, spec.url or page.url)
+    return read_page(spec, page.body, page.content_type, spec.url or page.url)
 
 
 def table_rows(snapshot: PageSnapshot) -> list[tuple[str, ...]]:
@@ -203,19 +199,19 @@ def test_selector_and_identity_column_errors_explain_the_layout_change() -> None
         HW_SPEC, tables=(TableSpec(name="t", selector="div.gone table", key=("Hardware",)),)
     )
     with pytest.raises(ExtractionError, match=r"selector `div.gone table` matched nothing"):
-        extract_page(spec, hw_page().decode(), "text/html", "https://x/hw.html")
+        read_page(spec, hw_page().decode(), "text/html", "https://x/hw.html")
     spec = respec(
         HW_SPEC, tables=(TableSpec(name="t", heading="Supported Hardware", key=("Chip",)),)
     )
     with pytest.raises(ExtractionError) as exc:
-        extract_page(spec, hw_page().decode(), "text/html", "https://x/hw.html")
+        read_page(spec, hw_page().decode(), "text/html", "https://x/hw.html")
     assert str(exc.value) == (
         "table 't': page layout changed: identity column 'Chip' not in table columns "
         "['Hardware', 'Status', 'Notes']"
     )
     spec = respec(HW_SPEC, text="div.nope")
     with pytest.raises(ExtractionError, match=r"text selector `div\.nope` matched nothing"):
-        extract_page(spec, hw_page().decode(), "text/html", "https://x/hw.html")
+        read_page(spec, hw_page().decode(), "text/html", "https://x/hw.html")
 
 
 def test_pin_bumped(site: FakePageServer, fetcher: PageFetcher) -> None:
@@ -261,8 +257,8 @@ def test_column_added_is_reported_once_not_per_cell() -> None:
     wider = page.replace("<th>Notes</th>", "<th>Notes</th><th>Since</th>").replace(
         "</td></tr>", "</td><td>v1</td></tr>"
     )
-    before = extract_page(HW_SPEC, page, "text/html", "https://x/hw.html")
-    after = extract_page(HW_SPEC, wider, "text/html", "https://x/hw.html")
+    before = read_page(HW_SPEC, page, "text/html", "https://x/hw.html")
+    after = read_page(HW_SPEC, wider, "text/html", "https://x/hw.html")
     (change,) = diff_page("acme", before, after)
     assert change.details["columns_added"] == ["Since"]
     assert change.details["cells_changed"] == [] and change.details["rows_added"] == []
@@ -327,7 +323,7 @@ def test_legacy_charsets_are_decoded(site: FakePageServer, fetcher: PageFetcher)
     got = {}
     for path in ("/cp.html", "/gb.html", "/sj.html", "/bare.html"):
         page = fetcher.fetch(site.url(path))
-        got[path] = extract_page(spec, page.body, page.content_type, spec.url or "").tables[0].rows
+        got[path] = read_page(spec, page.body, page.content_type, spec.url or "").tables[0].rows
     assert got["/cp.html"] == (("Café Überboard", "unterstützt – ok"),)
     assert got["/gb.html"] == (("寒武纪 MLU", "支持"),)
     assert got["/sj.html"] == (("富士通", "対応"),)
@@ -436,7 +432,7 @@ def test_malformed_html_still_extracted() -> None:
         "<tr><td>NVIDIA <b>GPU<td>supported<tr><td>Cambricon MLU<td>in progress</table"
     )
     spec = respec(HW_SPEC, pins={}, text=None)
-    snapshot = extract_page(spec, html, "text/html", "https://x/hw.html")
+    snapshot = read_page(spec, html, "text/html", "https://x/hw.html")
     assert table_rows(snapshot) == [("Cambricon MLU", "in progress"), ("NVIDIA GPU", "supported")]
 
 
@@ -444,15 +440,15 @@ def test_nesting_ten_thousand_deep_does_not_crash() -> None:
     table = "<table><tr><th>Hardware</th></tr><tr><td>S60</td></tr></table>"
     deep = "<h2>Supported Hardware</h2>" + "<div>" * 10_000 + table + "</div>" * 10_000
     spec = respec(HW_SPEC, pins={"x": r"(S\d+)"}, text=None)
-    snapshot = extract_page(spec, deep, "text/html", "https://x/hw.html")
+    snapshot = read_page(spec, deep, "text/html", "https://x/hw.html")
     assert table_rows(snapshot) == [("S60",)] and snapshot.pins == (("x", "S60"),)
     tables = "<table><tr><td>" * 10_000 + "x"
     css = respec(HW_CSS_SPEC, tables=(TableSpec(name="t", selector="table", key=("Hardware",)),))
     with pytest.raises(ExtractionError):  # the outer table's only cell is another table
-        extract_page(css, tables, "text/html", "https://x/hw.html")
-    assert len(describe_tables(parse_document(tables, markdown=False))) == 200
+        read_page(css, tables, "text/html", "https://x/hw.html")
+    assert len(describe_tables(parse_html(tables).soup)) == 200
     md = ">" * 10_000 + " deep\n\n" + "- " * 5_000 + "x\n"
-    parse_document(md, markdown=True)  # markdown-it caps nesting (drops what is deeper)
+    parse_markdown(md)  # markdown-it caps nesting (drops what is deeper)
 
 
 def test_markdown_pipe_table_and_html_table_in_markdown(
@@ -478,14 +474,14 @@ def test_markdown_pipe_table_and_html_table_in_markdown(
     )
     site.set_page("/README", readme.encode(), "text/plain", charset="utf-8")
     page = fetcher.fetch(site.url("/README"))
-    snapshot = extract_page(spec, page.body, page.content_type, spec.url or "")
+    snapshot = read_page(spec, page.body, page.content_type, spec.url or "")
     req, hw = snapshot.tables
     assert req.rows == (("CoreX runtime", ">=5.0.0"), ("vLLM", ">=0.27.1,<0.28.0"))
     assert hw.rows == (("BI-V150", "yes"), ("MR-V100", "in progress"))
     assert dict(snapshot.pins) == {"vllm": ">=0.27.1,<0.28.0", "corex": ">=5.0.0"}
     # the same file by path, no content type: a .md path means Markdown
     by_path = respec(spec, url=None, repo="deep-spark/x", path="README.md")
-    assert extract_page(by_path, readme, None, "https://x/blob").tables == snapshot.tables
+    assert read_page(by_path, readme, None, "https://x/blob").tables == snapshot.tables
 
 
 @pytest.mark.parametrize(
@@ -531,7 +527,7 @@ def test_html_cells_links_images_footnotes_and_caps() -> None:
         pins={},
         text=None,
     )
-    (table,) = extract_page(spec, html, "text/html", "https://x/hw.html").tables
+    (table,) = read_page(spec, html, "text/html", "https://x/hw.html").tables
     assert records(table) == [
         {"Hardware": "Ascend NPU", "Status": "yes",
          "Docs": "install guide <https://docs.example/ascend>"},
@@ -550,14 +546,14 @@ def test_spans_duplicates_and_nested_tables() -> None:
     spec = PageSpec(
         name="p", url="https://x/", tables=(TableSpec(name="t", selector="table", key=("Vendor",)),)
     )
-    (table,) = extract_page(spec, html, "text/html", "https://x/").tables
+    (table,) = read_page(spec, html, "text/html", "https://x/").tables
     assert table.rows == (
         ("Enflame", "S60", "yes"),
         ("Enflame", "T20", "inner"),
         ("Other", "Other", "no"),
     )
     edited = html.replace("<td>S60</td><td>yes</td>", "<td>S60</td><td>no</td>")
-    after = extract_page(spec, edited, "text/html", "https://x/")
+    after = read_page(spec, edited, "text/html", "https://x/")
     before = PageSnapshot(name="p", url="https://x/", tables=(table,))
     (change,) = diff_page("p", before, after)
     assert change.details["cells_changed"] == [
@@ -622,7 +618,7 @@ def test_corpus_torch_gcu_version_compatibility() -> None:
         ),
         pins={"wheel": r"torch_gcu-([\d.]+)-"},
     )
-    snap = extract_page(spec, body, None, "https://github.com/EnflameTechnology/torch-gcu")
+    snap = read_page(spec, body, None, "https://github.com/EnflameTechnology/torch-gcu")
     matrix, sdk, hw = snap.tables
     assert matrix.columns == ("PyTorch Version", "Python Version")
     assert matrix.rows == (("2.10.0", "3.9, 3.10, 3.12"),)
@@ -650,7 +646,7 @@ def test_corpus_vllm_hardware_plugins_table_and_its_removal() -> None:
         "https://github.com/vllm-project/vllm/blob/main/docs/getting_started/installation/README.md"
     )
     table_version = (folder / "docs__getting_started__installation__README.md").read_text()
-    (plugins,) = extract_page(spec, table_version, None, url).tables
+    (plugins,) = read_page(spec, table_version, None, url).tables
     assert plugins.columns == ("Accelerator", "PyPI / package", "Repository")
     assert len(plugins.rows) == 9
     assert ("Cambricon MLU", "vllm-mlu", "<https://github.com/Cambricon/vllm-mlu>") in plugins.rows
@@ -659,7 +655,7 @@ def test_corpus_vllm_hardware_plugins_table_and_its_removal() -> None:
     )  # fmt: skip
     link_only = (folder / "docs__getting_started__installation__README.at-010f1fc.md").read_text()
     with pytest.raises(ExtractionError, match="no table under heading 'Hardware Plugins'"):
-        extract_page(spec, link_only, None, url)
+        read_page(spec, link_only, None, url)
 
 
 @needs_corpus
@@ -673,7 +669,7 @@ def test_corpus_tilelang_backend_support_levels() -> None:
             TableSpec(name="backends", heading="Platform and Backend Support", key=("Backend",)),
         ),
     )
-    (table,) = extract_page(spec, body, None, "https://github.com/tile-ai/tilelang").tables
+    (table,) = read_page(spec, body, None, "https://github.com/tile-ai/tilelang").tables
     levels = {row["Backend"]: row["Support level"] for row in records(table)}
     assert levels == {
         "AMD ROCm/HIP": "Supported", "Apple Metal": "Supported", "Huawei Ascend": "Ecosystem",

@@ -9,7 +9,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from crawler.analysis.licenses import analyze_file
-from crawler.analysis.tables import extract_page
+from crawler.analysis.pages import read_page
 from crawler.config import PageSpec, load_config
 from crawler.export import (
     ExportInput,
@@ -47,7 +47,7 @@ def _pages(corpus: Path, spec_pages: tuple[PageSpec, ...], repo: str) -> tuple[W
         page_repo = spec.location.path if spec.location else repo
         readme = _folder(corpus, page_repo) / "README.md"
         url = f"https://github.com/{page_repo}/blob/HEAD/{spec.path}"
-        snapshot = extract_page(spec, readme.read_text(encoding="utf-8"), None, url)
+        snapshot = read_page(spec, readme.read_text(encoding="utf-8"), None, url)
         tables = tuple(
             WatchedTable(t.name, t.columns, t.key_columns, t.rows, TableMapping.from_spec(ts))
             for t, ts in zip(snapshot.tables, spec.tables, strict=True)

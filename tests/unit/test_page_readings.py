@@ -13,14 +13,9 @@ from typing import Any
 
 import pytest
 
-from crawler.analysis.tables import (
-    ExtractionError,
-    extract_page,
-    extract_table,
-    normalise_cell,
-    page_text,
-    parse_document,
-)
+from crawler.analysis.pages import ExtractionError, normalise_cell, read_page
+from crawler.analysis.pages.document import extract_table, page_text
+from crawler.analysis.pages.markdown import parse_markdown
 from crawler.config import PageSpec, TableSpec, load_config
 from crawler.diff.pages import diff_table
 from crawler.export import (
@@ -49,7 +44,7 @@ FEATURES = (
 
 def _table(text: str, *, key: tuple[str, ...], heading: str | None = None,
            selector: str | None = None) -> ExtractedTable:  # fmt: skip
-    soup = parse_document(text, markdown=True)
+    soup = parse_markdown(text).soup
     return extract_table(soup, name="t", heading=heading, selector=selector, key=key)
 
 
@@ -156,7 +151,7 @@ def test_one_vocabulary_for_status_marks(cell: str, reads: str) -> None:
 
 def test_maths_signs_in_page_text_stay_maths() -> None:
     mooncake = revisions("kvcache-ai__Mooncake/README.md")[0].text()
-    assert "4×200 Gbps and 8×400 Gbps" in page_text(parse_document(mooncake, markdown=True))
+    assert "4×200 Gbps and 8×400 Gbps" in page_text(parse_markdown(mooncake).soup)
 
 
 def test_angle_bracket_words_keep_their_text() -> None:
@@ -199,7 +194,7 @@ MKDOCS = """# Install
 
 
 def test_tables_inside_mkdocs_tabs_and_admonitions_are_found() -> None:
-    soup = parse_document(MKDOCS, markdown=True)
+    soup = parse_markdown(MKDOCS).soup
     tables = soup.find_all("table")
     assert len(tables) == 2
     pip = extract_table(soup, name="pip", selector="table", key=("Package",))
@@ -232,7 +227,7 @@ def test_a_placeholder_cell_is_no_version_in_the_catalog() -> None:
             ],
         }
     )
-    snapshot = extract_page(spec, MKDOCS, "text/markdown", spec.url or "")
+    snapshot = read_page(spec, MKDOCS, "text/markdown", spec.url or "")
     table = snapshot.tables[0]
     page = WatchedPage(
         "install", spec.url or "", AUDIT,
@@ -258,7 +253,7 @@ def test_a_placeholder_pin_is_no_version_of_a_page_record() -> None:
             },
         }
     )  # fmt: skip
-    snapshot = extract_page(spec, "pip install vllm=={{main_vllm_commit}}\n", None, "x.md")
+    snapshot = read_page(spec, "pip install vllm=={{main_vllm_commit}}\n", None, "x.md")
     assert snapshot.pins == (("vllm", "{{main_vllm_commit}} (template placeholder)"),)
     page = WatchedPage("readme", spec.url or "", AUDIT, (), (Pin("vllm", snapshot.pins[0][1]),),
                        spec.integration)  # fmt: skip
@@ -279,7 +274,7 @@ def _export(project: str, history: str, night: int) -> ExportInput:
     pages = []
     for page_spec in spec.pages:
         url = f"https://github.com/{page_spec.where}"
-        snapshot = extract_page(page_spec, text, None, url)
+        snapshot = read_page(page_spec, text, None, url)
         tables = tuple(
             WatchedTable(t.name, t.columns, t.key_columns, t.rows, TableMapping.from_spec(ts))
             for t, ts in zip(snapshot.tables, page_spec.tables, strict=True)

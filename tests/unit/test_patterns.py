@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from crawler.analysis.tables import ExtractionError, extract_page
+from crawler.analysis.pages import ExtractionError, read_page
 from crawler.config import ConfigError, PageSpec, ProjectSpec, parse_config
 from crawler.model import Tag
 from crawler.versions import usable_tags
@@ -19,7 +19,7 @@ SLOW_TEXT = "a" * 38 + "b"
 def test_a_pin_that_backtracks_for_ever_is_an_error_naming_it() -> None:
     spec = PageSpec(name="p", url="https://x/p.html", pins={"runaway": CATASTROPHIC})
     with pytest.raises(ExtractionError) as exc:
-        extract_page(spec, f"<p>{SLOW_TEXT}</p>", "text/html", "https://x/p.html")
+        read_page(spec, f"<p>{SLOW_TEXT}</p>", "text/html", "https://x/p.html")
     assert str(exc.value) == (
         "pin 'runaway': pattern '(a|aa)+$' took more than 1s on the page text (39 characters): "
         "it backtracks too much; simplify it (avoid nested quantifiers such as (a+)+)"
@@ -45,17 +45,17 @@ def test_pins_scan_a_capped_text_and_a_pin_beyond_the_cap_is_an_error() -> None:
     spec = PageSpec(name="p", url="https://x/p.html", pins={"sdk": r"SDK (\d+\.\d+)"})
     early = "<p>SDK 5.1</p><p>" + "filler " * 300 + "</p>"
     late = "<p>" + "filler " * 300 + "</p><p>SDK 5.1</p>"
-    assert extract_page(spec, early, "text/html", "u", pin_text_limit=1000).pins == (
+    assert read_page(spec, early, "text/html", "u", pin_text_limit=1000).pins == (
         ("sdk", "5.1"),
     )
     with pytest.raises(ExtractionError) as exc:
-        extract_page(spec, late, "text/html", "u", pin_text_limit=1000)
+        read_page(spec, late, "text/html", "u", pin_text_limit=1000)
     assert str(exc.value) == (
         "pin 'sdk': not found in the first 1,000 characters of the page text (2,107 in all): "
         "raise settings.pin_text_limit in sources.yaml if the page is legitimate"
     )
     # within the default cap (1,000,000 characters) the same page pins as before
-    assert extract_page(spec, late, "text/html", "u").pins == (("sdk", "5.1"),)
+    assert read_page(spec, late, "text/html", "u").pins == (("sdk", "5.1"),)
 
 
 def test_patterns_are_checked_at_load_by_the_engine_that_runs_them() -> None:

@@ -1,0 +1,52 @@
+"""CSV and TSV files (ROCm's historical matrix, vLLM TPU's support matrices, llama.cpp's op
+tables): one table per file, read by the ``csv`` module. Pure: no I/O.
+
+The first row names the columns (normalised as header cells: an empty one is ``column N``, a
+repeated one ``Name (2)``); every cell is normalised as a page's cells are, so a ✅ in a CSV
+reads ``yes`` as in a README. A file of more than ``MAX_ROWS`` rows, or with a field past the
+``csv`` module's field limit, is an error, never a table cut short.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from crawler.analysis.pages.cells import MAX_COLUMNS, MAX_ROWS, ExtractionError, normalise_cell
+from crawler.analysis.pages.document import Cell, canonical_table, cells_to_rows, column_names
+from crawler.model import ExtractedTable
+
+
+def read_delimited(body: str, delimiter: str) -> tuple[tuple[str, ...], list[tuple[Cell, ...]]]:
+    """(column names, data rows) of a CSV (``,``) or TSV (``\\t``) text."""
+    reader = csv.reader(io.StringIO(body.lstrip("\ufeff"), newline=""), delimiter=delimiter)
+    grid: list[list[str]] = []
+    try:
+        for record in reader:
+            if len(grid) > MAX_ROWS:
+                raise ExtractionError(
+                    f"the file has more than {MAX_ROWS} rows: refusing to diff it"
+                )
+            grid.append([normalise_cell(field) for field in record[:MAX_COLUMNS]])
+    except csv.Error as exc:
+        raise ExtractionError(f"not a readable CSV file (line {reader.line_num}): {exc}") from None
+    if not grid:
+        return (), []
+    header, body_rows = grid[0], grid[1:]
+    width = max(len(row) for row in grid)
+    columns = column_names(header, width)
+    cells = [[(value, value) for value in row] for row in body_rows]
+    return columns, cells_to_rows([header], cells, len(columns))
+
+
+def extract_delimited(
+    body: str, *, name: str, key: tuple[str, ...], delimiter: str
+) -> ExtractedTable:
+    """The file's one table in canonical form; errors name the table."""
+    try:
+        columns, cells = read_delimited(body, delimiter)
+        if not columns:
+            raise ExtractionError("page layout changed: the file is empty")
+        return canonical_table(name, columns, cells, key)
+    except ExtractionError as exc:
+        raise ExtractionError(f"table {name!r}: {exc}") from None

@@ -359,7 +359,8 @@ class Gatherer:
             return fetched.body, fetched.content_type, fetched.url
         location: Location | None = page.location or spec.forge
         assert location is not None and page.path is not None  # checked by the config
-        file: RepoFile = self.sources.by_name[location.source].read_file(location, page.path)
+        source = self.sources.by_name[location.source]
+        file: RepoFile = source.read_file(location, page.path, page.ref)
         return file.text, file.content_type, file.url
 
 
@@ -461,4 +462,3 @@ def _page_provenance(prior: ProjectSnapshot | None, name: str) -> list[tuple[str
     """Where and when a page carried forward was last read: its facts keep their own date."""
     facet = f"page:{name}"
     return [(f, where) for f, where in (prior.provenance if prior else ()) if f == facet]
-

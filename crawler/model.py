@@ -271,9 +271,10 @@ class ExtractedTable:
         return self.columns == ITEM_COLUMNS
 
 
-# The columns of a list read as a table: the item's visible text (its identity), the label
-# line it stands under ("Supported Hardware:"), the item it is nested in, its first link.
-ITEM_COLUMNS = ("Item", "Label", "Parent", "Link")
+# The columns of a list read as a table (in canonical order): the item's visible text (its
+# identity), the label line it stands under ("Supported Hardware:"), its first link, and the
+# item it is nested in.
+ITEM_COLUMNS = ("Item", "Label", "Link", "Parent")
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,7 +101,7 @@ class TableSpec(Model):
     page's first table with neither; a CSV file's one table). With ``items:`` the lists
     (``list``) or the labelled enumerations ("Label: a, b and c.", ``enumeration``) in that
     place are read as a table instead, one row per item (columns ``Item``, ``Label``,
-    ``Parent``, ``Link``; keyed by ``Item``), and ``labels`` keeps the items under those
+    ``Link``, ``Parent``; keyed by ``Item``), and ``labels`` keeps the items under those
     labels (required for an enumeration).
 
     ``integrations`` turns each row into an integration record; ``status_map`` maps the page's

@@ -2,8 +2,11 @@
 
 Tables are compared row by row, keyed by their identity columns, and cell by cell, by column
 name: re-sorted rows, re-ordered columns and re-wrapped text are never changes (the extractor
-already normalised whitespace and sorted rows). A table, pin or text block only present on one
-side (newly watched, or no longer watched) is a configuration change, not a finding.
+already normalised whitespace and sorted rows). A list read as a table (its rows are items,
+keyed by their text) says which item was reworded: an item removed and one added under the same
+label and parent, whose texts are alike, are one item reworded (``items_reworded``). A table,
+pin or text block only present on one side (newly watched, or no longer watched) is a
+configuration change, not a finding.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ MAX_WORD_HUNKS = 20
 WORD_CONTEXT = 5
 MAX_HUNK_CHARS = 200
 
-_PARTS = ("columns_added", "columns_removed", "rows_added", "rows_removed", "cells_changed")
+_PARTS = ("columns_added", "columns_removed", "rows_added", "rows_removed", "cells_changed",
+          "items_reworded")  # fmt: skip
+REWORDED = 0.6  # how alike (difflib's ratio) a removed and an added item are to be one reworded
 RowKey = tuple[tuple[str, ...], int]  # (identity values, occurrence among rows sharing them)
 
 
@@ -66,9 +71,39 @@ def diff_table(before: ExtractedTable, after: ExtractedTable) -> dict[str, Any] 
         "rows_removed": [old[k] for k in sorted(old.keys() - new.keys())],
         "cells_changed": cells,
     }
-    if not any(details[k] for k in _PARTS):
+    if after.holds_items:
+        details["items"] = True
+        details["items_reworded"] = _reworded(details)
+    if not any(details.get(k) for k in _PARTS):
         return None
     return details
+
+
+def _reworded(details: dict[str, Any]) -> list[dict[str, str]]:
+    """Pairs of a removed and an added item, under one label and parent, alike enough to be
+    one item reworded; they leave ``rows_removed`` and ``rows_added``."""
+    pairs: list[tuple[float, int, int]] = []
+    for i, old in enumerate(details["rows_removed"]):
+        for j, new in enumerate(details["rows_added"]):
+            if (old["Label"], old["Parent"]) == (new["Label"], new["Parent"]):
+                ratio = difflib.SequenceMatcher(a=old["Item"], b=new["Item"]).ratio()
+                if ratio >= REWORDED:
+                    pairs.append((-ratio, i, j))
+    taken_old: set[int] = set()
+    taken_new: set[int] = set()
+    reworded = []
+    for _, i, j in sorted(pairs):
+        if i in taken_old or j in taken_new:
+            continue
+        taken_old.add(i)
+        taken_new.add(j)
+        old, new = details["rows_removed"][i], details["rows_added"][j]
+        reworded.append({"before": old["Item"], "after": new["Item"], "label": new["Label"]})
+    details["rows_removed"] = [
+        r for i, r in enumerate(details["rows_removed"]) if i not in taken_old
+    ]
+    details["rows_added"] = [r for j, r in enumerate(details["rows_added"]) if j not in taken_new]
+    return sorted(reworded, key=lambda r: (r["before"], r["after"]))
 
 
 def _clip(words: list[str]) -> str:

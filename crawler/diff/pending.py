@@ -16,9 +16,7 @@ from typing import Any
 
 from crawler.model import Change, ChangeKind
 
-RELEASE_KINDS = frozenset(
-    {ChangeKind.NEW_RELEASE, ChangeKind.NEW_PRERELEASE, ChangeKind.NEW_TAG}
-)
+RELEASE_KINDS = frozenset({ChangeKind.NEW_RELEASE, ChangeKind.NEW_PRERELEASE, ChangeKind.NEW_TAG})
 LICENSE_KINDS = frozenset(
     {
         ChangeKind.LICENSE_CHANGED,

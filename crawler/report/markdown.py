@@ -259,9 +259,7 @@ def _license_lines(report: Report) -> Iterator[str]:
             since = new and report.audit.baseline_audit_id is not None
             verdict = words.forge_verdict(project.forge_label, words.NOASSERTION)
             status = f" — {verdict}" + (", new since the baseline" if since else "")
-        evidence = (
-            link(reading.path, reading.url) if reading else link("license file", None)
-        )
+        evidence = link(reading.path, reading.url) if reading else link("license file", None)
         if reading is not None and reading.restricts:
             status += " — the license text adds a restriction or condition"
         yield from [f"### {escape(project.name)}{status}", "", f"File: {evidence}", ""]
@@ -324,11 +322,7 @@ def _headline(report: Report) -> list[str]:
         f"{summary.deferred} deferred, {summary.untracked} not trackable; "
         f"{words.plural(summary.changes, 'change')} {since}, "
         f"{words.plural(summary.flags, 'flag')}, {words.plural(summary.errors, 'error')}"
-        + (
-            f"; {words.plural(left_out, 'other project')} not selected (--only)"
-            if left_out
-            else ""
-        )
+        + (f"; {words.plural(left_out, 'other project')} not selected (--only)" if left_out else "")
         + ".",
         "",
     ]
@@ -384,11 +378,13 @@ def _page_lines(changes: Iterable[ChangeEntry]) -> list[str]:
                 ],
             )
             lines.append("")
-        for label in ("rows_added", "rows_removed", "columns_added", "columns_removed"):
-            items = details.get(label) or []
+        for part in words.TABLE_PARTS:
+            items = details.get(part) or []
             if items:
-                shown = "; ".join(escape(item, 120) for item in items[:20])
-                lines.append(f"  - {label.replace('_', ' ')}: {shown}")
+                shown = "; ".join(
+                    escape(words.table_part_entry(part, item), 120) for item in items[:20]
+                )
+                lines.append(f"  - {words.table_part_name(part, details)}: {shown}")
     return lines
 
 

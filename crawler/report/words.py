@@ -278,8 +278,10 @@ def render_analysis(analysis: LicenseAnalysis, path: str) -> str:
     if analysis.expression:
         out.append(f"  expression: {analysis.expression}")
     for m in analysis.matches:
-        out.append(f"  {m.spdx_id:<24} {line_range(m.start_line, m.end_line)}  "
-                   f"{m.verdict}" + ("" if m.verdict == "reference" else f" {m.coverage:.1%}"))
+        out.append(
+            f"  {m.spdx_id:<24} {line_range(m.start_line, m.end_line)}  "
+            f"{m.verdict}" + ("" if m.verdict == "reference" else f" {m.coverage:.1%}")
+        )
     if analysis.copyright_holders:
         out.append("  copyright holders:")
         out += [f"    {h}" for h in analysis.copyright_holders]
@@ -333,6 +335,8 @@ def _listing(items: Sequence[str]) -> str:
 
 
 def _table_summary(details: Mapping[str, Any]) -> str:
+    if details.get("items"):
+        return _items_summary(details)
     key_columns = tuple(details.get("key_columns") or ())
 
     def row_label(row: Mapping[str, str]) -> str:
@@ -355,6 +359,50 @@ def _table_summary(details: Mapping[str, Any]) -> str:
         ]
         parts.append(f"{plural(len(cells), 'cell')} changed ({_listing(labels)})")
     return f"table {details.get('table')!r}: " + "; ".join(parts)
+
+
+# the parts of a table's change the report lists under its line, in this order
+TABLE_PARTS = ("rows_added", "rows_removed", "items_reworded", "columns_added", "columns_removed")
+
+
+def table_part_name(part: str, details: Mapping[str, Any]) -> str:
+    """``rows added``; for a list read as a table, ``items added``, ``items reworded``."""
+    name = part.replace("_", " ")
+    return name.replace("rows ", "items ") if details.get("items") else name
+
+
+def table_part_entry(part: str, entry: Any) -> str:
+    """One entry of a part: a row as its cells, a reworded item as ``old → new``."""
+    if part == "items_reworded" and isinstance(entry, Mapping):
+        return f"{entry.get('before')} → {entry.get('after')}"
+    return str(entry)
+
+
+def _items_summary(details: Mapping[str, Any]) -> str:
+    """A list read as a table, in the words of a list: items added, removed, reworded."""
+
+    def item(row: Mapping[str, str]) -> str:
+        label = row.get("Label")
+        return f"{row.get('Item', '')!r}" + (f" under {label!r}" if label else "")
+
+    parts = []
+    for what, field in (("added", "rows_added"), ("removed", "rows_removed")):
+        if details.get(field):
+            shown = [item(r) for r in details[field]]
+            parts.append(f"{plural(len(shown), 'item')} {what} ({_listing(shown)})")
+    reworded = details.get("items_reworded") or []
+    if reworded:
+        shown = [f"{r['before']!r} → {r['after']!r}" for r in reworded]
+        parts.append(f"{plural(len(shown), 'item')} reworded ({_listing(shown)})")
+    cells = details.get("cells_changed") or []
+    if cells:
+        shown = [
+            f"{' / '.join(c['key'].values())!r} {c['column'].lower()}: "
+            f"{c['before']!r} → {c['after']!r}"
+            for c in cells
+        ]
+        parts.append(f"{plural(len(cells), 'item')} changed ({_listing(shown)})")
+    return f"list {details.get('table')!r}: " + "; ".join(parts)
 
 
 def change_summary(change: Change, names: Names) -> str:
@@ -529,8 +577,10 @@ def flag_detail(flag: Flag, names: Names, analysis: LicenseAnalysis | None = Non
         forge = label_of(names, details.get("forge"))
         problem = details.get("problem")
         if problem == "version_ahead":
-            return (f"{label} has {details.get('package_version')} but the newest {forge} "
-                    f"release is {details.get('release')} (published without a release?)")
+            return (
+                f"{label} has {details.get('package_version')} but the newest {forge} "
+                f"release is {details.get('release')} (published without a release?)"
+            )
         if problem == "release_without_package":
             return (f"{forge} release {details.get('release')} "
                     f"({day(details.get('published_at'))}) has no {label} upload after "
@@ -541,8 +591,10 @@ def flag_detail(flag: Flag, names: Names, analysis: LicenseAnalysis | None = Non
     since = details.get("last_checked")
     ago = (f"last checked {day(since)} ({plural(int(details.get('days') or 0), 'day')} ago)"
            if since else "never checked yet")  # fmt: skip
-    return (f"not checked for {plural(int(details.get('days') or 0), 'day')}: {ago}; the "
-            "catalog shows its last good state")
+    return (
+        f"not checked for {plural(int(details.get('days') or 0), 'day')}: {ago}; the "
+        "catalog shows its last good state"
+    )
 
 
 # -- the terminal ------------------------------------------------------------------------------

@@ -140,8 +140,8 @@ class PerProject:
             results = list(pool.map(one, unique))
         return {result.project: result for result in results}
 
-    def read_file(self, location: Location, path: str) -> RepoFile:
-        return self.source.read_file(location, path)
+    def read_file(self, location: Location, path: str, ref: str | None = None) -> RepoFile:
+        return self.source.read_file(location, path, ref)
 
     def usage(self) -> Usage:
         return self.source.usage()

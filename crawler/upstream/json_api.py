@@ -100,7 +100,6 @@ class RateBudget:
                 setattr(self, attr, number)
 
 
-
 @dataclass
 class ApiUsage:
     requests: int = 0

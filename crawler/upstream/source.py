@@ -77,8 +77,9 @@ class Source(Protocol):
         """One result per project: the facets this source owns, an error, or deferred."""
         ...
 
-    def read_file(self, location: Location, path: str) -> RepoFile:
-        """A file of a repository (forges only); SourceError or SourceDeferred on failure."""
+    def read_file(self, location: Location, path: str, ref: str | None = None) -> RepoFile:
+        """A file of a repository (forges only), on its default branch or at ``ref`` (a branch
+        or tag; the evidence link names it); SourceError or SourceDeferred on failure."""
         ...
 
     def usage(self) -> Usage:
@@ -108,7 +109,7 @@ class ProjectSource(Protocol):
         """``text`` without this source's credentials."""
         ...
 
-    def read_file(self, location: Location, path: str) -> RepoFile: ...
+    def read_file(self, location: Location, path: str, ref: str | None = None) -> RepoFile: ...
 
     def usage(self) -> Usage: ...
 

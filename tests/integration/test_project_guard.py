@@ -51,7 +51,7 @@ class Scripted:
     def redact(self, text: str) -> str:
         return text.replace(SECRET, "***")
 
-    def read_file(self, location: Location, path: str) -> RepoFile:
+    def read_file(self, location: Location, path: str, ref: str | None = None) -> RepoFile:
         raise SourceError("no files")
 
     def usage(self) -> dict[str, Any]:

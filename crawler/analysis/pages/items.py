@@ -12,8 +12,8 @@ is a row of ``ITEM_COLUMNS``:
 * ``Label``: the label line it stands under: for a list, the paragraph just before it when that
   ends with a colon ("Supported Hardware:"), else the nearest heading inside the selected
   section ("CUDA" under "Dependencies"); for an enumeration, the text before its colon;
-* ``Parent``: for an item of a nested list, the text of the item it is nested in;
-* ``Link``: the first link's target in the item (``<href>``), or empty.
+* ``Link``: the first link's target in the item (``<href>``), or empty;
+* ``Parent``: for an item of a nested list, the text of the item it is nested in.
 
 ``labels`` keeps the items under those labels only, matched as headings are (case, spacing, a
 trailing colon and emphasis aside); a label that is no longer on the page is an error naming
@@ -83,7 +83,7 @@ def extract_items(
         raise ExtractionError(f"table {name!r}: {exc}") from None
 
 
-Row = tuple[str, str, str, str]  # Item, Label, Parent, Link
+Row = tuple[str, str, str, str]  # Item, Label, Link, Parent (ITEM_COLUMNS)
 
 
 def _fold(label: str) -> str:
@@ -176,7 +176,7 @@ def _item_row(item: Tag, label: str, parent: str, skip: set[int]) -> Row | None:
     text = normalise_cell(render_text(item, links=False, skip=skip))
     if not text:
         return None
-    return (text, label, parent, _first_link(item, skip))
+    return (text, label, _first_link(item, skip), parent)
 
 
 def _first_link(item: Tag, skip: set[int]) -> str:
@@ -203,7 +203,7 @@ def _enumerated_items(nodes: list[Tag]) -> list[Row]:
             continue
         links = _links(node, skip)
         for item in split_enumeration(rest):
-            rows.append((normalise_cell(item), _clean_label(label), "", _link_for(item, links)))
+            rows.append((normalise_cell(item), _clean_label(label), _link_for(item, links), ""))
     return rows
 
 

@@ -97,11 +97,13 @@ class GiteaSource:
     def redact(self, text: str) -> str:
         return self.api.redact(text)
 
-    def read_file(self, location: Location, path: str) -> RepoFile:
+    def read_file(self, location: Location, path: str, ref: str | None = None) -> RepoFile:
         url = f"/repos/{location.path}/contents/{quote(path.strip('/'))}"
-        response = self.api.get(url, allow=(404,), expect=object)
+        params = {"ref": ref} if ref else None
+        response = self.api.get(url, params, allow=(404,), expect=object)
         if response.status == 404 or not isinstance(response.data, dict):
-            raise SourceError(f"{path} not found in {location.path}", response.url, 404)
+            at = f" at {ref}" if ref else ""
+            raise SourceError(f"{path} not found in {location.path}{at}", response.url, 404)
         text = parse.file_text(response.data)
         markdown = "text/markdown" if path.lower().endswith((".md", ".markdown")) else None
         return RepoFile(text, str(response.data.get("html_url") or response.url), markdown)

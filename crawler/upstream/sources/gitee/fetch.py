@@ -60,12 +60,14 @@ class GiteeSource:
     def redact(self, text: str) -> str:
         return self.api.redact(text)
 
-    def read_file(self, location: Location, path: str) -> RepoFile:
+    def read_file(self, location: Location, path: str, ref: str | None = None) -> RepoFile:
         url = f"/repos/{location.path}/contents/{quote(path.strip('/'))}"
-        response = self.api.get(url, allow=(404,), expect=object)
+        params = {"ref": ref} if ref else None
+        response = self.api.get(url, params, allow=(404,), expect=object)
         if response.status == 404 or not isinstance(response.data, dict):
+            at = f" at {ref}" if ref else ""
             raise SourceError(
-                f"{path} not found in Gitee repository {location.path}", response.url, 404
+                f"{path} not found in Gitee repository {location.path}{at}", response.url, 404
             )
         try:
             text = parse.file_text(response.data)

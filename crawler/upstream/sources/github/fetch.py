@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
+from urllib.parse import quote
 
 from crawler.config import Location, ProjectSpec
 from crawler.model import ProjectResult, ProjectSnapshot, ProjectStatus, Usage
@@ -271,15 +272,17 @@ class GitHubSource:
     ) -> dict[str, ProjectResult]:
         return self._fetcher.fetch_all(projects, prior)
 
-    def read_file(self, location: Location, path: str) -> RepoFile:
+    def read_file(self, location: Location, path: str, ref: str | None = None) -> RepoFile:
         markdown = "text/markdown" if path.lower().endswith(".md") else None
         if self.api.api_url == DEFAULT_API_URL:
             # github.com's raw file host does not spend the API budget
-            raw = f"https://raw.githubusercontent.com/{location.path}/HEAD/{path}"
+            at = quote(ref, safe="/") if ref else "HEAD"
+            raw = f"https://raw.githubusercontent.com/{location.path}/{at}/{path}"
             page = self._web.fetch(raw)
-            blob = f"https://github.com/{location.path}/blob/HEAD/{path}"
+            blob = f"https://github.com/{location.path}/blob/{at}/{path}"
             return RepoFile(page.body, blob, markdown or page.content_type)
-        response = self.api.get_json(f"/repos/{location.path}/contents/{path}")
+        query = f"?ref={quote(ref, safe='')}" if ref else ""
+        response = self.api.get_json(f"/repos/{location.path}/contents/{path}{query}")
         data = response.data
         text = base64.b64decode(data.get("content") or "").decode("utf-8", errors="replace")
         return RepoFile(text, str(data.get("html_url") or response.url), markdown)

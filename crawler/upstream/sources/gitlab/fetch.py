@@ -121,26 +121,25 @@ class GitLabSource:
             text = api.redact(text)
         return text
 
-    def read_file(self, location: Location, path: str) -> RepoFile:
+    def read_file(self, location: Location, path: str, ref: str | None = None) -> RepoFile:
         instance = self._instance(location)
         api = self._api(instance)
         known = self._known.get((instance, location.path.lower()))
         if known is None:
             repo, _, _ = parse.project(self._project(api, location.path).data)
             known = _Known(repo.id, repo.url, repo.default_branch)
-        if not known.default_branch:
+        if not known.default_branch and ref is None:
             raise SourceError(f"{location.path} has no default branch (empty repository)")
+        at = ref or known.default_branch
         response = api.get(
             f"/projects/{known.id}/repository/files/{quote(path, safe='')}",
-            {"ref": known.default_branch},
+            {"ref": at},
             allow=(404,),
         )
         if response.status == 404:
-            raise SourceError(
-                f"{path} not found in {location.path} on {known.default_branch}", response.url, 404
-            )
+            raise SourceError(f"{path} not found in {location.path} on {at}", response.url, 404)
         _, _, text = parse.file_text(response.data)
-        branch = quote(known.default_branch, safe="/")
+        branch = quote(at, safe="/")
         url = f"{known.url}/-/blob/{branch}/{quote(path, safe='/')}"
         markdown = "text/markdown" if path.lower().endswith((".md", ".markdown")) else None
         return RepoFile(text, url, markdown)

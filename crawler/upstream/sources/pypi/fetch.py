@@ -80,7 +80,7 @@ class PyPISource:
     def redact(self, text: str) -> str:
         return self.api.redact(text)
 
-    def read_file(self, location: Location, path: str) -> RepoFile:
+    def read_file(self, location: Location, path: str, ref: str | None = None) -> RepoFile:
         raise SourceError(
             f"PyPI is a release channel, not a repository: it cannot serve {path!r}; name the "
             "project's forge beside the page's path"

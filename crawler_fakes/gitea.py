@@ -71,6 +71,8 @@ class GiteaRepo:
     releases: list[GiteaRelease] = field(default_factory=list)
     tags: list[GiteaTag] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # path -> text
+    # files on other branches or tags, read with ?ref=: ref -> path -> text
+    ref_files: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:
@@ -191,6 +193,11 @@ class FakeGitea(LoopbackService):
             return 200, [entry for entry in listing if "/" not in entry["path"]]
         if sub.startswith("/contents/"):
             wanted = unquote(sub.removeprefix("/contents/")).strip("/")
+            at = params.get("ref")
+            if at is not None and at in repo.ref_files:
+                if wanted in repo.ref_files[at]:
+                    return 200, self._file_json(repo, web, wanted, content=True, ref=at)
+                return 404, {"message": "The target couldn't be found.", "url": self.web_url}
             if wanted in repo.files:
                 return 200, self._file_json(repo, web, wanted, content=True)
         return 404, {"message": "The target couldn't be found.", "url": self.web_url}
@@ -231,12 +238,14 @@ class FakeGitea(LoopbackService):
                        "created": _local(tag.date)},
         }  # fmt: skip
 
-    def _file_json(self, repo: GiteaRepo, web: str, path: str, *, content: bool) -> dict[str, Any]:
-        text = repo.files[path]
+    def _file_json(
+        self, repo: GiteaRepo, web: str, path: str, *, content: bool, ref: str | None = None
+    ) -> dict[str, Any]:
+        text = repo.ref_files[ref][path] if ref else repo.files[path]
         entry: dict[str, Any] = {
             "name": path.rpartition("/")[2], "path": path, "sha": _sha(text), "type": "file",
             "size": len(text.encode()),
-            "html_url": f"{web}/src/branch/{quote(repo.default_branch)}/{quote(path)}",
+            "html_url": f"{web}/src/branch/{quote(ref or repo.default_branch)}/{quote(path)}",
         }  # fmt: skip
         if content:
             entry["encoding"] = "base64"

@@ -45,6 +45,8 @@ class GiteeRepo:
     releases: list[GiteeRelease] = field(default_factory=list)
     tags: list[GiteeTag] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # path -> text
+    # files on other branches or tags, read with ?ref=: ref -> path -> text
+    ref_files: dict[str, dict[str, str]] = field(default_factory=dict)
     moved_to: str | None = None  # "owner/name": the old path answers 301
     description: str = ""
 
@@ -181,9 +183,11 @@ class RepoView:
         return {"sha": sha, "url": f"{self.api}/git/trees/{sha}",
                 "tree": list(entries.values()), "truncated": False}  # fmt: skip
 
-    def file_json(self, path: str, with_content: bool = True) -> dict[str, Any]:
-        text = self.repo.files.get(path, "")
-        branch = self.repo.default_branch
+    def file_json(
+        self, path: str, with_content: bool = True, ref: str | None = None
+    ) -> dict[str, Any]:
+        text = (self.repo.ref_files.get(ref, {}) if ref else self.repo.files).get(path, "")
+        branch = ref or self.repo.default_branch
         entry = {
             "type": "file", "encoding": "base64", "size": len(text.encode()),
             "name": path.rpartition("/")[2], "path": path,
@@ -245,6 +249,11 @@ def answer_repo_path(view: RepoView, sub: str, params: dict[str, str]) -> Answer
         return Answer(200, view.tree_json(params.get("recursive") not in (None, "", "0")))
     if sub.startswith("/contents/"):
         path = unquote(sub.removeprefix("/contents/")).strip("/")
+        at = params.get("ref")
+        if at is not None and at in repo.ref_files:
+            if path in repo.ref_files[at]:
+                return Answer(200, view.file_json(path, ref=at))
+            return not_found("File")
         if path in repo.files:
             return Answer(200, view.file_json(path))
         prefix = f"{path}/"

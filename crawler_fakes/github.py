@@ -203,8 +203,10 @@ def _commit_json(view: RepoView, sha: str, date: str) -> dict[str, Any]:
     }
 
 
-def _file_json(view: RepoView, path: str, sha: str, data: bytes | None) -> dict[str, Any]:
-    branch = view.repo.default_branch
+def _file_json(
+    view: RepoView, path: str, sha: str, data: bytes | None, ref: str | None = None
+) -> dict[str, Any]:
+    branch = ref or view.repo.default_branch
     content = data or b""
     return {
         "name": path.rpartition("/")[2],
@@ -364,6 +366,13 @@ def _rest(view: RepoView, sub: str, query: list[tuple[str, str]], link_base: str
         if view.empty:
             return _error(404, "This repository is empty.")
         at = params.get("ref")
+        path = unquote(sub.removeprefix("/contents")).strip("/")
+        if at is not None and at in view.repo.ref_files:
+            text = view.repo.ref_files[at].get(path)
+            if text is None:
+                return _not_found()
+            data = text.encode()
+            return _Resp(200, _file_json(view, path, git_blob_sha(data), data, ref=at))
         if at is not None and view.resolve_commit(at) is None:
             return _error(404, f"No commit found for the ref {at}")
         path = unquote(sub.removeprefix("/contents")).strip("/")

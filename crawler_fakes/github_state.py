@@ -50,6 +50,8 @@ class FakeRepo:
     head_date: str | None = None
     tree: list[tuple[str, str]] = field(default_factory=list)  # (path, blob sha) without text
     files: dict[str, str] = field(default_factory=dict)  # path -> text (contents API)
+    # files on other branches or tags, read with ?ref=: ref -> path -> text
+    ref_files: dict[str, dict[str, str]] = field(default_factory=dict)
     moved_to: str | None = None  # "owner/name": the old name answers 301
     description: str | None = None
 

@@ -300,7 +300,9 @@ class FakeGitLab(LoopbackService):
             return _Resp(200, view.branch_json())
         if sub == "repository/files" and len(rest) == 3:
             path, texts = unquote(rest[2]), project.tree()
-            refs = (project.default_branch, "HEAD", project.head_sha)
+            if query.get("ref") in project.ref_files:
+                texts = project.ref_files[query["ref"]]
+            refs = (project.default_branch, "HEAD", project.head_sha, *project.ref_files)
             if query.get("ref") not in refs or path not in texts:
                 return _error(404, "404 File Not Found")
             return _Resp(200, view.file_json(path, texts[path], query["ref"]))

@@ -43,6 +43,8 @@ class GitLabProject:
     license_path: str = "LICENSE"
     license_text: str | None = None
     files: dict[str, str] = field(default_factory=dict)
+    # files on other branches or tags, read with ?ref=: ref -> path -> text
+    ref_files: dict[str, dict[str, str]] = field(default_factory=dict)
     releases: list[GitLabRelease] = field(default_factory=list)
     tags: list[GitLabTag] = field(default_factory=list)
     head_sha: str | None = None  # None: an empty repository

@@ -36,10 +36,16 @@ _UNSTATED = frozenset(("", "unknown", "none", "null", "n/a", "na", "noassertion"
 # PEP 639, appendix "Mapping License Classifiers to SPDX Identifiers": these name a license
 # family without its version or variant, so nothing may be inferred from them.
 PEP639_AMBIGUOUS = (
-    "Academic Free License (AFL)", "Apache Software License", "Apple Public Source License",
-    "Artistic License", "BSD License", "GNU Affero General Public License v3",
-    "GNU Free Documentation License (FDL)", "GNU General Public License (GPL)",
-    "GNU General Public License v2 (GPLv2)", "GNU General Public License v3 (GPLv3)",
+    "Academic Free License (AFL)",
+    "Apache Software License",
+    "Apple Public Source License",
+    "Artistic License",
+    "BSD License",
+    "GNU Affero General Public License v3",
+    "GNU Free Documentation License (FDL)",
+    "GNU General Public License (GPL)",
+    "GNU General Public License v2 (GPLv2)",
+    "GNU General Public License v3 (GPLv3)",
     "GNU Lesser General Public License v2 (LGPLv2)",
     "GNU Lesser General Public License v2 or later (LGPLv2+)",
     "GNU Lesser General Public License v3 (LGPLv3)",
@@ -189,8 +195,7 @@ def name_index() -> dict[tuple[str, ...], str]:
             continue  # "any version" is ScanCode's reading of a name that gives none
         found[words].add(by_key[key])
     ambiguous = _ambiguous()
-    return {k: next(iter(v)) for k, v in found.items()
-            if k and len(v) == 1 and k not in ambiguous}
+    return {k: next(iter(v)) for k, v in found.items() if k and len(v) == 1 and k not in ambiguous}
 
 
 def read_declared(text: Any) -> Declared:

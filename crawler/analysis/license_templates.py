@@ -291,8 +291,9 @@ class _Entry:
         return self.raw.decode("utf-8", errors="replace")
 
 
-_Fields = tuple[str, str, str, bool, tuple[str, ...], frozenset[int], frozenset[int], int, int,
-                tuple[str, ...]]
+_Fields = tuple[
+    str, str, str, bool, tuple[str, ...], frozenset[int], frozenset[int], int, int, tuple[str, ...]
+]
 
 
 def _template_fields(tpl: Template) -> _Fields:

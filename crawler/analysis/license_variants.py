@@ -68,8 +68,9 @@ def _rule_texts(key: str) -> list[str]:
             continue
         raw = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
         head, _, body = raw[3:].partition("\n---\n") if raw.startswith("---") else ("", "", "")
-        if re.search(rf"^license_expression:\s*{re.escape(key)}\s*$", head, re.MULTILINE) and \
-                re.search(r"^is_license_text:\s*yes\s*$", head, re.MULTILINE):
+        if re.search(
+            rf"^license_expression:\s*{re.escape(key)}\s*$", head, re.MULTILINE
+        ) and re.search(r"^is_license_text:\s*yes\s*$", head, re.MULTILINE):
             out.append(body)
     return out
 
@@ -108,7 +109,8 @@ def variant_texts(index: TemplateIndex, tpl: Template) -> tuple[tuple[str, ...],
     keys = tuple(index.entries[i].key for i in same)
     others = tuple(
         f" {' '.join(w for w in index.template(i).words if w != chr(0))} "
-        for i in same if index.entries[i].key != tpl.key
+        for i in same
+        if index.entries[i].key != tpl.key
     )
     with _LOCK:
         texts = _variants_of(index, keys) + others
@@ -123,8 +125,9 @@ def _stands_in(words: Sequence[str], lo: int, hi: int, pool: str) -> bool:
     return f" {' '.join(words[a:b])} " in pool
 
 
-def accept_variants(index: TemplateIndex, m: Alignment, words: Sequence[str],
-                    ignorable: Sequence[bool]) -> list[str]:
+def accept_variants(
+    index: TemplateIndex, m: Alignment, words: Sequence[str], ignorable: Sequence[bool]
+) -> list[str]:
     """Drop from ``m`` the inserted, altered and missing words that an official variant of
     its license has at that place; a note for each kind of wording accepted."""
     variants, pool = variant_texts(index, m.tpl)
@@ -147,8 +150,11 @@ def accept_variants(index: TemplateIndex, m: Alignment, words: Sequence[str],
     m.missing = [(at, tw) for at, tw in m.missing if not official(at + 1, at + 1, tw)]
     # words just past the end that a variant goes on with (a later revision's appendix)
     end = m.hi
-    while end < min(len(words), m.hi + MAX_VARIANT_RUN) and not ignorable[end] and \
-            f" {' '.join(words[max(0, m.hi - CONTEXT) : end + 1])} " in pool:
+    while (
+        end < min(len(words), m.hi + MAX_VARIANT_RUN)
+        and not ignorable[end]
+        and f" {' '.join(words[max(0, m.hi - CONTEXT) : end + 1])} " in pool
+    ):
         end += 1
     if end > m.hi:
         accepted.append(" ".join(words[m.hi : end]))

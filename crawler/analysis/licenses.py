@@ -57,9 +57,20 @@ ENGINE_VERSION = 3  # 2: variable regions take only names, years and holder list
 # 3: official variants of long texts (FSF revisions, http/https) are the license (issue 18)
 
 __all__ = [
-    "ENGINE_VERSION", "LicenseAnalysis", "LicenseMatch", "SpanEffect", "TextSpan", "analyze_file",
-    "analyze_license", "is_license_file", "normalize_github_spdx", "pick_root_license",
-    "span_effect", "text_span", "with_effects", "word_diff",
+    "ENGINE_VERSION",
+    "LicenseAnalysis",
+    "LicenseMatch",
+    "SpanEffect",
+    "TextSpan",
+    "analyze_file",
+    "analyze_license",
+    "is_license_file",
+    "normalize_github_spdx",
+    "pick_root_license",
+    "span_effect",
+    "text_span",
+    "with_effects",
+    "word_diff",
 ]
 
 
@@ -91,7 +102,6 @@ class _Doc:
         parts = [first[s:e]] if l0 == l1 else [first[s:], *self.lines[l0 + 1 : l1], last[:e]]
         return text_span(l0 + 1, l1 + 1, "\n".join(parts))
 
-
     def prose(self, free: list[int]) -> set[int]:
         """Those of ``free`` (sorted word indices) in a sentence or clause rather than a name,
         a year or a list of holders; pieces are cut at sentence punctuation and paragraphs."""
@@ -100,8 +110,9 @@ class _Doc:
         for k in [*free, -1]:
             if piece and (k < 0 or self._breaks(piece[-1], k)):
                 lo, hi = piece[0], piece[-1] + 1
-                if any(self.kind.get(self.line[i]) == "copyright" for i in piece) or \
-                        reads_as_prose(self.span(lo, hi).text):
+                if any(self.kind.get(self.line[i]) == "copyright" for i in piece) or reads_as_prose(
+                    self.span(lo, hi).text
+                ):
                     out.update(piece)  # a copyright line's words here are its clause
                 piece = []
             piece.append(k)
@@ -131,9 +142,13 @@ def _prepare(text: str) -> _Doc:
             clause = copyright_clause(line)
             if clause is not None:
                 doc.clause[i] = clause
-        elif (doc.kind.get(i - 1) in ("copyright", "holder") and i - 1 not in doc.clause
-              and line.strip() and len(line.split()) <= MAX_HOLDER_LINE_WORDS
-              and not reads_as_prose(line)):
+        elif (
+            doc.kind.get(i - 1) in ("copyright", "holder")
+            and i - 1 not in doc.clause
+            and line.strip()
+            and len(line.split()) <= MAX_HOLDER_LINE_WORDS
+            and not reads_as_prose(line)
+        ):
             doc.kind[i] = "holder"  # a holder list or address continuing a copyright line
     for ln, w, s, eln, e in tokenize_lines(doc.lines):
         kind = doc.kind.get(ln)
@@ -171,25 +186,59 @@ def normalize_github_spdx(spdx_id: str | None) -> str | None:
         return spdx_id.strip()
 
 
-_GENERIC_TITLE = frozenset((
-    "the", "license", "version", "v", "software", "agreement", "terms", "and", "conditions",
-    "of", "text", "new", "revised", "simplified", "or", "clause", "open", "source", "public",
-    "general", "gnu", "for", "a", "full", "notice", "permission",
-))
+_GENERIC_TITLE = frozenset(
+    (
+        "the",
+        "license",
+        "version",
+        "v",
+        "software",
+        "agreement",
+        "terms",
+        "and",
+        "conditions",
+        "of",
+        "text",
+        "new",
+        "revised",
+        "simplified",
+        "or",
+        "clause",
+        "open",
+        "source",
+        "public",
+        "general",
+        "gnu",
+        "for",
+        "a",
+        "full",
+        "notice",
+        "permission",
+    )
+)
 _HOLDER_LEAD_RE = re.compile(
     r"^[\s*#/;>|!-]*(?:spdx-filecopyrighttext\s*:\s*)?(?:(?:copyright|\(c\)|©)[\s:,]*)*"
-    r"|\ball rights reserved\.?", re.IGNORECASE)
+    r"|\ball rights reserved\.?",
+    re.IGNORECASE,
+)
 _YEARS_RE = re.compile(r"^\s*(?:(?:\d{4}|present)\s*(?:[-–,]\s*)?)+[\s,.]*", re.IGNORECASE)
 _ABBREV = ("inc.", "ltd.", "co.", "corp.", "l.p.", "s.a.", "jr.", "llc.", "e.v.", "b.v.")
 _DUAL_RE = re.compile(
     r"dual[\s-]*licen[cs]ed|licen[cs]ed under (?:either|both)|either of (?:the )?(?:following )?"
     r"licen[cs]es|under the terms of either|at your (?:option|choice)(?!\)?,?\s*any later)",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _LATER_RE = re.compile(r"or\s*\(?at your option\)?,?\s*any later version", re.IGNORECASE)
-_SIBLING_RE = re.compile(r"^(?:licen[cs]e|copying)[-_.](?P<x>[\w.-]+?)(?:\.(?:txt|md|rst))?$",
-                         re.IGNORECASE)
-_SIBLING_IDS = {"mit": "MIT", "apache": "Apache-2.0", "apache2": "Apache-2.0",
-                "apache-2.0": "Apache-2.0", "isc": "ISC"}
+_SIBLING_RE = re.compile(
+    r"^(?:licen[cs]e|copying)[-_.](?P<x>[\w.-]+?)(?:\.(?:txt|md|rst))?$", re.IGNORECASE
+)
+_SIBLING_IDS = {
+    "mit": "MIT",
+    "apache": "Apache-2.0",
+    "apache2": "Apache-2.0",
+    "apache-2.0": "Apache-2.0",
+    "isc": "ISC",
+}
 _ONLY_RE = re.compile(r"^((?:A|L)?GPL-\d\.\d|GFDL-\d\.\d)-only$")
 
 
@@ -208,8 +257,7 @@ def _is_title(line: str, vocab: set[str]) -> bool:
     if not 0 < len(words) <= 12:
         return False
     known = sum(w in vocab or w in _GENERIC_TITLE or w.isdigit() for w in words)
-    return known >= 0.8 * len(words) and any(w in vocab and w not in _GENERIC_TITLE
-                                             for w in words)
+    return known >= 0.8 * len(words) and any(w in vocab and w not in _GENERIC_TITLE for w in words)
 
 
 _HEADING_WORDS = frozenset(("license", "licence", "notice"))
@@ -219,10 +267,31 @@ def _is_heading(line: str) -> bool:
     """A short heading that names a license or notice without a sentence in it ("COPYRIGHT
     AND PERMISSION NOTICE", "Eclipse Distribution License - v 1.0"): a title, not terms."""
     words = re.findall(r"[a-z0-9]+", line.lower())
-    return (0 < len(words) <= 8 and bool(_HEADING_WORDS & set(words))
-            and not line.rstrip().endswith((".", ";", ",", ":"))
-            and not any(w in ("is", "are", "may", "must", "shall", "you", "your", "not", "no",
-                              "this", "any", "if", "only", "will") for w in words))
+    return (
+        0 < len(words) <= 8
+        and bool(_HEADING_WORDS & set(words))
+        and not line.rstrip().endswith((".", ";", ",", ":"))
+        and not any(
+            w
+            in (
+                "is",
+                "are",
+                "may",
+                "must",
+                "shall",
+                "you",
+                "your",
+                "not",
+                "no",
+                "this",
+                "any",
+                "if",
+                "only",
+                "will",
+            )
+            for w in words
+        )
+    )
 
 
 def _signature(doc: _Doc, found: list[Alignment]) -> set[int]:
@@ -267,8 +336,9 @@ def _boundary(doc: _Doc, i: int) -> bool:
     """A line or a sentence ends before word ``i``."""
     if i <= 0 or i >= len(doc.words) or doc.end_line[i - 1] != doc.line[i]:
         return True
-    return _SENTENCE_BREAK_RE.search(doc.lines[doc.line[i]], doc.end[i - 1],
-                                     doc.start[i]) is not None
+    return (
+        _SENTENCE_BREAK_RE.search(doc.lines[doc.line[i]], doc.end[i - 1], doc.start[i]) is not None
+    )
 
 
 def _edge_score(doc: _Doc, a: int, b: int) -> int:
@@ -323,8 +393,12 @@ def _leftover(doc: _Doc, found: list[Alignment]) -> list[tuple[int, int]]:
     for m in found:
         covered[m.lo : m.hi] = b"\x01" * (m.hi - m.lo)
     inside = {i for m in found for a, b in m.inserted for i in range(a, b)}
-    vocab = {w for m in found for label in (m.tpl.name, m.tpl.key, m.tpl.spdx_id)
-             for w in re.findall(r"[a-z0-9]+", label.lower())}
+    vocab = {
+        w
+        for m in found
+        for label in (m.tpl.name, m.tpl.key, m.tpl.spdx_id)
+        for w in re.findall(r"[a-z0-9]+", label.lower())
+    }
     by_line: dict[int, list[int]] = {}
     for i, ln in enumerate(doc.line):
         by_line.setdefault(ln, []).append(i)
@@ -339,8 +413,11 @@ def _leftover(doc: _Doc, found: list[Alignment]) -> list[tuple[int, int]]:
         if title and (_is_title(doc.lines[ln], vocab) or _is_heading(doc.lines[ln])):
             continue
         nxt = next((j for j in range(ln + 1, len(doc.lines)) if doc.lines[j].strip()), None)
-        heading = (doc.lines[ln].rstrip().endswith(":") and len(idx) <= 8
-                   and span_effect(doc.lines[ln]) == "other")
+        heading = (
+            doc.lines[ln].rstrip().endswith(":")
+            and len(idx) <= 8
+            and span_effect(doc.lines[ln]) == "other"
+        )
         if len(free) == len(idx) and heading and doc.kind.get(nxt or -1) == "copyright":
             continue
         extra += free
@@ -351,8 +428,13 @@ def _merge(doc: _Doc, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Join word ranges a few words apart unless a copyright or SPDX line stands between."""
     out: list[tuple[int, int]] = []
     for lo, hi in sorted(ranges):
-        if out and lo - out[-1][1] <= 3 and not any(
-                j in doc.kind for j in range(doc.end_line[out[-1][1] - 1] + 1, doc.line[lo])):
+        if (
+            out
+            and lo - out[-1][1] <= 3
+            and not any(
+                j in doc.kind for j in range(doc.end_line[out[-1][1] - 1] + 1, doc.line[lo])
+            )
+        ):
             out[-1] = (out[-1][0], max(hi, out[-1][1]))
         else:
             out.append((lo, hi))
@@ -372,13 +454,20 @@ def _notes(doc: _Doc, found: list[Alignment]) -> list[str]:
             notes.append(f'{m.tpl.spdx_id}: "{said}" reads "{s.text}" (line {s.start_line})')
         for at, tw in m.missing:
             shown = " ".join(tw[:12]) + (" ..." if len(tw) > 12 else "")
-            notes.append(f"{m.tpl.spdx_id}: template words missing after line "
-                         f'{doc.line[at] + 1}: "{shown}"')
+            notes.append(
+                f'{m.tpl.spdx_id}: template words missing after line {doc.line[at] + 1}: "{shown}"'
+            )
     return notes
 
 
-def _matches(doc: _Doc, found: list[Alignment], extra: list[tuple[int, int]], prose: str,
-             index: TemplateIndex, notes: list[str]) -> list[LicenseMatch]:
+def _matches(
+    doc: _Doc,
+    found: list[Alignment],
+    extra: list[tuple[int, int]],
+    prose: str,
+    index: TemplateIndex,
+    notes: list[str],
+) -> list[LicenseMatch]:
     """Template matches, then licenses only named in extra text or SPDX tags, in file order."""
     later = _LATER_RE.search(prose)
     tagged = [(ln, k) for ln, expr in doc.tags for k in _keys(normalize_github_spdx(expr))]
@@ -389,17 +478,30 @@ def _matches(doc: _Doc, found: list[Alignment], extra: list[tuple[int, int]], pr
         tag = next((ln for ln, k in tagged if only and k == f"{only[1]}-or-later"), None)
         if only and (later or tag is not None) and index.by_id(f"{only[1]}-or-later"):
             spdx_id = f"{only[1]}-or-later"
-            said = (f'"{later[0]}"' if later else
-                    f"an SPDX-License-Identifier (line {(tag or 0) + 1})")
+            said = (
+                f'"{later[0]}"' if later else f"an SPDX-License-Identifier (line {(tag or 0) + 1})"
+            )
             notes.append(f"{spdx_id}: the text is {m.tpl.spdx_id}, the file adds {said}")
         elif only:
-            notes.append(f"{only[1]} text alone does not say -only or -or-later: reported as "
-                         f"{spdx_id}; check the notices in the source files")
-        out.append(LicenseMatch(spdx_id, doc.line[m.lo] + 1, doc.end_line[m.hi - 1] + 1,
-                                round(m.coverage, 4), m.verdict))
+            notes.append(
+                f"{only[1]} text alone does not say -only or -or-later: reported as "
+                f"{spdx_id}; check the notices in the source files"
+            )
+        out.append(
+            LicenseMatch(
+                spdx_id,
+                doc.line[m.lo] + 1,
+                doc.end_line[m.hi - 1] + 1,
+                round(m.coverage, 4),
+                m.verdict,
+            )
+        )
     known = {m.spdx_id for m in out}
-    named = [(doc.line[lo + i] + 1, doc.line[lo + i] + 1, ref) for lo, hi in extra
-             for i, ref in _references(doc.words[lo:hi], index)]
+    named = [
+        (doc.line[lo + i] + 1, doc.line[lo + i] + 1, ref)
+        for lo, hi in extra
+        for i, ref in _references(doc.words[lo:hi], index)
+    ]
     named += [(ln + 1, ln + 1, k) for ln, k in tagged]
     for start, end, ref in named:
         if ref and ref not in known:
@@ -408,16 +510,27 @@ def _matches(doc: _Doc, found: list[Alignment], extra: list[tuple[int, int]], pr
     return sorted(out, key=lambda m: (m.start_line, m.end_line))
 
 
-def _expression(doc: _Doc, found: list[Alignment], matches: list[LicenseMatch], prose: str,
-                index: TemplateIndex, path: str | None, siblings: Sequence[str],
-                notes: list[str]) -> str | None:
+def _expression(
+    doc: _Doc,
+    found: list[Alignment],
+    matches: list[LicenseMatch],
+    prose: str,
+    index: TemplateIndex,
+    path: str | None,
+    siblings: Sequence[str],
+    notes: list[str],
+) -> str | None:
     """A license expression, only on explicit evidence: SPDX tags, dual-license wording,
     LICENSE-<id> files side by side, or an exception text following its license."""
     exceptions = {f.tpl.spdx_id for f in found if f.tpl.is_exception}
     groups: list[str] = []  # licenses in file order, an exception joined to the one before
     for m in matches:
-        if m.spdx_id in exceptions and groups and " WITH " not in groups[-1] \
-                and groups[-1] != m.spdx_id:
+        if (
+            m.spdx_id in exceptions
+            and groups
+            and " WITH " not in groups[-1]
+            and groups[-1] != m.spdx_id
+        ):
             groups[-1] += f" WITH {m.spdx_id}"
         elif m.spdx_id not in groups:
             groups.append(m.spdx_id)
@@ -429,8 +542,9 @@ def _expression(doc: _Doc, found: list[Alignment], matches: list[LicenseMatch], 
         tagged = {k for e in exprs for k in _keys(normalize_github_spdx(e))}
         texts = [m.spdx_id for m in matches if m.verdict != "reference"]
         if any(t not in tagged for t in texts):
-            notes.append(f"SPDX-License-Identifier says {expression}, the text reads "
-                         f"{', '.join(texts)}")
+            notes.append(
+                f"SPDX-License-Identifier says {expression}, the text reads {', '.join(texts)}"
+            )
     elif _DUAL_RE.search(prose) and len(groups) == 2:
         expression = " OR ".join(groups)
     elif _DUAL_RE.search(prose) and len(groups) > 2:
@@ -446,8 +560,9 @@ def _expression(doc: _Doc, found: list[Alignment], matches: list[LicenseMatch], 
     except Exception as exc:  # license-expression raises several error types
         notes.append(f"expression {expression!r} does not parse: {exc}")
         return None
-    unknown = [k for k in _licensing().unknown_license_keys(parsed)
-               if not str(k).startswith("LicenseRef-")]
+    unknown = [
+        k for k in _licensing().unknown_license_keys(parsed) if not str(k).startswith("LicenseRef-")
+    ]
     if unknown:
         notes.append(f"expression {expression!r} names unknown ids: {', '.join(map(str, unknown))}")
     return str(parsed.render()) if parsed is not None else None
@@ -476,8 +591,14 @@ def _holders(doc: _Doc, found: list[Alignment]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _build(doc: _Doc, found: list[Alignment], index: TemplateIndex, path: str | None,
-           siblings: Sequence[str], variant_notes: Sequence[str] = ()) -> LicenseAnalysis:
+def _build(
+    doc: _Doc,
+    found: list[Alignment],
+    index: TemplateIndex,
+    path: str | None,
+    siblings: Sequence[str],
+    variant_notes: Sequence[str] = (),
+) -> LicenseAnalysis:
     ranges = _merge(doc, _leftover(doc, found))
     extra = [doc.span(a, b) for a, b in ranges]
     altered = [doc.span(a, b) for m in found for a, b, _ in m.altered]
@@ -593,6 +714,7 @@ def pick_root_license(paths: Sequence[str]) -> str | None:
     """The repository's license file among root paths: LICENSE/LICENCE before COPYING and
     UNLICENSE, before LICENSE-MIT and the like, before COPYRIGHT; NOTICE and PATENTS never.
     COPYING beside COPYING.LESSER (the LGPL's layout) gives COPYING.LESSER."""
+
     def rank(path: str) -> tuple[int, int, str] | None:
         name = path.rsplit("/", 1)[-1].lower()
         stem, dot, ext = name.partition(".")

@@ -32,8 +32,6 @@ def check_regex(value: str | None, what: str) -> str | None:
     return value
 
 
-
-
 def check_github_repo(value: str) -> str:
     if not GITHUB_REPO_RE.match(value):
         raise ValueError(f"repo {value!r} must look like 'owner/name'")

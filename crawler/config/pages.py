@@ -174,6 +174,13 @@ class TableSpec(Model):
         return self
 
 
+class TextSection(Model):
+    """A watched text block given by the heading it stands under (``text: {heading: ...}``):
+    everything up to the next heading of its level or above."""
+
+    heading: str = Field(min_length=1)
+
+
 class PageIntegration(Model):
     """One integration record described by a page's pins alone (a README with no table)."""
 
@@ -246,7 +253,8 @@ class PageSpec(Model):
     pins: dict[str, str] = Field(default_factory=dict)  # name -> regex (first group: value)
     # KEY=VALUE pages: every key ("all") or these keys, each a pin named by its key
     pin_keys: Literal["all"] | tuple[str, ...] = ()
-    text: str | None = None  # CSS selector of a block compared as normalised text
+    # a block compared as normalised text: its CSS selector, or {heading: ...}
+    text: str | TextSection | None = None
     integration: PageIntegration | None = None
 
     @model_validator(mode="before")

@@ -69,5 +69,3 @@ class ProjectSpec(Model):
 
     def locations(self) -> tuple[Location, ...]:
         return ((self.forge,) if self.forge else ()) + self.channels
-
-

@@ -118,5 +118,3 @@ class NotifySettings(Model):
             if "://" not in url:
                 raise ValueError(f"url {url!r} is not an Apprise URL such as 'json://host/path'")
         return value
-
-

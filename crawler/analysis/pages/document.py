@@ -152,6 +152,25 @@ def scope(soup: BeautifulSoup, selector: str | None, heading: str | None) -> Ite
         yield node
 
 
+def section_text(soup: BeautifulSoup, heading: str) -> str:
+    """The normalised text under ``heading``, up to the next heading of its level or above."""
+    start = find_heading(soup, heading)
+    level = heading_level(start) or 6
+    parts: list[str] = []
+    inside = {id(n) for n in start.descendants}
+    for node in start.next_elements:
+        if isinstance(node, Tag):
+            found = heading_level(node)
+            if found is not None and found <= level:
+                break
+            if node.name == "img":
+                parts.append(attribute(node, "alt"))
+        elif isinstance(node, NavigableString) and not isinstance(node, NON_TEXT):
+            if id(node) not in inside:
+                parts.append(str(node))
+    return normalise_text(" ".join(parts), MAX_TEXT_CHARS)
+
+
 def select_one(soup: BeautifulSoup, selector: str) -> Tag:
     """The first element ``selector`` matches; ExtractionError when it is invalid or matches
     nothing."""

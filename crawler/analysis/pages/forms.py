@@ -23,12 +23,19 @@ from soupsieve import SelectorSyntaxError
 
 from crawler.analysis.pages.cells import MAX_TEXT_CHARS, ExtractionError, normalise_text
 from crawler.analysis.pages.csv import extract_delimited
-from crawler.analysis.pages.document import Document, extract_pins, extract_table, page_text
+from crawler.analysis.pages.document import (
+    Document,
+    extract_pins,
+    extract_table,
+    page_text,
+    section_text,
+)
 from crawler.analysis.pages.items import extract_items
 from crawler.analysis.pages.keyvalue import extract_keys
 from crawler.analysis.pages.markdown import parse_html, parse_markdown, parse_mdx
 from crawler.analysis.pages.rst import parse_rst
 from crawler.config import PageSpec, TableSpec
+from crawler.config.pages import TextSection
 from crawler.model import ExtractedTable
 
 Pins = tuple[tuple[str, str | None], ...]
@@ -142,9 +149,11 @@ def _data_table(body: str, table: TableSpec, form: str, delimiter: str) -> Extra
     return extract_delimited(body, name=table.name, key=table.key, delimiter=delimiter)
 
 
-def _text_block(document: Document, selector: str | None) -> str | None:
+def _text_block(document: Document, selector: str | TextSection | None) -> str | None:
     if selector is None:
         return None
+    if isinstance(selector, TextSection):
+        return section_text(document.soup, selector.heading)
     try:
         block = document.soup.select_one(selector)
     except (SelectorSyntaxError, ValueError, NotImplementedError) as exc:

@@ -53,6 +53,7 @@ _LISTS = ("ul", "ol")
 _LABEL_MAX = 120  # a label is a short line, not a sentence that happens to hold a colon
 _SEPARATORS = ",;，；、"
 _NOT_ITEMS = frozenset({"", "etc", "etc.", "and more", "and others", "…", "..."})
+_SENTENCE_END_RE = re.compile(r"(?<!\betc)(?<!\be\.g)(?<!\bi\.e)\.(?:\s|$)")
 _AND_RE = re.compile(r"\s(?:and|or|&)\s")
 
 
@@ -69,7 +70,7 @@ def extract_items(
     keyed by ``Item``. Errors name the table, as a table's do."""
     try:
         nodes = list(scope(soup, selector, heading))
-        read = _list_items(nodes) if kind == "list" else _enumerated_items(nodes)
+        read = _list_items(nodes) if kind == "list" else _enumerated_items(nodes, labels)
         rows = _under_labels(read, labels, kind)
         if len(rows) > MAX_ROWS:
             raise ExtractionError(f"more than {MAX_ROWS} items: refusing to diff them")
@@ -190,21 +191,38 @@ def _first_link(item: Tag, skip: set[int]) -> str:
 # -- enumerations ------------------------------------------------------------------------------
 
 
-def _enumerated_items(nodes: list[Tag]) -> list[Row]:
-    """The items of every "Label: a, b and c." paragraph or list item among ``nodes``."""
+def _enumerated_items(nodes: list[Tag], labels: Sequence[str]) -> list[Row]:
+    """The items of every "Label: a, b and c." paragraph or list item among ``nodes``; a
+    configured label may also be the words an enumeration follows without a colon ("We
+    support running lmdeploy on A, B and C."), which then ends at the sentence's end."""
     rows: list[Row] = []
     for node in nodes:
         if node.name not in ("p", "li", "dd", "td"):
             continue
         skip = {id(c) for c in node.find_all([*_LISTS, "p"])}
         text = normalise_text(render_text(node, links=False, skip=skip))
-        label, colon, rest = text.partition(":")
-        if not colon or not label.strip() or len(label) > _LABEL_MAX:
+        found = _labelled(text, labels)
+        if found is None:
             continue
+        label, rest = found
         links = _links(node, skip)
         for item in split_enumeration(rest):
             rows.append((normalise_cell(item), _clean_label(label), _link_for(item, links), ""))
     return rows
+
+
+def _labelled(text: str, labels: Sequence[str]) -> tuple[str, str] | None:
+    """(label, the enumeration after it) of a block, or None when it has none."""
+    plain = text.replace("*", "")
+    for label in labels:
+        words = label.replace("*", " ").strip(" :：").split()
+        lead = re.match(r"\W*" + r"\s+".join(map(re.escape, words)) + r"\s*([:：])?", plain, re.I)
+        if words and lead is not None and lead.group(1) is None:
+            return label, _SENTENCE_END_RE.split(plain[lead.end() :], maxsplit=1)[0]
+    label, colon, rest = text.partition(":")
+    if not colon or not label.strip() or len(label) > _LABEL_MAX:
+        return None
+    return label, rest
 
 
 def _links(node: Tag, skip: set[int]) -> list[tuple[str, str]]:

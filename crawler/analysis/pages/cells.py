@@ -17,7 +17,7 @@ Cell normalisation (``normalise_cell``), applied to every header, data cell and 
 * a template placeholder (``{{main_vllm_commit}}``) is kept and marked
   ``(template placeholder)``: the page source has no value there;
 * footnote markers are removed: ``<sup>`` holding a short marker, ``[1]``, ``[^note]``,
-  superscript digits, and trailing ``*``/``†``/``‡``;
+  superscript digits, and trailing ``*``/``†``/``‡`` (not a version wildcard: ``== 4.57.*``);
 * control and format characters (zero-width, bidi overrides, soft hyphen) are stripped,
   whitespace (including ``<br>`` and block boundaries) collapses to one space;
 * a cell is capped at ``MAX_CELL_CHARS`` characters (truncated with ``…``).
@@ -88,7 +88,7 @@ _LEGEND_RE = re.compile("|".join(map(re.escape, _LEGEND_MARKS)))
 # "🚧 In progress" says it twice: keep one
 _MARK_ECHO_RE = re.compile(r"\b(yes|no|in progress)\s+\1\b", re.IGNORECASE)
 _FOOTNOTE_RE = re.compile(r"\[\^[\w-]{1,20}\]|\[\d{1,3}\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
-_TRAILING_MARK_RE = re.compile(r"(?<=\S)\s*[*†‡]+$")
+_TRAILING_MARK_RE = re.compile(r"(?<=\S)(?<!\.)\s*[*†‡]+$")  # "4.57.*" is a wildcard, kept
 _SUP_MARKER_RE = re.compile(r"^[\[(]?\^?(?:\d{1,3}|[a-z]|[*†‡]{1,3})[\])]?$")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")  # Unicode Cc: become spaces
 # Unicode Cf (zero-width, bidi controls, soft hyphen, tags...) and variation selectors: dropped.

@@ -175,7 +175,7 @@ def parse_rst(body: str) -> Document:
                                   settings_overrides=settings)  # fmt: skip
         for marker in list(doctree.findall((nodes.footnote_reference, nodes.citation_reference))):
             marker.parent.remove(marker)
-        html = publish_from_doctree(doctree, writer_name="html5", settings_overrides=settings)
+        html = publish_from_doctree(doctree, writer="html5", settings_overrides=settings)
     except RecursionError:
         raise ExtractionError("document is too deeply nested to parse") from None
     except Exception as exc:  # docutils on hostile input: this page only, said plainly

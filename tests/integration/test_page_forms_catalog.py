@@ -33,6 +33,7 @@ from tests.support.page_replay import other_kinds
 pytestmark = needs_catalog
 
 GAUDI_BRANCH = "vllm/last-good-commit-for-vllm-gaudi"
+NOTES = "https://docs.nvidia.com/deeplearning/tensorrt/release-notes/index.html"
 
 
 @dataclass(frozen=True)
@@ -77,12 +78,15 @@ def _check_custom_op(page: PageSnapshot) -> None:
     found = items(page)
     assert len(found) == 7
     assert found["vllm-ascend (for Huawei Ascend NPU)"] == (
-        "Official device plugins", "<https://github.com/vllm-project/vllm-ascend>", ""
-    )  # fmt: skip
+        "Official device plugins",
+        "<https://github.com/vllm-project/vllm-ascend>",
+        "",
+    )
     # the link text reads "vllm-meta", its target vllm-metal: the key is what a reader sees
     assert found["vllm-meta (for Apple Silicon)"][:2] == (
-        "Official device plugins", "<https://github.com/vllm-project/vllm-metal>"
-    )  # fmt: skip
+        "Official device plugins",
+        "<https://github.com/vllm-project/vllm-metal>",
+    )
     assert found["vllm-kunlun (for Baidu Kunlun XPU)"][0] == "Non-official device plugins"
     assert "etc" not in " ".join(found)
 
@@ -109,12 +113,14 @@ def _check_flash_attention(page: PageSnapshot) -> None:
             "",
         ),
         "Datatype fp16 and bf16 (bf16 requires Ampere, Ada, or Hopper GPUs).": (
-            "FlashAttention-2 with CUDA currently supports", "", ""
+            "FlashAttention-2 with CUDA currently supports",
+            "",
+            "",
         ),
         "All head dimensions up to 256. ~~Head dim > 192 backward requires A100/A800 or "
         "H100/H800~~. Head dim 256 backward now works on consumer GPUs (if there's no dropout) "
         "as of flash-attn 2.5.5.": ("FlashAttention-2 with CUDA currently supports", "", ""),
-    }  # fmt: skip
+    }
 
 
 def _check_deepgemm(page: PageSnapshot) -> None:
@@ -123,8 +129,10 @@ def _check_deepgemm(page: PageSnapshot) -> None:
     assert found["CUDA Toolkit:"] == ("", "", "")
     assert found["CUDA 12.3 or higher for SM90"] == ("", "", "CUDA Toolkit:")
     assert found["We highly recommend 12.9 or higher for the best performance"] == (
-        "", "", "CUDA 12.3 or higher for SM90"
-    )  # fmt: skip
+        "",
+        "",
+        "CUDA 12.3 or higher for SM90",
+    )
     assert found["PyTorch 2.1 or higher"] == ("", "", "")
 
 
@@ -136,8 +144,10 @@ def _check_onednn(page: PageSnapshot) -> None:
         "",
     )
     assert found["Intel Data Center GPU Max Series (formerly Ponte Vecchio)"] == (
-        "The library is optimized for the following GPUs", "", "Intel discrete GPUs:"
-    )  # fmt: skip
+        "The library is optimized for the following GPUs",
+        "",
+        "Intel discrete GPUs:",
+    )
     assert found["AMD ROCm version 5.3 or later"][0] == (
         "The following additional requirements apply for AMD GPUs"
     )
@@ -145,7 +155,10 @@ def _check_onednn(page: PageSnapshot) -> None:
 
 def _check_helion(page: PageSnapshot) -> None:
     found = items(page)
-    label = "Helion currently targets Linux systems and requires a recent Python and PyTorch environment"
+    label = (
+        "Helion currently targets Linux systems and requires a recent Python and PyTorch "
+        "environment"
+    )
     assert set(found) >= {"Linux-based OS", "Python 3.10–3.14", "PyTorch 2.9 or later"}
     assert found["PyTorch 2.9 or later"] == (label, "<https://github.com/pytorch/pytorch>", "")
 
@@ -154,8 +167,9 @@ def _check_torch_musa(page: PageSnapshot) -> None:
     found = items(page)
     assert len(found) == 3
     assert found["Other libraries, including muThrust and muAlg"][1:] == (
-        "<https://github.com/MooreThreads/muThrust>", ""
-    )  # fmt: skip
+        "<https://github.com/MooreThreads/muThrust>",
+        "",
+    )
     assert "MUSA-SDK, including MUSA Driver, musa_toolkit, muDNN and MCCL(S4000 only);" in found
 
 
@@ -224,11 +238,15 @@ def _check_releasecontent(page: PageSnapshot) -> None:
             "Package": "neuronx-distributed-inference",
             "Supported Hugging Face Transformers Versions": "== 4.57.*",
         },
-        "torch-neuronx": {"Package": "torch-neuronx",
-                          "Supported Hugging Face Transformers Versions": ">= 4.52"},
-        "vllm": {"Package": "vllm",
-                 "Supported Hugging Face Transformers Versions": ">= 4.56.0, < 5"},
-    }  # fmt: skip
+        "torch-neuronx": {
+            "Package": "torch-neuronx",
+            "Supported Hugging Face Transformers Versions": ">= 4.52",
+        },
+        "vllm": {
+            "Package": "vllm",
+            "Supported Hugging Face Transformers Versions": ">= 4.56.0, < 5",
+        },
+    }
     _, protobuf = rows(page, "protobuf")
     assert len(protobuf) == 7
     assert protobuf["torch-neuron"]["Supported Protobuf versions"] == "< 3.20"
@@ -249,9 +267,22 @@ def _check_rocm_csv(page: PageSnapshot) -> None:
     columns, by_key = rows(page, "matrix")
     assert columns[0] == "ROCm Version" and len(columns) == 14
     assert sorted(columns[1:]) == sorted(
-        ["6.3.3", "6.3.2", "6.3.1", "6.3.0", "6.2.4", "6.2.2", "6.2.1", "6.2.0", "6.1.2",
-         "6.1.1", "6.1.0", "6.0.2", "6.0.0"]
-    )  # fmt: skip
+        [
+            "6.3.3",
+            "6.3.2",
+            "6.3.1",
+            "6.3.0",
+            "6.2.4",
+            "6.2.2",
+            "6.2.1",
+            "6.2.0",
+            "6.1.2",
+            "6.1.1",
+            "6.1.0",
+            "6.0.2",
+            "6.0.0",
+        ]
+    )
     assert by_key[":doc:`RCCL <rccl:index>`"]["6.3.3"] == "2.21.5"
     assert by_key[":doc:`RCCL <rccl:index>`"]["6.0.0"] == "2.18.3"
     assert by_key[":doc:`JAX <../compatibility/ml-compatibility/jax-compatibility>`"]["6.2.0"] == (
@@ -265,9 +296,8 @@ def _check_tpu_dtypes(page: PageSnapshot) -> None:
     assert by_key == {
         "v5": {"TPU Generations": "v5", "Natively Supported FP4/FP8": "int8, int4, bf16"},
         "v6": {"TPU Generations": "v6", "Natively Supported FP4/FP8": "int8, int4, bf16"},
-        "v7": {"TPU Generations": "v7",
-               "Natively Supported FP4/FP8": "fp8_e4m3fn, fp8_e5m2, bf16"},
-    }  # fmt: skip
+        "v7": {"TPU Generations": "v7", "Natively Supported FP4/FP8": "fp8_e4m3fn, fp8_e5m2, bf16"},
+    }
 
 
 def _check_tpu_models(page: PageSnapshot) -> None:
@@ -276,9 +306,12 @@ def _check_tpu_models(page: PageSnapshot) -> None:
     assert len(by_key) == 31
     # ✅ reads "yes" as in a README; ❓ is a legend mark dropped beside its word
     assert by_key["Qwen/Qwen3-Embedding-8B"] == {
-        "Model": "Qwen/Qwen3-Embedding-8B", "Accuracy/Correctness": "yes Passing",
-        "Benchmark": "Untested", "Type": "Embedding", "UnitTest": "yes Passing",
-    }  # fmt: skip
+        "Model": "Qwen/Qwen3-Embedding-8B",
+        "Accuracy/Correctness": "yes Passing",
+        "Benchmark": "Untested",
+        "Type": "Embedding",
+        "UnitTest": "yes Passing",
+    }
 
 
 def _check_pins(expected: dict[str, str]) -> Callable[[PageSnapshot], None]:
@@ -328,63 +361,153 @@ def _check_kunlun(page: PageSnapshot) -> None:
 WATCHES: dict[str, Watch] = {}
 
 
-def _watch(name: str, repository: str, path: str, options: dict[str, Any],
-           check: Callable[[PageSnapshot], None], **more: Any) -> None:  # fmt: skip
+def _watch(
+    name: str,
+    repository: str,
+    path: str,
+    options: dict[str, Any],
+    check: Callable[[PageSnapshot], None],
+    **more: Any,
+) -> None:
     WATCHES[name] = Watch(repository, path, options, check, **more)
 
 
-_watch("triton", "triton-lang/triton", "README.md", _list("Compatibility"), _check_triton,
-       edits=[("- AMD GPUs (ROCm 6.2+)", "- AMD GPUs (ROCm 7.0+)"),
-              ("- Linux\n", "- Linux\n- Windows (experimental)\n")])  # fmt: skip
-_watch("custom op", "vllm-project/vllm", "docs/design/custom_op.md",
-       {"tables": [{"name": "t", "heading": "Register a New CustomOp in OOT Device Plugins",
-                    "items": "enumeration",
-                    "labels": ["Official device plugins", "Non-official device plugins"]}]},
-       _check_custom_op,
-       edits=[("(for Baidu Kunlun XPU), etc.", "(for Baidu Kunlun XPU), "
-               "[vllm-musa](https://github.com/MooreThreads/vllm-musa) (for Moore Threads "
-               "GPU), etc.")])  # fmt: skip
+_watch(
+    "triton",
+    "triton-lang/triton",
+    "README.md",
+    _list("Compatibility"),
+    _check_triton,
+    edits=[
+        ("- AMD GPUs (ROCm 6.2+)", "- AMD GPUs (ROCm 7.0+)"),
+        ("- Linux\n", "- Linux\n- Windows (experimental)\n"),
+    ],
+)
+_watch(
+    "custom op",
+    "vllm-project/vllm",
+    "docs/design/custom_op.md",
+    {
+        "tables": [
+            {
+                "name": "t",
+                "heading": "Register a New CustomOp in OOT Device Plugins",
+                "items": "enumeration",
+                "labels": ["Official device plugins", "Non-official device plugins"],
+            }
+        ]
+    },
+    _check_custom_op,
+    edits=[
+        (
+            "(for Baidu Kunlun XPU), etc.",
+            "(for Baidu Kunlun XPU), "
+            "[vllm-musa](https://github.com/MooreThreads/vllm-musa) (for Moore Threads "
+            "GPU), etc.",
+        )
+    ],
+)
 _watch("liger", "linkedin/Liger-Kernel", "README.md", _list("Dependencies"), _check_liger)
-_watch("flash attention", "Dao-AILab/flash-attention", "README.md",
-       _list("NVIDIA CUDA Support"), _check_flash_attention)  # fmt: skip
+_watch(
+    "flash attention",
+    "Dao-AILab/flash-attention",
+    "README.md",
+    _list("NVIDIA CUDA Support"),
+    _check_flash_attention,
+)
 _watch("deepgemm", "deepseek-ai/DeepGEMM", "README.md", _list("Requirements"), _check_deepgemm)
 _watch("onednn", "uxlfoundation/oneDNN", "README.md", _list("System Requirements"), _check_onednn)
 _watch("helion", "pytorch/helion", "README.md", _list("Requirements"), _check_helion)
-_watch("torch musa", "MooreThreads/torch_musa", "README.md", _list("Prerequisites"),
-       _check_torch_musa)  # fmt: skip
+_watch(
+    "torch musa", "MooreThreads/torch_musa", "README.md", _list("Prerequisites"), _check_torch_musa
+)
 _watch("tensorrt", "NVIDIA/TensorRT", "README.md", _list("Prerequisites"), _check_tensorrt)
 _watch("rccl", "ROCm/rccl", "README.md", _list("Requirements"), _check_rccl)
-_watch("vllm metal", "vllm-project/vllm-metal", "README.md", _list("Requirements"),
-       _check_vllm_metal)  # fmt: skip
-_watch("vllm gpu", "vllm-project/vllm", "docs/getting_started/installation/gpu.md",
-       _list("Requirements"), _check_vllm_gpu)  # fmt: skip
-_watch("lmdeploy ascend", "InternLM/lmdeploy", "docs/en/get_started/ascend/get_started.md",
-       {"tables": [{"name": "t", "items": "enumeration",
-                    "labels": ["We currently support running lmdeploy on"]}]},
-       _check_lmdeploy_ascend)  # fmt: skip
+_watch(
+    "vllm metal", "vllm-project/vllm-metal", "README.md", _list("Requirements"), _check_vllm_metal
+)
+_watch(
+    "vllm gpu",
+    "vllm-project/vllm",
+    "docs/getting_started/installation/gpu.md",
+    _list("Requirements"),
+    _check_vllm_gpu,
+)
+_watch(
+    "lmdeploy ascend",
+    "InternLM/lmdeploy",
+    "docs/en/get_started/ascend/get_started.md",
+    {
+        "tables": [
+            {
+                "name": "t",
+                "items": "enumeration",
+                "labels": ["We currently support running lmdeploy on"],
+            }
+        ]
+    },
+    _check_lmdeploy_ascend,
+)
 for device in ("camb", "maca"):
-    _watch(f"lmdeploy {device}", "InternLM/lmdeploy", f"docs/en/get_started/{device}/get_started.md",
-           {"pins": {"image": r"docker pull (\S+)"}}, _image_pin(device))  # fmt: skip
-_watch("nixl", "ai-dynamo/nixl", "README.md", {"text": {"heading": "Supported Platforms"}},
-       _text("NIXL is supported on a Linux environment only. It is tested on Ubuntu "
-             "(22.04/24.04) and Fedora. macOS and Windows are not currently supported; use a "
-             "Linux host or container/VM."),
-       edits=[("and Fedora.", "and Fedora 42.")])  # fmt: skip
-_watch("glow", "pytorch/glow", "README.md",
-       {"tables": [{"name": "t", "heading": "System Requirements", "items": "enumeration",
-                    "labels": ["Glow builds and runs on"]}]},
-       lambda page: _equal(items(page), {"macOS": ("Glow builds and runs on", "", ""),
-                                         "Linux": ("Glow builds and runs on", "", "")}))  # fmt: skip
-_watch("neuron vllm", "aws-neuron/aws-neuron-sdk", "release-notes/components/vllm-neuron.rst",
-       {"tables": [{"name": "t", "items": "enumeration",
-                    "labels": ["Latest version (in 2.32.0)"]}]},
-       _check_neuron_vllm)  # fmt: skip
-_watch("neuron redirect", "aws-neuron/aws-neuron-sdk",
-       "vllm-neuron/docs/guides/reference-feature-model-compatibility.md",
-       {"text": {"heading": "Feature and model compatibility"}},
-       _text("Feature support can vary by model architecture. Each model recipe page includes a "
-             "Features table listing all supported capabilities for that model.",
-             prefix=True))  # fmt: skip
+    _watch(
+        f"lmdeploy {device}",
+        "InternLM/lmdeploy",
+        f"docs/en/get_started/{device}/get_started.md",
+        {"pins": {"image": r"docker pull (\S+)"}},
+        _image_pin(device),
+    )
+_watch(
+    "nixl",
+    "ai-dynamo/nixl",
+    "README.md",
+    {"text": {"heading": "Supported Platforms"}},
+    _text(
+        "NIXL is supported on a Linux environment only. It is tested on Ubuntu "
+        "(22.04/24.04) and Fedora. macOS and Windows are not currently supported; use a "
+        "Linux host or container/VM."
+    ),
+    edits=[("and Fedora.", "and Fedora 42.")],
+)
+_watch(
+    "glow",
+    "pytorch/glow",
+    "README.md",
+    {
+        "tables": [
+            {
+                "name": "t",
+                "heading": "System Requirements",
+                "items": "enumeration",
+                "labels": ["Glow builds and runs on"],
+            }
+        ]
+    },
+    lambda page: _equal(
+        items(page),
+        {
+            "macOS": ("Glow builds and runs on", "", ""),
+            "Linux": ("Glow builds and runs on", "", ""),
+        },
+    ),
+)
+_watch(
+    "neuron vllm",
+    "aws-neuron/aws-neuron-sdk",
+    "release-notes/components/vllm-neuron.rst",
+    {"tables": [{"name": "t", "items": "enumeration", "labels": ["Latest version (in 2.32.0)"]}]},
+    _check_neuron_vllm,
+)
+_watch(
+    "neuron redirect",
+    "aws-neuron/aws-neuron-sdk",
+    "vllm-neuron/docs/guides/reference-feature-model-compatibility.md",
+    {"text": {"heading": "Feature and model compatibility"}},
+    _text(
+        "Feature support can vary by model architecture. Each model recipe page includes a "
+        "Features table listing all supported capabilities for that model.",
+        prefix=True,
+    ),
+)
 _watch(
     "spyre models",
     "vllm-project/vllm-spyre",
@@ -392,23 +515,55 @@ _watch(
     {"text": {"heading": "Generative Models"}},
     _text("Models with continuous batching support for text generation tasks."),
 )
-_watch("neuron release content", "aws-neuron/aws-neuron-sdk", "release-notes/releasecontent.rst",
-       {"tables": [{"name": "transformers", "heading": "Supported Hugging Face Transformers Versions",
-                    "key": ["Package"]},
-                   {"name": "protobuf", "heading": "Supported Protobuf Versions",
-                    "key": ["Package"]}],
-        "text": {"heading": "Supported vLLM Versions"}},
-       _check_releasecontent,
-       edits=[("| torch-neuronx                    | >= 3.20",
-               "| torch-neuronx                    | >= 3.21")])  # fmt: skip
-_watch("neuron 2.32", "aws-neuron/aws-neuron-sdk", "release-notes/2.32.0.rst",
-       {"text": {"heading": "Component Release Notes"}},
-       _text("Select a card below to review detailed release notes for each component of the "
-             "Neuron SDK version 2.32.0.", prefix=True))  # fmt: skip
-_watch("rocm matrix", "ROCm/ROCm", "docs/compatibility/compatibility-matrix.rst",
-       {"tables": [{"name": "os", "heading": "Operating systems and kernel versions",
-                    "key": ["OS", "Version"]}]},
-       _check_rocm_rst)  # fmt: skip
+_watch(
+    "neuron release content",
+    "aws-neuron/aws-neuron-sdk",
+    "release-notes/releasecontent.rst",
+    {
+        "tables": [
+            {
+                "name": "transformers",
+                "heading": "Supported Hugging Face Transformers Versions",
+                "key": ["Package"],
+            },
+            {"name": "protobuf", "heading": "Supported Protobuf Versions", "key": ["Package"]},
+        ],
+        "text": {"heading": "Supported vLLM Versions"},
+    },
+    _check_releasecontent,
+    edits=[
+        (
+            "| torch-neuronx                    | >= 3.20",
+            "| torch-neuronx                    | >= 3.21",
+        )
+    ],
+)
+_watch(
+    "neuron 2.32",
+    "aws-neuron/aws-neuron-sdk",
+    "release-notes/2.32.0.rst",
+    {"text": {"heading": "Component Release Notes"}},
+    _text(
+        "Select a card below to review detailed release notes for each component of the "
+        "Neuron SDK version 2.32.0.",
+        prefix=True,
+    ),
+)
+_watch(
+    "rocm matrix",
+    "ROCm/ROCm",
+    "docs/compatibility/compatibility-matrix.rst",
+    {
+        "tables": [
+            {
+                "name": "os",
+                "heading": "Operating systems and kernel versions",
+                "key": ["OS", "Version"],
+            }
+        ]
+    },
+    _check_rocm_rst,
+)
 _watch(
     "rocm csv",
     "ROCm/ROCm",
@@ -416,10 +571,14 @@ _watch(
     {"tables": [{"name": "matrix", "key": ["ROCm Version"]}]},
     _check_rocm_csv,
 )
-_watch("tpu dtypes", "vllm-project/tpu-inference",
-       "support_matrices/nightly/hardware_acceleration_and_dtype_support_matrix.csv",
-       {"tables": [{"name": "matrix", "key": ["TPU Generations"]}]}, _check_tpu_dtypes,
-       edits=[('v7,"fp8_e4m3fn, fp8_e5m2, bf16"', 'v7,"fp8_e4m3fn, fp8_e5m2, bf16, fp4"')])  # fmt: skip
+_watch(
+    "tpu dtypes",
+    "vllm-project/tpu-inference",
+    "support_matrices/nightly/hardware_acceleration_and_dtype_support_matrix.csv",
+    {"tables": [{"name": "matrix", "key": ["TPU Generations"]}]},
+    _check_tpu_dtypes,
+    edits=[('v7,"fp8_e4m3fn, fp8_e5m2, bf16"', 'v7,"fp8_e4m3fn, fp8_e5m2, bf16, fp4"')],
+)
 _watch(
     "tpu models",
     "vllm-project/tpu-inference",
@@ -427,17 +586,34 @@ _watch(
     {"tables": [{"name": "matrix", "key": ["Model"]}]},
     _check_tpu_models,
 )
-_watch("musa pins", "MooreThreads/vllm-musa", "third_party/PINS",
-       {"form": "keyvalue", "pins": "all"},
-       _check_pins({"VLLM_TAG": "v0.28.0",
-                    "VLLM_COMMIT": "2cf0a6915ce544dc493a0990f2ea38d81601128a",
-                    "FLASHINFER_REPOSITORY": "https://github.com/yeahdongcn/flashinfer.git",
-                    "FLASHINFER_COMMIT": "5e4b43c411a5280329d8b1fd362b2656d389f3ef"}),
-       edits=[("VLLM_TAG=v0.28.0", "VLLM_TAG=v0.29.0")])  # fmt: skip
-_watch("mlu pins", "sgl-project/sglang", "scripts/ci/mlu/component_versions.properties",
-       {"pins": ["TORCH_MLU_VERSION", "CNTOOLKIT_VERSION", "TRITON_VERSION"]},
-       _check_pins({"TORCH_MLU_VERSION": "1.34.1+torch2.13.0", "CNTOOLKIT_VERSION": "4.7.6-1",
-                    "TRITON_VERSION": "3.4.0+mlu2.1.3"}))  # fmt: skip
+_watch(
+    "musa pins",
+    "MooreThreads/vllm-musa",
+    "third_party/PINS",
+    {"form": "keyvalue", "pins": "all"},
+    _check_pins(
+        {
+            "VLLM_TAG": "v0.28.0",
+            "VLLM_COMMIT": "2cf0a6915ce544dc493a0990f2ea38d81601128a",
+            "FLASHINFER_REPOSITORY": "https://github.com/yeahdongcn/flashinfer.git",
+            "FLASHINFER_COMMIT": "5e4b43c411a5280329d8b1fd362b2656d389f3ef",
+        }
+    ),
+    edits=[("VLLM_TAG=v0.28.0", "VLLM_TAG=v0.29.0")],
+)
+_watch(
+    "mlu pins",
+    "sgl-project/sglang",
+    "scripts/ci/mlu/component_versions.properties",
+    {"pins": ["TORCH_MLU_VERSION", "CNTOOLKIT_VERSION", "TRITON_VERSION"]},
+    _check_pins(
+        {
+            "TORCH_MLU_VERSION": "1.34.1+torch2.13.0",
+            "CNTOOLKIT_VERSION": "4.7.6-1",
+            "TRITON_VERSION": "3.4.0+mlu2.1.3",
+        }
+    ),
+)
 _watch(
     "metal install",
     "vllm-project/vllm-metal",
@@ -445,21 +621,48 @@ _watch(
     {"form": "keyvalue", "pins": ["VLLM_VERSION"]},
     _check_pins({"VLLM_VERSION": "0.27.1"}),
 )
-_watch("trtllm matrix", "NVIDIA/TensorRT-LLM", "docs/source/reference/support-matrix.md",
-       {"tables": [{"name": "hardware", "heading": "Hardware", "key": ["column 1"]},
-                   {"name": "software", "heading": "Software", "key": ["column 1"]}]},
-       _check_trtllm,
-       edits=[("[10.11](https://docs.nvidia.com/deeplearning/tensorrt/release-notes/index.html)",
-               "[10.13](https://docs.nvidia.com/deeplearning/tensorrt/release-notes/index.html)")])  # fmt: skip
-_watch("dynamo mdx", "ai-dynamo/dynamo", "docs/reference/compatibility.mdx",
-       {"tables": [{"name": "glance", "heading": "Supported Platforms (At a Glance)",
-                    "key": ["Requirement"]},
-                   {"name": "backends", "heading": "Backend Dependencies", "key": ["Dynamo"]}]},
-       _check_dynamo_mdx, edits=[("| **v1.2.0** | `0.5.11` |", "| **v1.2.0** | `0.5.12` |")])  # fmt: skip
-_watch("kunlun", "baidu/vLLM-Kunlun", "README.md",
-       {"tables": [{"name": "generative", "heading": "Generaltive Models", "key": ["Model"]},
-                   {"name": "prerequisites", "heading": "Prerequisites", "items": "list"}]},
-       _check_kunlun)  # fmt: skip
+_watch(
+    "trtllm matrix",
+    "NVIDIA/TensorRT-LLM",
+    "docs/source/reference/support-matrix.md",
+    {
+        "tables": [
+            {"name": "hardware", "heading": "Hardware", "key": ["column 1"]},
+            {"name": "software", "heading": "Software", "key": ["column 1"]},
+        ]
+    },
+    _check_trtllm,
+    edits=[(f"[10.11]({NOTES})", f"[10.13]({NOTES})")],
+)
+_watch(
+    "dynamo mdx",
+    "ai-dynamo/dynamo",
+    "docs/reference/compatibility.mdx",
+    {
+        "tables": [
+            {
+                "name": "glance",
+                "heading": "Supported Platforms (At a Glance)",
+                "key": ["Requirement"],
+            },
+            {"name": "backends", "heading": "Backend Dependencies", "key": ["Dynamo"]},
+        ]
+    },
+    _check_dynamo_mdx,
+    edits=[("| **v1.2.0** | `0.5.11` |", "| **v1.2.0** | `0.5.12` |")],
+)
+_watch(
+    "kunlun",
+    "baidu/vLLM-Kunlun",
+    "README.md",
+    {
+        "tables": [
+            {"name": "generative", "heading": "Generaltive Models", "key": ["Model"]},
+            {"name": "prerequisites", "heading": "Prerequisites", "items": "list"},
+        ]
+    },
+    _check_kunlun,
+)
 
 
 def _equal(seen: object, expected: object) -> None:
@@ -477,10 +680,16 @@ def test_every_file_of_the_forms_read_here_is_watched() -> None:
 
 
 GAUDI_COMMIT = "14617c2b6c1257ac0d6c7b5e05b195ca30013827"  # the file's one line, read by eye
-_watch("gaudi stable commit", "vllm-project/vllm-gaudi", "VLLM_STABLE_COMMIT",
-       {"pins": {"commit": r"\b([0-9a-f]{40})\b"}},
-       _check_pins({"commit": GAUDI_COMMIT}), ref=GAUDI_BRANCH,
-       edits=[(GAUDI_COMMIT, "0123456789abcdef0123456789abcdef01234567")])  # fmt: skip
+NEW_COMMIT = "0123456789abcdef0123456789abcdef01234567"
+_watch(
+    "gaudi stable commit",
+    "vllm-project/vllm-gaudi",
+    "VLLM_STABLE_COMMIT",
+    {"pins": {"commit": r"\b([0-9a-f]{40})\b"}},
+    _check_pins({"commit": GAUDI_COMMIT}),
+    ref=GAUDI_BRANCH,
+    edits=[(GAUDI_COMMIT, NEW_COMMIT)],
+)
 
 
 def _config() -> str:
@@ -543,25 +752,41 @@ def test_each_evidence_file_reads_as_its_form_then_one_edit_each_is_exactly_repo
         second = _audit(store, tmp_path, github).report.as_json()
     assert other_kinds(second, "Catalog") == []
     assert _changes(second) == {
-        "triton": {"t": {"added": ["Windows (experimental)"],
-                         "reworded": [("AMD GPUs (ROCm 6.2+)", "AMD GPUs (ROCm 7.0+)")]}},
+        "triton": {
+            "t": {
+                "added": ["Windows (experimental)"],
+                "reworded": [("AMD GPUs (ROCm 6.2+)", "AMD GPUs (ROCm 7.0+)")],
+            }
+        },
         "custom op": {"t": {"added": ["vllm-musa (for Moore Threads GPU)"]}},
         "musa pins": {"pin VLLM_TAG": ("v0.28.0", "v0.29.0")},
-        "gaudi stable commit": {"pin commit": (GAUDI_COMMIT, "0123456789abcdef0123456789abcdef01234567")},
-        "tpu dtypes": {"matrix": {"cells": [("v7", "Natively Supported FP4/FP8",
-                                              "fp8_e4m3fn, fp8_e5m2, bf16, fp4")]}},
-        "neuron release content": {"protobuf": {"cells": [("torch-neuronx",
-                                                           "Supported Protobuf versions",
-                                                           ">= 3.21")]}},
-        "trtllm matrix": {"software": {"cells": [(
-            "TensorRT", "Software Compatibility",
-            "10.13 <https://docs.nvidia.com/deeplearning/tensorrt/release-notes/index.html>",
-        )]}},
+        "gaudi stable commit": {"pin commit": (GAUDI_COMMIT, NEW_COMMIT)},
+        "tpu dtypes": {
+            "matrix": {
+                "cells": [("v7", "Natively Supported FP4/FP8", "fp8_e4m3fn, fp8_e5m2, bf16, fp4")]
+            }
+        },
+        "neuron release content": {
+            "protobuf": {"cells": [("torch-neuronx", "Supported Protobuf versions", ">= 3.21")]}
+        },
+        "trtllm matrix": {
+            "software": {
+                "cells": [
+                    (
+                        "TensorRT",
+                        "Software Compatibility",
+                        "10.13 <https://docs.nvidia.com/deeplearning/tensorrt/release-notes/index.html>",
+                    )
+                ]
+            }
+        },
         "dynamo mdx": {"backends": {"cells": [("v1.2.0", "SGLang", "0.5.12")]}},
-        "nixl": {"text": "NIXL is supported on a Linux environment only. It is tested on Ubuntu "
-                 "(22.04/24.04) and Fedora 42. macOS and Windows are not currently supported; "
-                 "use a Linux host or container/VM."},
-    }  # fmt: skip
+        "nixl": {
+            "text": "NIXL is supported on a Linux environment only. It is tested on Ubuntu "
+            "(22.04/24.04) and Fedora 42. macOS and Windows are not currently supported; "
+            "use a Linux host or container/VM."
+        },
+    }
     summaries = {c["details"]["page"]: c["summary"] for c in second["changes"]}
     assert summaries["triton"] == (
         "triton: list 't': 1 item added ('Windows (experimental)' under 'Supported "

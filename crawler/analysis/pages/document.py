@@ -166,8 +166,7 @@ def section_text(soup: BeautifulSoup, heading: str) -> str:
             if node.name == "img":
                 parts.append(attribute(node, "alt"))
         elif isinstance(node, NavigableString) and not isinstance(node, NON_TEXT):
-            if id(node) not in inside:
-                parts.append(str(node))
+            parts.append("" if id(node) in inside else str(node))  # not the heading's own
     return normalise_text(" ".join(parts), MAX_TEXT_CHARS)
 
 

@@ -522,6 +522,19 @@ def links(files: tuple[str, ...], config_path: str | None, as_json: bool, allow_
 @click.option("--table", "table_selector", default=None, help="CSS selector of the table.")
 @click.option("--heading", default=None, help="Heading text the table follows.")
 @click.option("--key", multiple=True, help="Identity column(s) of a row.")
+@click.option(
+    "--items",
+    type=click.Choice(["list", "enumeration"]),
+    default=None,
+    help="Read the lists (or 'Label: a, b and c.' enumerations) there as a table of items.",
+)
+@click.option("--label", "labels", multiple=True, help="Keep the items under this label.")
+@click.option(
+    "--form",
+    type=click.Choice(["markdown", "mdx", "html", "rst", "csv", "tsv", "keyvalue"]),
+    default=None,
+    help="Read the page as this form (default: by extension, then content type).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--allow-private", is_flag=True, help="Allow loopback/private addresses.")
 @click.option(
@@ -536,6 +549,9 @@ def page(
     table_selector: str | None,
     heading: str | None,
     key: tuple[str, ...],
+    items: str | None,
+    labels: tuple[str, ...],
+    form: str | None,
     as_json: bool,
     allow_private: bool,
     deadline: float,
@@ -555,6 +571,9 @@ def page(
         "table_selector": table_selector,
         "heading": heading,
         "key": key,
+        "items": items,
+        "labels": labels,
+        "form": form,
         "settings": settings,
     }
     try:

@@ -607,34 +607,64 @@ def _clip(text: str, width: int) -> str:
 def page_preview(
     data: Mapping[str, Any], source: str, table_selector: str | None, heading: str | None
 ) -> str:
-    """``crawler page`` on a terminal: the tables found (``preview_page_json``'s answer), or
-    the one selected as an aligned table, and the pins."""
+    """``crawler page`` on a terminal: the tables found (``preview_page_json``'s answer), a
+    KEY=VALUE file's keys, or the table (or list) selected as an aligned table, and the pins."""
     lines: list[str] = []
-    if "tables" in data:
+    form = data.get("form")
+    if "keys" in data:
+        keys: Mapping[str, str] = data["keys"]
+        lines.append(f"{plural(len(keys), 'key')} in {source} (read as {form}):")
+        lines += [f"  {name} = {value}" for name, value in keys.items()]
+        if keys:
+            lines.append("Watch them with 'pins: all', or a list of keys: 'pins: [KEY, ...]'.")
+    elif "tables" in data:
         tables = data["tables"]
-        found = f"{plural(len(tables), 'table')} in {source}:"
-        lines.append(found if tables else f"No table in {source}.")
+        found = f"{plural(len(tables), 'table')} in {source} (read as {form}):"
+        lines.append(found if tables else f"No table in {source} (read as {form}).")
         for info in tables:
             under = f'under "{info["heading"]}"' if info["heading"] else "before any heading"
+            under = "the file's one table" if form in ("csv", "tsv") else under
             rows = "too many rows" if info["row_count"] < 0 else plural(info["row_count"], "row")
             lines.append(f"  [{info['index']}] {under}, {rows}: {' | '.join(info['columns'])}")
             if info["selector"]:
                 lines.append(f"      selector: {info['selector']}")
-        if tables:
+        if tables and form in ("csv", "tsv"):
+            lines.append("Choose its identity column(s) with --key COLUMN.")
+        elif tables:
             lines.append("Choose one with --heading TEXT or --table SELECTOR, and --key COLUMN.")
-    else:
-        table = data["table"]
-        where = f"selector `{table_selector}`" if table_selector else f"heading {heading!r}"
-        keyed = f", keyed by {', '.join(table['key_columns'])}" if table["key_columns"] else ""
-        lines.append(f"Table at {where} in {source}: {plural(len(table['rows']), 'row')}{keyed}")
-        columns: list[str] = table["columns"]
-        cells = [columns] + [[row[c] for c in columns] for row in table["rows"]]
-        widths = [min(60, max(len(r[i]) for r in cells)) for i in range(len(columns))]
-        for n, row in enumerate(cells):
-            padded = (_clip(v, w).ljust(w) for v, w in zip(row, widths, strict=True))
-            lines.append(" | ".join(padded).rstrip())
-            if n == 0:
-                lines.append("-+-".join("-" * w for w in widths))
+        if form not in ("csv", "tsv"):
+            lines.append(
+                "Or read the lists under a heading as a table: --heading TEXT --items list "
+                "(a 'Label: a, b and c.' sentence: --items enumeration --label Label)."
+            )
+    if "table" in data:
+        lines += _preview_table(data["table"], source, table_selector, heading)
     for name, value in (data.get("pins") or {}).items():
         lines.append(f"pin {name}: {value if value is not None else '(not found)'}")
     return "\n".join(lines)
+
+
+def _preview_table(
+    table: Mapping[str, Any], source: str, table_selector: str | None, heading: str | None
+) -> list[str]:
+    lines: list[str] = []
+    where = (
+        f"selector `{table_selector}`" if table_selector
+        else f"heading {heading!r}" if heading else "the page"
+    )  # fmt: skip
+    if table.get("items"):
+        labels = f" labelled {', '.join(map(repr, table['labels']))}" if table["labels"] else ""
+        count = plural(len(table["rows"]), "item")
+        lines.append(f"{table['items'].capitalize()} items at {where}{labels} in {source}: {count}")
+    else:
+        keyed = f", keyed by {', '.join(table['key_columns'])}" if table["key_columns"] else ""
+        lines.append(f"Table at {where} in {source}: {plural(len(table['rows']), 'row')}{keyed}")
+    columns: list[str] = table["columns"]
+    cells = [columns] + [[row[c] for c in columns] for row in table["rows"]]
+    widths = [min(60, max(len(r[i]) for r in cells)) for i in range(len(columns))]
+    for n, row in enumerate(cells):
+        padded = (_clip(v, w).ljust(w) for v, w in zip(row, widths, strict=True))
+        lines.append(" | ".join(padded).rstrip())
+        if n == 0:
+            lines.append("-+-".join("-" * w for w in widths))
+    return lines

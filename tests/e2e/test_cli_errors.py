@@ -75,8 +75,10 @@ def test_page_on_a_local_file_declaring_charset_hex(workdir: Path) -> None:
     result = _run("page", "hex.html")
     assert (result.exit_code, result.output) == (
         0,
-        '1 table in hex.html:\n  [0] under "Chips", 1 row: Chip\n'
-        "Choose one with --heading TEXT or --table SELECTOR, and --key COLUMN.\n",
+        '1 table in hex.html (read as html):\n  [0] under "Chips", 1 row: Chip\n'
+        "Choose one with --heading TEXT or --table SELECTOR, and --key COLUMN.\n"
+        "Or read the lists under a heading as a table: --heading TEXT --items list "
+        "(a 'Label: a, b and c.' sentence: --items enumeration --label Label).\n",
     )
 
 

@@ -23,6 +23,7 @@ and semicolons (never inside brackets) and at the last "and"/"or"; "etc." is no 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Literal
@@ -116,13 +117,13 @@ def _under_labels(rows: list[Row], labels: Sequence[str], kind: ItemKind) -> lis
 def _list_items(nodes: list[Tag]) -> list[Row]:
     """Every item of the lists among ``nodes`` (nested lists too), in document order."""
     rows: list[Row] = []
-    inside = {id(n) for n in nodes}
+    in_tables = _lists_in_tables(nodes)
     section_heading = ""
     seen: set[int] = set()  # lists already read as part of an outer one
     for node in nodes:
         if heading_level(node) is not None:
             section_heading = heading_text(node)
-        if node.name not in _LISTS or id(node) in seen or _in_table(node, inside):
+        if node.name not in _LISTS or id(node) in seen or id(node) in in_tables:
             continue
         label = _label_before(node) or section_heading
         rows += _walk(node, label, seen)
@@ -131,9 +132,19 @@ def _list_items(nodes: list[Tag]) -> list[Row]:
     return rows
 
 
-def _in_table(node: Tag, inside: set[int]) -> bool:
-    """A list inside a table cell of the selection belongs to that table."""
-    return any(p.name == "table" and id(p) in inside for p in node.parents)
+def _lists_in_tables(nodes: list[Tag]) -> set[int]:
+    """The lists inside a table cell of the selection: they belong to that table. Each node is
+    visited once (a hostile page may nest lists or tables thousands deep)."""
+    covered: set[int] = set()
+    found: set[int] = set()
+    for node in nodes:
+        if node.name != "table" or id(node) in covered:
+            continue
+        for inner in node.descendants:
+            covered.add(id(inner))
+            if isinstance(inner, Tag) and inner.name in _LISTS:
+                found.add(id(inner))
+    return found
 
 
 def _label_before(lst: Tag) -> str:
@@ -161,12 +172,11 @@ def _walk(top: Tag, label: str, seen: set[int]) -> list[Row]:
         seen.add(id(lst))
         nested: list[tuple[Tag, str]] = []
         for item in lst.find_all("li", recursive=False):
-            inner = [c for c in item.find_all(_LISTS) if isinstance(c, Tag)]
-            own = _item_row(item, label, parent, skip={id(c) for c in inner})
+            children = [c for c in item.find_all(_LISTS, recursive=False) if isinstance(c, Tag)]
+            own = _item_row(item, label, parent, skip={id(c) for c in children})
             if own is not None:
                 rows.append(own)
-            children = item.find_all(_LISTS, recursive=False)
-            nested += [(c, own[0] if own else parent) for c in children if isinstance(c, Tag)]
+            nested += [(c, own[0] if own else parent) for c in children]
             if len(rows) > MAX_ROWS:
                 return rows
         stack.extend(reversed(nested))
@@ -181,8 +191,12 @@ def _item_row(item: Tag, label: str, parent: str, skip: set[int]) -> Row | None:
 
 
 def _first_link(item: Tag, skip: set[int]) -> str:
-    for link in item.find_all("a", href=True):
-        if isinstance(link, Tag) and not any(id(p) in skip for p in link.parents):
+    """The first link's target among the item's own content (not its nested lists')."""
+    for child in item.children:
+        if not isinstance(child, Tag) or id(child) in skip:
+            continue
+        link = child if child.name == "a" and child.get("href") else child.find("a", href=True)
+        if isinstance(link, Tag):
             href = normalise_text(attribute(link, "href"))
             return f"<{href}>" if href else ""
     return ""
@@ -199,14 +213,14 @@ def _enumerated_items(nodes: list[Tag], labels: Sequence[str]) -> list[Row]:
     for node in nodes:
         if node.name not in ("p", "li", "dd", "td"):
             continue
-        skip = {id(c) for c in node.find_all([*_LISTS, "p"])}
+        skip = {id(c) for c in node.find_all([*_LISTS, "p"], recursive=False)}
         text = normalise_text(render_text(node, links=False, skip=skip))
         found = _labelled(text, labels)
         if found is None:
             continue
         label, rest = found
         links = _links(node, skip)
-        for item in split_enumeration(rest):
+        for item in split_enumeration(rest)[: MAX_ROWS + 1 - len(rows)]:
             rows.append((normalise_cell(item), _clean_label(label), _link_for(item, links), ""))
     return rows
 
@@ -226,11 +240,15 @@ def _labelled(text: str, labels: Sequence[str]) -> tuple[str, str] | None:
 
 
 def _links(node: Tag, skip: set[int]) -> list[tuple[str, str]]:
-    """(visible text, href) of the links of a block, outside ``skip``."""
-    found = []
-    for link in node.find_all("a", href=True):
-        if isinstance(link, Tag) and not any(id(p) in skip for p in link.parents):
-            found.append((normalise_text(link.get_text()), normalise_text(attribute(link, "href"))))
+    """(visible text, href) of the first links of a block, outside ``skip``."""
+    found: list[tuple[str, str]] = []
+    for child in node.children:
+        if not isinstance(child, Tag) or id(child) in skip:
+            continue
+        for link in [child] if child.name == "a" else child.find_all("a", href=True, limit=50):
+            if isinstance(link, Tag) and link.get("href") and len(found) < MAX_ROWS:
+                text = normalise_text(render_text(link, links=False))
+                found.append((text, normalise_text(attribute(link, "href"))))
     return found
 
 
@@ -244,7 +262,7 @@ def _link_for(item: str, links: Iterable[tuple[str, str]]) -> str:
 def split_enumeration(text: str) -> list[str]:
     """ "a, b (c, d) and e." → ["a", "b (c, d)", "e"]: split at commas and semicolons outside
     brackets, and at the last "and"/"or"; "etc." and a trailing full stop left out."""
-    parts = list(_top_level_split(text.strip()))
+    parts = list(itertools.islice(_top_level_split(text.strip()), MAX_ROWS + 2))
     if parts:
         parts += _split_last_and(parts.pop())
     items = []

@@ -48,11 +48,15 @@ _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _BLOCK_MARKER_RE = re.compile(
     r'^(?:===\+?[ \t]+"([^"]*)"|[!?]{3}\+?[ \t]+([\w-]+)(?:[ \t]+"([^"]*)")?)[ \t]*$'
 )
+# markdown-it and the document model take some 20 s per MB of list items: a larger page is
+# refused rather than read for minutes (an HTML page, parsed by lxml, goes to the page size cap)
+MAX_MARKDOWN_CHARS = 2_000_000
 _FRONT_MATTER_RE = re.compile(
     r"\A\ufeff?---[ \t]*\n(.{0,65536}?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S
 )
 _MYST_DIRECTIVE_RE = re.compile(r"^\{([\w-]+)\}(.*)$")
 _MYST_TARGET_RE = re.compile(r"^ {0,3}\([\w.:-]{1,200}\)=[ \t]*$", re.M)
+_ROW_START_RE = re.compile(r"^[*+-][ \t]", re.M)
 _OPTION_RE = re.compile(r"^:([\w-]+):(.*)$")
 _ADMONITIONS = frozenset({
     "admonition", "attention", "caution", "danger", "error", "hint", "important", "note",
@@ -117,13 +121,13 @@ def _count(value: str | None) -> int:
 
 def _list_table(md: MarkdownIt, body: str, settings: dict[str, str], title: str) -> str | None:
     """A ``{list-table}``'s two-level list as an HTML table (None when it holds no list)."""
-    outer = BeautifulSoup(md.render(body), "lxml").find(["ul", "ol"])
+    outer = BeautifulSoup(md.render(_first_rows(body)), "lxml").find(["ul", "ol"])
     if not isinstance(outer, Tag):
         return None
     header_rows, stubs = _count(settings.get("header-rows")), _count(settings.get("stub-columns"))
     head: list[str] = []
     rows: list[str] = []
-    for item in outer.find_all("li", recursive=False):
+    for item in outer.find_all("li", recursive=False, limit=MAX_ROWS + 2):
         inner = item.find(["ul", "ol"], recursive=False)
         cells = inner.find_all("li", recursive=False) if isinstance(inner, Tag) else []
         header = len(head) < header_rows
@@ -135,6 +139,15 @@ def _list_table(md: MarkdownIt, body: str, settings: dict[str, str], title: str)
         (head if header else rows).append(f"<tr>{html}</tr>")
     caption = f"<caption>{escape(title)}</caption>" if title else ""
     return f"<table>{caption}<thead>{''.join(head)}</thead><tbody>{''.join(rows)}</tbody></table>\n"
+
+
+def _first_rows(body: str) -> str:
+    """The list-table's body up to one row more than a table may hold (the reader then refuses
+    it), so a hostile block of a million rows is not rendered whole first."""
+    for starts, match in enumerate(_ROW_START_RE.finditer(body), 1):
+        if starts > MAX_ROWS + 2:
+            return body[: match.start()]
+    return body
 
 
 def _front_matter(text: str) -> tuple[str, str | None]:
@@ -230,14 +243,24 @@ def _unfold_blocks(text: str) -> str:
 
 def parse_markdown(body: str) -> Document:
     """A Markdown page (with MyST blocks) as the document model; hostile input raises cleanly."""
+    _check_size(body, "Markdown")
     text, title = _front_matter(body)
     return _with_title(_soup(_render(_unfold_blocks(_drop_myst_targets(text)))), title)
 
 
 def parse_mdx(body: str) -> Document:
     """An MDX page: Markdown once its JavaScript is left out."""
+    _check_size(body, "MDX")
     text, title = _front_matter(body)
     return _with_title(_soup(_render(_unfold_blocks(_drop_jsx(text)))), title)
+
+
+def _check_size(body: str, form: str) -> None:
+    if len(body) > MAX_MARKDOWN_CHARS:
+        raise ExtractionError(
+            f"the {form} page is {len(body):,} characters, over the {MAX_MARKDOWN_CHARS:,} "
+            "the reader parses"
+        )
 
 
 def parse_html(body: str) -> Document:

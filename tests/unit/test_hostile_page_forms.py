@@ -13,6 +13,8 @@ from crawler.analysis.pages import ExtractionError, read_page
 from crawler.config import PageSpec
 
 FIVE_MB = 5 * 1024 * 1024
+KEYED = {"tables": [{"name": "t", "key": ["A"]}]}
+MYST = "# T\n\n```{list-table}\n:header-rows: 1\n\n" + "* - a\n  - b\n" * 100_000 + "```\n"
 
 
 def read(url: str, body: str, **spec: object) -> object:
@@ -50,15 +52,14 @@ def test_a_hundred_thousand_row_csv_is_refused() -> None:
         ("https://x/p.rst", "para\n\n" * (FIVE_MB // 6), {"text": {"heading": "x"}},
          "the reStructuredText page is 5,242,878 characters, over the 1,000,000 the reader "
          "parses"),
-        ("https://x/p.csv", 'A,B\n1,"' + "x" * FIVE_MB + '"\n', {"tables": [{"name": "t", "key": ["A"]}]},
+        ("https://x/p.csv", 'A,B\n1,"' + "x" * FIVE_MB + '"\n', KEYED,
          "table 't': not a readable CSV file (line 2): field larger than field limit (131072)"),
         ("https://x/p.properties", "".join(f"K{i}=v\n" for i in range(FIVE_MB // 10)),
          {"pins": "all"}, "the file sets more than 2000 keys: refusing to diff them"),
         ("https://x/p.html", "<h2>L</h2><p>Label: " + "a, " * (FIVE_MB // 3) + "</p>",
          {"tables": [{"name": "t", "heading": "L", "items": "enumeration", "labels": ["Label"]}]},
          "table 't': more than 2000 items: refusing to diff them"),
-        ("https://x/p.md", "# T\n\n```{list-table}\n:header-rows: 1\n\n" + "* - a\n  - b\n" * 100_000
-         + "```\n", {"tables": [{"name": "t", "heading": "T", "key": ["a"]}]},
+        ("https://x/p.md", MYST, {"tables": [{"name": "t", "heading": "T", "key": ["a"]}]},
          "table 't': table has more than 2000 rows: refusing to diff it"),
     ],
     ids=["markdown", "mdx", "rst", "csv", "keyvalue", "html enumeration", "myst list-table"],
@@ -73,5 +74,5 @@ def test_a_five_megabyte_page_of_each_form_is_a_clear_error(
 
 def test_rst_nested_past_the_interpreter_s_depth_is_a_clear_error() -> None:
     body = "T\n=\n\n" + "".join("  " * i + "- item\n\n" for i in range(400))
-    with pytest.raises(ExtractionError, match="^document is too deeply nested to parse$"):
+    with pytest.raises(ExtractionError, match=r"^document is too deeply nested to parse$"):
         read("https://x/p.rst", body, tables=[{"name": "t", "heading": "T", "items": "list"}])

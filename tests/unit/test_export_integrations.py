@@ -220,3 +220,53 @@ def test_a_valid_mapping_parses_with_columns_literals_and_pins() -> None:
     assert table.integrations.platform.column == "Platform"
     assert table.integrations.version is not None and table.integrations.version.pin == "engine"
     assert table.status_map == {"yes supported": "upstream", "in progress": "in progress"}
+
+
+PLUGINS = """## Device plugins
+
+- **Official device plugins:** [vllm-ascend](https://github.com/vllm-project/vllm-ascend)
+  (for Huawei Ascend NPU), etc.
+- **Non-official device plugins:** [vllm-metax](https://github.com/MetaX-MACA/vLLM-metax)
+  (for MetaX GPU), etc.
+"""
+
+PLUGIN_PAGE = """
+projects:
+  - name: TileLang
+    repo: tile-ai/tilelang
+    pages:
+      - name: backend support
+        path: docs/plugins.md
+        tables:
+          - name: backends
+            heading: Device plugins
+            items: enumeration
+            labels: [Official device plugins, Non-official device plugins]
+            integrations: {platform: Item, status: Label, layer: kernel programming}
+            status_map:
+              Official device plugins: official plugin
+              Non-official device plugins: community plugin
+            platform_map:
+              vllm-ascend (for Huawei Ascend NPU): Huawei Ascend
+              vllm-metax (for MetaX GPU): MetaX GPU
+"""
+
+
+def test_items_of_an_enumeration_become_integrations_as_table_rows_do() -> None:
+    from crawler.analysis.pages import read_page
+    from crawler.export.export_input import WatchedTable
+
+    (spec,) = parse_config(PLUGIN_PAGE).projects[0].pages
+    (read,) = read_page(spec, PLUGINS, None, "https://x/plugins.md").tables
+    table = WatchedTable(read.name, read.columns, read.key_columns, read.rows,
+                         TableMapping.from_spec(spec.tables[0]))  # fmt: skip
+    catalog = build_catalog(_with_kernel_table(table))
+    found = {
+        r["platform"]: (r["status"], r["evidence"][0]["row"]["Item"])
+        for r in catalog["integrations"]
+        if r["project"] == "tilelang"
+    }
+    assert found == {
+        "huawei-ascend": ("official plugin", "vllm-ascend (for Huawei Ascend NPU)"),
+        "metax-gpu": ("community plugin", "vllm-metax (for MetaX GPU)"),
+    }

@@ -4,14 +4,13 @@ list whose label goes away, forms chosen by the content type of ``url:`` pages."
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from crawler.audit import run_audit
 from crawler.config import parse_config
 from crawler.model import PageSnapshot
 from crawler.store import Store
@@ -23,6 +22,7 @@ from crawler_fakes.github_state import mit_repo, release_on
 from crawler_fakes.gitlab import FakeGitLab
 from crawler_fakes.gitlab_state import GitLabProject, GitLabState
 from crawler_fakes.pages import FakePageServer
+from tests.support.audits import Audits
 
 BRANCH = "vllm/last-good-commit"
 ON_BRANCH = "14617c2b6c1257ac0d6c7b5e05b195ca30013827\n"
@@ -31,13 +31,14 @@ STAMP = "2026-10-01T00:00:00Z"
 TOKEN = "ghp_" + "t" * 36
 
 
-@pytest.fixture
-def store(db_url: str) -> Iterator[Store]:
-    opened = Store(db_url)
+@contextmanager
+def _audits(server: Any, db_url: str, tmp: Path, token: str | None) -> Iterator[Audits[Any]]:
+    env = server.env(token) if hasattr(server, "env") else {}
+    audits = Audits(server, db_url, tmp, env)
     try:
-        yield opened
+        yield audits
     finally:
-        opened.close()
+        audits.close()
 
 
 def _pages(store: Store, audit_id: int, project: str) -> dict[str, PageSnapshot]:
@@ -96,7 +97,7 @@ BLOB = {
 
 @pytest.mark.parametrize("forge", sorted(FORGES))
 def test_a_path_page_is_read_at_its_ref_through_every_forge(
-    forge: str, store: Store, tmp_path: Path
+    forge: str, db_url: str, tmp_path: Path
 ) -> None:
     """A path: page was read from the default branch only: a pin kept on a branch of its own
     (vLLM Gaudi's last good vLLM commit) could not be watched."""
@@ -105,13 +106,13 @@ def test_a_path_page_is_read_at_its_ref_through_every_forge(
             "pins": {"commit": r"\b([0-9a-f]{40})\b"}}  # fmt: skip
     project = {"name": "Plugin", key: "org/plugin", "pages": [page]}
     config = parse_config(yaml.safe_dump({"projects": [project]}))
-    with serve(state(ON_BRANCH)) as server:
-        first = run_audit(config, store, tmp_path / "r", env=server.env(token), sleep=lambda _: 0)
-        (read,) = _pages(store, first.audit_id, "Plugin").values()
+    with serve(state(ON_BRANCH)) as server, _audits(server, db_url, tmp_path, token) as audits:
+        first = audits.audit(config)
+        (read,) = _pages(audits.store, first.audit_id, "Plugin").values()
         assert read.pins == (("commit", ON_BRANCH.strip()),)
         assert read.url.endswith(BLOB[forge])
         server.set_state(state("0123456789abcdef0123456789abcdef01234567\n"))
-        second = run_audit(config, store, tmp_path / "r", env=server.env(token), sleep=lambda _: 0)
+        second = audits.audit(config)
     changes = [c for c in second.report.as_json()["changes"] if c["kind"] == "pin_changed"]
     assert [(c["before"], c["after"], c["evidence_url"]) for c in changes] == [
         (ON_BRANCH.strip(), "0123456789abcdef0123456789abcdef01234567", read.url)
@@ -149,22 +150,21 @@ projects:
 
 
 def test_a_label_no_longer_there_is_an_error_never_every_item_removed(
-    store: Store, tmp_path: Path
+    db_url: str, tmp_path: Path
 ) -> None:
-    with FakePageServer() as site:
+    with FakePageServer() as site, _audits(site, db_url, tmp_path, None) as audits:
         config = parse_config(LIST_CONFIG.format(site=site.base_url))
-        reports = tmp_path / "reports"
         outcomes = []
         for label in ("Supported Hardware", "Hardware supported", "Supported Hardware"):
             site.set_page("/README.md", LISTS.format(hardware=label).encode(), "text/markdown")
-            outcomes.append(run_audit(config, store, reports, env={}, sleep=lambda _: 0))
+            outcomes.append(audits.audit(config))
+        kept = _pages(audits.store, outcomes[1].audit_id, "Vendor")["compatibility"]
     second, third = (o.report.as_json() for o in outcomes[1:])
     assert [e["error"] for e in second["errors"]] == [
         "table 'hardware': page layout changed: label 'Supported Hardware' not found; the "
         "labels present: 'Supported Platforms', 'Hardware supported'"
     ]
     assert [c["kind"] for c in second["changes"]] == []
-    kept = _pages(store, outcomes[1].audit_id, "Vendor")["compatibility"]
     assert [row[0] for row in kept.tables[0].rows] == [
         "AMD GPUs (ROCm 6.2+)", "NVIDIA GPUs (Compute Capability 8.0+)"
     ]  # fmt: skip
@@ -205,17 +205,17 @@ protobuf   >= 3.20
 
 
 def test_url_pages_are_read_as_the_form_their_content_type_or_option_says(
-    store: Store, tmp_path: Path
+    db_url: str, tmp_path: Path
 ) -> None:
-    with FakePageServer() as site:
+    with FakePageServer() as site, _audits(site, db_url, tmp_path, None) as audits:
         site.set_page("/support/matrix", b"Model,UnitTest\nQwen/Qwen3-4B,\xe2\x9c\x85 Passing\n",
                       "text/csv", charset="utf-8")  # fmt: skip
         site.set_page("/release/notes", NOTES.encode(), "text/x-rst")
         site.set_page("/ci/versions", b"# MLU\nCNTOOLKIT_VERSION=4.7.6-1\n", "text/plain")
         config = parse_config(URL_CONFIG.format(site=site.base_url))
-        outcome = run_audit(config, store, tmp_path / "reports", env={}, sleep=lambda _: 0)
+        outcome = audits.audit(config)
+        pages = _pages(audits.store, outcome.audit_id, "Vendor")
     assert outcome.report.as_json()["errors"] == []
-    pages = _pages(store, outcome.audit_id, "Vendor")
     assert pages["matrix"].tables[0].rows == (("Qwen/Qwen3-4B", "yes Passing"),)
     assert pages["notes"].tables[0].rows == (("protobuf", ">= 3.20"), ("vllm", "0.16.0"))
     assert pages["pins"].pins == (("CNTOOLKIT_VERSION", "4.7.6-1"),)

@@ -14,19 +14,17 @@ The material is read at run time and never copied into this repository.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
-from crawler.audit import run_audit
 from crawler.config import parse_config
 from crawler.model import PageSnapshot
-from crawler.store import Store
 from crawler_fakes.github import FakeGitHub
+from tests.support.audits import Audits
 from tests.support.catalog import evidence, files_of_forms, github_state, needs_catalog
 from tests.support.page_replay import other_kinds
 
@@ -719,37 +717,28 @@ def _state(edited: bool) -> Any:
     return github_state(files, on_branch)
 
 
-@pytest.fixture
-def store(db_url: str) -> Iterator[Store]:
-    opened = Store(db_url)
-    try:
-        yield opened
-    finally:
-        opened.close()
-
-
-def _audit(store: Store, tmp_path: Path, github: FakeGitHub) -> Any:
-    config = parse_config(_config())
-    return run_audit(config, store, tmp_path / "reports", env=github.env(), sleep=lambda _s: None)
-
-
 def test_each_evidence_file_reads_as_its_form_then_one_edit_each_is_exactly_reported(
-    store: Store, tmp_path: Path
+    db_url: str, tmp_path: Path
 ) -> None:
+    config = parse_config(_config())
     with FakeGitHub(_state(edited=False), unauth_limit=5000) as github:
-        first = _audit(store, tmp_path, github)
-        report = first.report.as_json()
-        assert [e["error"] for e in report["errors"]] == []
-        snapshot = store.states_as_of(first.audit_id, include_own=True)["Catalog"].snapshot
-        pages = {page.name: page for page in snapshot.pages}
-        assert sorted(pages) == sorted(WATCHES)
-        for name, watch in WATCHES.items():
-            watch.check(pages[name])
-        gaudi = pages["gaudi stable commit"].url
-        assert gaudi.endswith(f"/vllm-project/vllm-gaudi/blob/{GAUDI_BRANCH}/VLLM_STABLE_COMMIT")
-
-        github.set_state(_state(edited=True))
-        second = _audit(store, tmp_path, github).report.as_json()
+        audits = Audits(github, db_url, tmp_path, github.env())
+        try:
+            first = audits.audit(config)
+            assert [e["error"] for e in first.report.as_json()["errors"]] == []
+            state = audits.store.states_as_of(first.audit_id, include_own=True)["Catalog"]
+            pages = {page.name: page for page in state.snapshot.pages}
+            assert sorted(pages) == sorted(WATCHES)
+            for name, watch in WATCHES.items():
+                watch.check(pages[name])
+            gaudi = pages["gaudi stable commit"].url
+            assert gaudi.endswith(
+                f"/vllm-project/vllm-gaudi/blob/{GAUDI_BRANCH}/VLLM_STABLE_COMMIT"
+            )
+            github.set_state(_state(edited=True))
+            second = audits.audit(config).report.as_json()
+        finally:
+            audits.close()
     assert other_kinds(second, "Catalog") == []
     assert _changes(second) == {
         "triton": {

@@ -336,7 +336,10 @@ class Gatherer:
                 continue
             try:
                 body, content_type, url = self._page_body(spec, page)
-                pages.append(_extract_page(page, body, content_type, url, self.pin_text_limit))
+                last = earlier.get(page.name)
+                pages.append(
+                    _extract_page(page, body, content_type, url, self.pin_text_limit, last)
+                )
                 provenance.append((f"page:{page.name}", Provenance(url, self.clock())))
                 continue
             except SourceDeferred:  # not checked tonight: keep the last extraction, no error
@@ -451,11 +454,16 @@ def _analyse_license(text: str, path: str, siblings: Sequence[str]) -> LicenseAn
 
 
 def _extract_page(
-    page: PageSpec, body: str, content_type: str | None, url: str, pin_text_limit: int
+    page: PageSpec,
+    body: str,
+    content_type: str | None,
+    url: str,
+    pin_text_limit: int,
+    earlier: PageSnapshot | None = None,
 ) -> PageSnapshot:
     from crawler.analysis.pages import read_page
 
-    return read_page(page, body, content_type, url, pin_text_limit=pin_text_limit)
+    return read_page(page, body, content_type, url, pin_text_limit=pin_text_limit, earlier=earlier)
 
 
 def _page_provenance(prior: ProjectSnapshot | None, name: str) -> list[tuple[str, Provenance]]:

@@ -152,11 +152,12 @@ def _inject(stage: str, monkeypatch: pytest.MonkeyPatch) -> None:
         real_extract = crawler.gather._extract_page
 
         def extract(
-            page: PageSpec, body: str, content_type: str | None, url: str, limit: int
-        ) -> Any:
+            page: PageSpec, body: str, content_type: str | None, url: str, limit: int,
+            earlier: Any = None,
+        ) -> Any:  # fmt: skip
             if page.name == "notes":  # Broken's page
                 raise RuntimeError(BOOM)
-            return real_extract(page, body, content_type, url, limit)
+            return real_extract(page, body, content_type, url, limit, earlier)
 
         monkeypatch.setattr(crawler.gather, "_extract_page", extract)
     else:

@@ -8,7 +8,7 @@ import pytest
 from crawler.analysis.pages import ExtractionError, form_of, read_page
 from crawler.analysis.pages.items import split_enumeration
 from crawler.config import ConfigError, PageSpec, parse_config
-from crawler.diff.pages import diff_table
+from crawler.diff.pages import diff_page, diff_table
 from crawler.model import ExtractedTable, PageSnapshot
 from crawler.report.words import _table_summary
 
@@ -375,6 +375,19 @@ def test_key_value_pins_all_keys_or_the_ones_named() -> None:
     )  # fmt: skip
     named = page(PINS, url="https://x/c.properties", pins=["VLLM_TAG", "GONE"])
     assert named.pins == (("GONE", None), ("VLLM_TAG", "v0.28.0"))
+
+
+def test_under_pins_all_a_key_no_longer_set_is_reported_not_found() -> None:
+    """Under ``pins: all`` a key the file stopped setting vanished from the page's pins, and a
+    vanished pin is no change (a pin no longer watched): the removal went unreported."""
+    spec = PageSpec(name="p", url="https://x/PINS", form="keyvalue", pin_keys="all")
+    first = read_page(spec, PINS, None, spec.where)
+    edited = PINS.replace("CNNL_VERSION = 2.2.18-1\n", "")
+    second = read_page(spec, edited, None, spec.where, earlier=first)
+    assert dict(second.pins) == {"CNNL_VERSION": None, "VLLM_TAG": "v0.28.0",
+                                 "VLLM_VERSION": "0.27.1"}  # fmt: skip
+    (change,) = diff_page("Plugin", first, second)
+    assert (change.kind.value, change.before, change.after) == ("pin_changed", "2.2.18-1", None)
 
 
 def test_a_key_list_on_a_markdown_page_says_to_set_its_form() -> None:

@@ -28,12 +28,16 @@ def read_page(
     url: str,
     *,
     pin_text_limit: int = DEFAULT_PIN_TEXT_LIMIT,
+    earlier: PageSnapshot | None = None,
 ) -> PageSnapshot:
     """Everything ``spec`` watches on one page; ExtractionError when the layout moved, and for
-    anything unexpected while reading this one page (it must not end the audit)."""
+    anything unexpected while reading this one page (it must not end the audit). ``earlier``:
+    the page's last good reading (under ``pins: all``, a key it had that the file no longer
+    sets reads as not found, rather than no longer being watched)."""
     form = FORMS[form_of(spec.form, spec.path or url, content_type)]
+    known = tuple(name for name, _ in earlier.pins) if earlier is not None else ()
     try:
-        reading = form.read(body, spec, pin_text_limit)
+        reading = form.read(body, spec, pin_text_limit, known)
     except ExtractionError:
         raise
     except RecursionError:

@@ -42,8 +42,9 @@ Pins = tuple[tuple[str, str | None], ...]
 
 # fmt: off
 _EXTENSIONS = {
-    ".md": "markdown", ".markdown": "markdown", ".mdx": "mdx", ".rst": "rst", ".rest": "rst",
-    ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".properties": "keyvalue", ".env": "keyvalue",
+    ".md": "markdown", ".markdown": "markdown", ".txt": "markdown", ".mdx": "mdx",
+    ".rst": "rst", ".rest": "rst", ".csv": "csv", ".tsv": "tsv", ".tab": "tsv",
+    ".properties": "keyvalue", ".env": "keyvalue",
     ".html": "html", ".htm": "html", ".xhtml": "html",
 }
 _MEDIA_TYPES = {
@@ -83,9 +84,11 @@ class PageForm:
     name: str
     parse: Callable[[str], Document] | None  # a document form; None for a data form
 
-    def read(self, body: str, spec: PageSpec, pin_text_limit: int) -> Reading:
+    def read(
+        self, body: str, spec: PageSpec, pin_text_limit: int, known_keys: tuple[str, ...] = ()
+    ) -> Reading:
         if self.parse is None:
-            return self._read_data(body, spec, pin_text_limit)
+            return self._read_data(body, spec, pin_text_limit, known_keys)
         document = self.parse(body)
         tables = tuple(_document_table(document, table) for table in spec.tables)
         if spec.pin_keys:
@@ -96,7 +99,9 @@ class PageForm:
         pins = extract_pins(page_text(document.soup, None), spec.pins, text_limit=pin_text_limit)
         return Reading(tables, pins, _text_block(document, spec.text))
 
-    def _read_data(self, body: str, spec: PageSpec, pin_text_limit: int) -> Reading:
+    def _read_data(
+        self, body: str, spec: PageSpec, pin_text_limit: int, known_keys: tuple[str, ...]
+    ) -> Reading:
         if spec.text is not None:
             raise ExtractionError(
                 f"'text' selects a block of an HTML-shaped page: a {self.name} file has none"
@@ -106,7 +111,7 @@ class PageForm:
         if self.name == "keyvalue":
             if spec.tables:
                 raise ExtractionError("a KEY=VALUE file holds pins, not tables: use 'pins'")
-            keys = extract_keys(body, spec.pin_keys) if spec.pin_keys else ()
+            keys = extract_keys(body, spec.pin_keys, known_keys) if spec.pin_keys else ()
             return Reading((), tuple(sorted((*pins, *keys))), None)
         if spec.pin_keys:
             raise ExtractionError(f"pins by key read a KEY=VALUE file, not a {self.name} file")

@@ -42,9 +42,10 @@ def read_settings(body: str) -> dict[str, str]:
 
 
 def extract_keys(
-    body: str, keys: Literal["all"] | Sequence[str]
+    body: str, keys: Literal["all"] | Sequence[str], known: Sequence[str] = ()
 ) -> tuple[tuple[str, str | None], ...]:
-    """(key, value or None when the file no longer sets it), by key: every key, or those."""
+    """(key, value or None when the file no longer sets it), by key: those keys, or every key
+    the file sets and every ``known`` one (read last time: one no longer set reads None)."""
     settings = read_settings(body)
-    wanted = list(settings) if keys == "all" else list(keys)
+    wanted = [*settings, *known] if keys == "all" else list(keys)
     return tuple(sorted((key, settings.get(key)) for key in dict.fromkeys(wanted)))

@@ -382,7 +382,7 @@ def _page_lines(changes: Iterable[ChangeEntry]) -> list[str]:
             items = details.get(part) or []
             if items:
                 shown = "; ".join(
-                    escape(words.table_part_entry(part, item), 120) for item in items[:20]
+                    escape(words.table_part_entry(part, item, details), 120) for item in items[:20]
                 )
                 lines.append(f"  - {words.table_part_name(part, details)}: {shown}")
     return lines

@@ -371,10 +371,14 @@ def table_part_name(part: str, details: Mapping[str, Any]) -> str:
     return name.replace("rows ", "items ") if details.get("items") else name
 
 
-def table_part_entry(part: str, entry: Any) -> str:
-    """One entry of a part: a row as its cells, a reworded item as ``old → new``."""
+def table_part_entry(part: str, entry: Any, details: Mapping[str, Any]) -> str:
+    """One entry of a part: a row as its cells; an item as its text and label, a reworded
+    item as ``old → new``."""
     if part == "items_reworded" and isinstance(entry, Mapping):
         return f"{entry.get('before')} → {entry.get('after')}"
+    if details.get("items") and isinstance(entry, Mapping):
+        label = entry.get("Label")
+        return f"{entry.get('Item')}" + (f" (under {label})" if label else "")
     return str(entry)
 
 

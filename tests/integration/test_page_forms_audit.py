@@ -219,3 +219,37 @@ def test_url_pages_are_read_as_the_form_their_content_type_or_option_says(
     assert pages["matrix"].tables[0].rows == (("Qwen/Qwen3-4B", "yes Passing"),)
     assert pages["notes"].tables[0].rows == (("protobuf", ">= 3.20"), ("vllm", "0.16.0"))
     assert pages["pins"].pins == (("CNTOOLKIT_VERSION", "4.7.6-1"),)
+
+
+ALL_ITEMS = LIST_CONFIG.replace("            labels: [Supported Hardware]\n", "")
+
+
+def test_a_list_change_reads_as_items_in_the_report(db_url: str, tmp_path: Path) -> None:
+    before = LISTS.format(hardware="Supported Hardware") + "- CPUs\n"
+    after = (
+        before.replace("ROCm 6.2+", "ROCm 7.0+")
+        .replace("- CPUs\n", "")
+        .replace("- Linux\n", "- Linux\n- Windows\n")
+    )
+    with FakePageServer() as site, _audits(site, db_url, tmp_path, None) as audits:
+        config = parse_config(ALL_ITEMS.format(site=site.base_url))
+        for body in (before, after):
+            site.set_page("/README.md", body.encode(), "text/markdown")
+            outcome = audits.audit(config)
+    assert outcome.report_dir is not None
+    text = (outcome.report_dir / "report.md").read_text(encoding="utf-8")
+    start = text.index("- **Vendor** support table changed")
+    assert text[start:].split("\n\n")[0].splitlines()[1:] == [
+        "  - items added: Windows (under Supported Platforms)",
+        "  - items removed: CPUs (under Supported Hardware)",
+        "  - items reworded: AMD GPUs (ROCm 6.2+) → AMD GPUs (ROCm 7.0+)",
+    ]
+    assert (
+        text[start:]
+        .splitlines()[0]
+        .startswith(
+            "- **Vendor** support table changed: compatibility: list 'hardware': 1 item added "
+            "('Windows' under 'Supported Platforms'); 1 item removed ('CPUs' under 'Supported "
+            "Hardware'); 1 item reworded ('AMD GPUs (ROCm 6.2+)' → 'AMD GPUs (ROCm 7.0+)')"
+        )
+    )

@@ -13,8 +13,9 @@ from typing import Any
 from crawler.analysis.pages.cells import ExtractionError, normalise_cell
 from crawler.analysis.pages.csv import read_delimited
 from crawler.analysis.pages.document import TableInfo, describe_tables
-from crawler.analysis.pages.forms import FORMS, form_of
+from crawler.analysis.pages.forms import FORMS, DocumentForm, form_of
 from crawler.analysis.pages.keyvalue import read_settings
+from crawler.analysis.pages.reading import ReadContext
 from crawler.config import DEFAULT_PIN_TEXT_LIMIT, PageSpec, TableSpec
 from crawler.model import PageSnapshot
 
@@ -37,7 +38,7 @@ def read_page(
     form = FORMS[form_of(spec.form, spec.path or url, content_type)]
     known = tuple(name for name, _ in earlier.pins) if earlier is not None else ()
     try:
-        reading = form.read(body, spec, pin_text_limit, known)
+        reading = form.read(body, spec, ReadContext(pin_text_limit, known))
     except ExtractionError:
         raise
     except RecursionError:
@@ -62,7 +63,7 @@ def preview(
     data: dict[str, Any] = {"form": form_name, "markdown": form_name in ("markdown", "mdx")}
     if table is None and form_name == "keyvalue":
         data["keys"] = read_settings(body)
-    elif table is None and form.parse is not None:
+    elif table is None and isinstance(form, DocumentForm):
         data["tables"] = [asdict(info) for info in describe_tables(form.parse(body).soup)]
     elif table is None:
         columns, rows = read_delimited(body, "\t" if form_name == "tsv" else ",")
@@ -71,7 +72,7 @@ def preview(
     if tables or pins:
         spec = PageSpec(name="preview", url="https://preview.invalid", tables=tables,
                         pins=pins or {}, form=form_name)  # type: ignore[arg-type]  # fmt: skip
-        reading = form.read(body, spec, pin_text_limit)
+        reading = form.read(body, spec, ReadContext(pin_text_limit))
         for read, chosen in zip(reading.tables, tables, strict=True):
             data["table"] = {
                 "selector": chosen.selector,

@@ -11,10 +11,35 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass
 
 from crawler.analysis.pages.cells import MAX_COLUMNS, MAX_ROWS, ExtractionError, normalise_cell
 from crawler.analysis.pages.document import Cell, canonical_table, cells_to_rows, column_names
+from crawler.analysis.pages.reading import ReadContext, Reading, data_file_pins
+from crawler.config import PageSpec, TableSpec
 from crawler.model import ExtractedTable
+
+
+@dataclass(frozen=True)
+class DelimitedForm:
+    """CSV (``,``) or TSV (``\\t``): every table the page watches is the file's one table."""
+
+    name: str
+    delimiter: str
+
+    def read(self, body: str, spec: PageSpec, context: ReadContext) -> Reading:
+        pins = data_file_pins(self.name, body, spec, context)
+        if spec.pin_keys:
+            raise ExtractionError(f"pins by key read a KEY=VALUE file, not a {self.name} file")
+        return Reading(tuple(self._table(body, table) for table in spec.tables), pins, None)
+
+    def _table(self, body: str, table: TableSpec) -> ExtractedTable:
+        if table.items is not None or table.heading is not None or table.selector is not None:
+            raise ExtractionError(
+                f"table {table.name!r}: a {self.name} file is one table: give it 'key' only "
+                "(no 'heading', 'selector' or 'items')"
+            )
+        return extract_delimited(body, name=table.name, key=table.key, delimiter=self.delimiter)
 
 
 def read_delimited(body: str, delimiter: str) -> tuple[tuple[str, ...], list[tuple[Cell, ...]]]:

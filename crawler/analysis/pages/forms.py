@@ -8,6 +8,8 @@ and the Explorer never depend on the form. Pure: no I/O.
 * data forms: ``csv`` and ``tsv`` are one table each (``csv.py``); ``keyvalue`` files are pins
   by key (``keyvalue.py``); patterns read their text as it is.
 
+The contract (``reading.py``): ``read(body, spec, context) → Reading``.
+
 The form is ``form:`` when given, else the file's extension (of ``path:``, or of the URL's
 path), else the content type the server gave, else HTML.
 """
@@ -21,8 +23,8 @@ from urllib.parse import urlsplit
 
 from soupsieve import SelectorSyntaxError
 
-from crawler.analysis.pages.cells import MAX_TEXT_CHARS, ExtractionError, normalise_text
-from crawler.analysis.pages.csv import extract_delimited
+from crawler.analysis.pages.cells import MAX_TEXT_CHARS, ExtractionError
+from crawler.analysis.pages.csv import DelimitedForm
 from crawler.analysis.pages.document import (
     Document,
     extract_pins,
@@ -31,14 +33,13 @@ from crawler.analysis.pages.document import (
     section_text,
 )
 from crawler.analysis.pages.items import extract_items
-from crawler.analysis.pages.keyvalue import extract_keys
+from crawler.analysis.pages.keyvalue import KeyValueForm
 from crawler.analysis.pages.markdown import parse_html, parse_markdown, parse_mdx
+from crawler.analysis.pages.reading import PageForm, ReadContext, Reading
 from crawler.analysis.pages.rst import parse_rst
 from crawler.config import PageSpec, TableSpec
 from crawler.config.pages import TextSection
 from crawler.model import ExtractedTable
-
-Pins = tuple[tuple[str, str | None], ...]
 
 # fmt: off
 _EXTENSIONS = {
@@ -68,56 +69,24 @@ def form_of(explicit: str | None, location: str | None, content_type: str | None
 
 
 @dataclass(frozen=True)
-class Reading:
-    """What one page says: the tables, pins and text block its spec watches."""
-
-    tables: tuple[ExtractedTable, ...]
-    pins: Pins
-    text: str | None
-
-
-@dataclass(frozen=True)
-class PageForm:
-    """One way of reading a page: ``read`` gives what a spec watches, ``outline`` what
-    ``crawler page`` lists before anything is chosen."""
+class DocumentForm:
+    """A form read through the document model (Markdown, MDX, HTML, reStructuredText): its
+    module parses the page, then tables, lists, pins and the text block are found alike."""
 
     name: str
-    parse: Callable[[str], Document] | None  # a document form; None for a data form
+    parse: Callable[[str], Document]
 
-    def read(
-        self, body: str, spec: PageSpec, pin_text_limit: int, known_keys: tuple[str, ...] = ()
-    ) -> Reading:
-        if self.parse is None:
-            return self._read_data(body, spec, pin_text_limit, known_keys)
-        document = self.parse(body)
-        tables = tuple(_document_table(document, table) for table in spec.tables)
+    def read(self, body: str, spec: PageSpec, context: ReadContext) -> Reading:
         if spec.pin_keys:
             raise ExtractionError(
                 f"pins by key (pins: all, or a list of keys) read a KEY=VALUE file: this page "
                 f"is read as {self.name}; set 'form: keyvalue' if it is one"
             )
-        pins = extract_pins(page_text(document.soup, None), spec.pins, text_limit=pin_text_limit)
+        document = self.parse(body)
+        tables = tuple(_document_table(document, table) for table in spec.tables)
+        text = page_text(document.soup, None)
+        pins = extract_pins(text, spec.pins, text_limit=context.pin_text_limit)
         return Reading(tables, pins, _text_block(document, spec.text))
-
-    def _read_data(
-        self, body: str, spec: PageSpec, pin_text_limit: int, known_keys: tuple[str, ...]
-    ) -> Reading:
-        if spec.text is not None:
-            raise ExtractionError(
-                f"'text' selects a block of an HTML-shaped page: a {self.name} file has none"
-            )
-        text = normalise_text(body, None)
-        pins = extract_pins(text, spec.pins, text_limit=pin_text_limit)
-        if self.name == "keyvalue":
-            if spec.tables:
-                raise ExtractionError("a KEY=VALUE file holds pins, not tables: use 'pins'")
-            keys = extract_keys(body, spec.pin_keys, known_keys) if spec.pin_keys else ()
-            return Reading((), tuple(sorted((*pins, *keys))), None)
-        if spec.pin_keys:
-            raise ExtractionError(f"pins by key read a KEY=VALUE file, not a {self.name} file")
-        delimiter = "\t" if self.name == "tsv" else ","
-        tables = tuple(_data_table(body, table, self.name, delimiter) for table in spec.tables)
-        return Reading(tables, pins, None)
 
 
 def _document_table(document: Document, table: TableSpec) -> ExtractedTable:
@@ -145,15 +114,6 @@ def _document_table(document: Document, table: TableSpec) -> ExtractedTable:
         raise ExtractionError(f"{exc} (the page's markup has errors: {problems})") from None
 
 
-def _data_table(body: str, table: TableSpec, form: str, delimiter: str) -> ExtractedTable:
-    if table.items is not None or table.heading is not None or table.selector is not None:
-        raise ExtractionError(
-            f"table {table.name!r}: a {form} file is one table: give it 'key' only "
-            "(no 'heading', 'selector' or 'items')"
-        )
-    return extract_delimited(body, name=table.name, key=table.key, delimiter=delimiter)
-
-
 def _text_block(document: Document, selector: str | TextSection | None) -> str | None:
     if selector is None:
         return None
@@ -169,11 +129,11 @@ def _text_block(document: Document, selector: str | TextSection | None) -> str |
 
 
 FORMS: dict[str, PageForm] = {
-    "markdown": PageForm("markdown", parse_markdown),
-    "mdx": PageForm("mdx", parse_mdx),
-    "html": PageForm("html", parse_html),
-    "rst": PageForm("rst", parse_rst),
-    "csv": PageForm("csv", None),
-    "tsv": PageForm("tsv", None),
-    "keyvalue": PageForm("keyvalue", None),
+    "markdown": DocumentForm("markdown", parse_markdown),
+    "mdx": DocumentForm("mdx", parse_mdx),
+    "html": DocumentForm("html", parse_html),
+    "rst": DocumentForm("rst", parse_rst),
+    "csv": DelimitedForm("csv", ","),
+    "tsv": DelimitedForm("tsv", "\t"),
+    "keyvalue": KeyValueForm(),
 }

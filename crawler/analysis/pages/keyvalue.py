@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from typing import Literal
 
 from crawler.analysis.pages.cells import MAX_CELL_CHARS, MAX_ROWS, ExtractionError, normalise_text
+from crawler.analysis.pages.reading import ReadContext, Reading, data_file_pins
 from crawler.analysis.placeholders import mark_placeholder
+from crawler.config import PageSpec
 
 _SETTING_RE = re.compile(
     r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.-]{0,200})[ \t]*[=:][ \t]*(.*?)[ \t]*$"
@@ -49,3 +51,16 @@ def extract_keys(
     settings = read_settings(body)
     wanted = [*settings, *known] if keys == "all" else list(keys)
     return tuple(sorted((key, settings.get(key)) for key in dict.fromkeys(wanted)))
+
+
+class KeyValueForm:
+    """A KEY=VALUE file: pins by key (``pins: all`` or a list), beside pattern pins."""
+
+    name = "keyvalue"
+
+    def read(self, body: str, spec: PageSpec, context: ReadContext) -> Reading:
+        pins = data_file_pins(self.name, body, spec, context)
+        if spec.tables:
+            raise ExtractionError("a KEY=VALUE file holds pins, not tables: use 'pins'")
+        keys = extract_keys(body, spec.pin_keys, context.known_keys) if spec.pin_keys else ()
+        return Reading((), tuple(sorted((*pins, *keys))), None)

@@ -230,6 +230,23 @@ def test_a_path_page_is_read_from_the_head_and_a_missing_file_is_an_error(
         source.read_file(location, "docs")  # a folder is not a file
 
 
+def test_a_path_page_is_read_at_a_branch_or_a_tag(server: GitHttpServer) -> None:
+    """A path: page was read at the head only: a file kept on a branch of its own (vLLM
+    Gaudi's last good vLLM commit) or at a release tag could not be watched."""
+    url = server.url("org/runtime.git")
+    source = _source()
+    location = Location(source="git", path=url)
+    on_develop = source.read_file(location, "DEVELOP", ref="develop")
+    assert (on_develop.text, on_develop.url) == ("x\n", f"{url}@develop")
+    at_tag = source.read_file(location, "docs/compat.md", ref="v1.0")
+    assert (at_tag.text, at_tag.url) == (COMPAT, f"{url}@v1.0")
+    with pytest.raises(SourceError, match="^DEVELOP not found in http://127"):
+        source.read_file(location, "DEVELOP", ref="main")  # the file is on develop only
+    with pytest.raises(SourceError) as missing:
+        source.read_file(location, "DEVELOP", ref="feature/none")
+    assert str(missing.value) == f"feature/none is neither a tag nor a branch of {url}"
+
+
 def test_a_missing_repository_is_a_clear_error(server: GitHttpServer) -> None:
     message, where = _error(_fetch(server.url("org/gone.git")))
     assert message == (

@@ -120,11 +120,16 @@ class GitSource:
     def redact(self, text: str) -> str:
         return text  # nothing secret is sent: no credentials, URLs with userinfo are refused
 
-    def read_file(self, location: Location, path: str) -> RepoFile:
-        """A file at the head of the repository: its tree followed one folder at a time."""
+    def read_file(self, location: Location, path: str, ref: str | None = None) -> RepoFile:
+        """A file at the head of the repository (or at ``ref``, a tag or a branch): its tree
+        followed one folder at a time. A plain git server has no page per file: the evidence
+        is the repository's URL (with ``@ref``)."""
         remote = self._remote(location.path)
         known = self._head(remote, location.path)
         url = known.refs.url
+        if ref is not None:
+            known = _Head(known.refs, self._tree_at(remote, known.refs, ref))
+            url = f"{url}@{ref}"
         if known.tree is None:
             raise SourceError(
                 f"cannot read {path} from {url}: an empty repository, or a server that does "
@@ -143,6 +148,19 @@ class GitSource:
         text = _text(remote.objects(known.refs, [sha], deepen=False).get(sha))
         markdown = "text/markdown" if path.lower().endswith((".md", ".markdown")) else None
         return RepoFile(text, url, markdown)
+
+    def _tree_at(self, remote: GitRemote, refs: Refs, ref: str) -> str | None:
+        """The root tree of the commit a tag or a branch names (None: not fetched filtered)."""
+        listing = refs.listing
+        if ref in listing.tags:
+            sha: str | None = listing.tags[ref][1]
+        elif ref == listing.head_target:
+            sha = listing.head
+        else:
+            sha = remote.branch(refs, ref)
+        if sha is None:
+            raise SourceError(f"{ref} is neither a tag nor a branch of {refs.url}", refs.url, 404)
+        return _tree_of(remote.objects(refs, [sha], deepen=True).get(sha))
 
     def _head(self, remote: GitRemote, url: str) -> _Head:
         """The repository's refs and head tree: as this audit's fetch left them, else asked."""

@@ -84,6 +84,14 @@ class GitRemote:
         listing, where = self._post(url, wire.ls_refs_request())
         return Refs(url, wire.ls_refs(listing), advert.capabilities, 2, where)
 
+    def branch(self, refs: Refs, name: str) -> str | None:
+        """The commit branch ``name`` points at (asked with ls-refs: protocol v2 only, as
+        filtered fetches are), or None when the repository has no such branch."""
+        if refs.version != 2:
+            return None
+        answer, _where = self._post(refs.url, wire.ls_refs_request((wire.HEADS + name.encode(),)))
+        return wire.branch_commit(answer, name)
+
     def objects(self, refs: Refs, wants: list[str], *, deepen: bool) -> dict[str, ShaFile]:
         """The objects named (commits without history, trees and blobs alone), by id, asked
         for BATCH at a time; {} when the server cannot fetch them filtered (nothing is asked

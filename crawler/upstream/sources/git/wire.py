@@ -33,6 +33,7 @@ REQUEST = "application/x-git-upload-pack-request"
 HEAD = b"HEAD"
 TAGS = b"refs/tags/"
 HEADS = b"refs/heads/"
+HEADS = b"refs/heads/"
 MAX_MESSAGE = 200
 MAX_OBJECT = 4 * 2**20  # bytes of one commit, tree or file once inflated: far more than ours
 
@@ -115,11 +116,12 @@ def _v0(lines: list[bytes]) -> Advertisement:
     return Advertisement(0, frozenset(capabilities), listing)
 
 
-def ls_refs_request() -> bytes:
-    """Protocol v2: HEAD (with the branch it points at) and the tags, peeled."""
+def ls_refs_request(prefixes: tuple[bytes, ...] = (HEAD, TAGS)) -> bytes:
+    """Protocol v2: HEAD (with the branch it points at) and the tags, peeled (or the refs
+    under ``prefixes``)."""
     from dulwich.protocol import pkt_line
 
-    arguments = [b"peel", b"symrefs", b"ref-prefix " + HEAD, b"ref-prefix " + TAGS]
+    arguments = [b"peel", b"symrefs", *(b"ref-prefix " + prefix for prefix in prefixes)]
     return b"".join(
         [pkt_line(b"command=ls-refs\n"), b"0001",
          *(pkt_line(a + b"\n") for a in arguments), b"0000"]
@@ -138,6 +140,24 @@ def ls_refs(body: bytes) -> RefListing:
     except (GitProtocolError, IndexError, ValueError):
         raise WireError("a ref line is not '<object id> <name> [attributes]'") from None
     return _listing(refs, symrefs, peeled)
+
+
+def branch_commit(body: bytes, branch: str) -> str | None:
+    """The commit ``refs/heads/<branch>`` names in an ls-refs answer, or None."""
+    from dulwich.client import read_pkt_refs_v2
+    from dulwich.errors import GitProtocolError
+    from dulwich.objects import valid_hexsha
+
+    lines = list(_packets(_protocol(body)))
+    for line in lines[:1]:
+        _err(line)
+    try:
+        refs, _symrefs, _peeled = read_pkt_refs_v2(lines)
+    except (GitProtocolError, IndexError, ValueError):
+        raise WireError("a ref line is not '<object id> <name> [attributes]'") from None
+    wanted = HEADS + branch.encode()
+    sha = next((s for name, s in refs.items() if name == wanted), None)
+    return sha.decode() if sha is not None and valid_hexsha(sha) else None
 
 
 def _listing(

@@ -240,7 +240,7 @@ def test_a_path_page_is_read_at_a_branch_or_a_tag(server: GitHttpServer) -> None
     assert (on_develop.text, on_develop.url) == ("x\n", f"{url}@develop")
     at_tag = source.read_file(location, "docs/compat.md", ref="v1.0")
     assert (at_tag.text, at_tag.url) == (COMPAT, f"{url}@v1.0")
-    with pytest.raises(SourceError, match="^DEVELOP not found in http://127"):
+    with pytest.raises(SourceError, match=r"^DEVELOP not found in http://127\.0\.0\.1"):
         source.read_file(location, "DEVELOP", ref="main")  # the file is on develop only
     with pytest.raises(SourceError) as missing:
         source.read_file(location, "DEVELOP", ref="feature/none")

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from crawler.analysis.pages import ExtractionError, normalise_cell, read_page
-from crawler.analysis.pages.document import extract_table, page_text
+from crawler.analysis.pages.document import extract_table
 from crawler.analysis.pages.markdown import parse_markdown
+from crawler.analysis.pages.sections import page_text
 from crawler.config import PageSpec, TableSpec, load_config
 from crawler.diff.pages import diff_table
 from crawler.export import (

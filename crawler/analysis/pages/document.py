@@ -1,56 +1,41 @@
 """The document model every HTML-shaped page form reads: a BeautifulSoup tree (an HTML page, or
-Markdown, MDX and reStructuredText rendered to HTML) whose headings, tables, text and pins are
-found the same way whatever the form was. Pure: no I/O.
+Markdown, MDX and reStructuredText rendered to HTML) whose tables are found and read the same
+way whatever the form was. Pure: no I/O.
 
-A ``heading:`` names a heading exactly, as a reader would (case, spacing, anchor marks and a
-decorating emoji aside); one that is missing is "page layout changed", listing the headings the
-page has. A row's identity is the visible text of its key cells (a link target there is ignored).
+Headings, sections, the page text and pins: ``sections.py``. A row's identity is the visible
+text of its key cells (a link target there is ignored).
 
 Cells are normalised by ``cells.normalise_cell``; header cells get the same treatment (links as
 plain text). A header may span several rows (``<thead>`` rows, or leading rows of ``<th>``
-only, or a first-row cell whose ``rowspan`` covers them): a column is named by its header cells
-joined from the top (``SDK version / 1.22``), a header row is never a data row, and a column
-added under a group is that one column added. An empty header is ``column N`` and a repeated
-one ``Name (2)``. A table is stored in canonical form: identity columns first (in ``key``
-order), then the other columns sorted by name, rows sorted by identity (then whole row). So
-re-sorted rows, re-ordered columns and re-wrapped text give the same snapshot, byte for byte.
-colspan/rowspan repeat the value into each covered cell; rows of nested tables are not the
-outer table's rows; empty rows and repeated header rows are skipped.
+only): a column is named by its header cells joined from the top (``SDK version / 1.22``), a
+header row is never a data row, and a column added under a group is that one column added. An
+empty header is ``column N`` and a repeated one ``Name (2)``. A table is stored in canonical
+form: identity columns first (in ``key`` order), then the other columns sorted by name, rows
+sorted by identity (then whole row). So re-sorted rows, re-ordered columns and re-wrapped text
+give the same snapshot, byte for byte. colspan/rowspan repeat the value into each covered cell;
+rows of nested tables are not the outer table's rows; empty rows and repeated header rows are
+skipped.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bs4 import BeautifulSoup, Tag
-from bs4.element import NavigableString
-from soupsieve import SelectorSyntaxError
 
 from crawler.analysis.pages.cells import (
     MAX_COLUMNS,
-    MAX_HEADING_CHARS,
-    MAX_HEADINGS_LISTED,
     MAX_ROWS,
     MAX_SPAN,
     MAX_TABLES,
-    MAX_TEXT_CHARS,
-    NON_TEXT,
     ExtractionError,
     attribute,
     normalise_cell,
-    normalise_text,
     render_text,
 )
-from crawler.analysis.placeholders import mark_placeholder
+from crawler.analysis.pages.sections import HEADING_RE, find_heading, heading_text, select_one
 from crawler.model import ExtractedTable
-from crawler.patterns import PatternTimeout, search
-
-_HEADING_RE = re.compile(r"^h[1-6]$")
-_HEADING_BODY = ("table", "div", "p", "ul", "ol", "pre", "section")
-_HEADING_JUNK = "¶#🔗§ "
 
 
 @dataclass(frozen=True)
@@ -73,115 +58,6 @@ class TableInfo:
     selector: str | None  # a selector that finds it, when the table has an id or class
 
 
-def bare_heading(text: str) -> str:
-    """A heading as a reader names it: whitespace collapsed, and the decoration around it
-    (anchor marks ``¶ # 🔗 §``, a leading or trailing emoji or symbol) left out."""
-    text = normalise_text(text)
-    start, end = 0, len(text)
-    while start < end and (text[start] in _HEADING_JUNK or _decoration(text[start])):
-        start += 1
-    while end > start and (text[end - 1] in _HEADING_JUNK or _decoration(text[end - 1])):
-        end -= 1
-    return text[start:end]
-
-
-def _decoration(char: str) -> bool:
-    return unicodedata.category(char) in ("So", "Sk", "Mn", "Zs", "Cf")
-
-
-def heading_text(tag: Tag) -> str:
-    block = tag.find(_HEADING_BODY)
-    if block is None:
-        return bare_heading(render_text(tag, links=False))
-    # an unclosed heading swallowed what follows it: its title is the text before that
-    parts: list[str] = []
-    for node in tag.descendants:
-        if node is block:
-            break
-        if isinstance(node, NavigableString) and not isinstance(node, NON_TEXT):
-            parts.append(str(node))
-    return bare_heading(" ".join(parts))
-
-
-def headings(soup: BeautifulSoup) -> list[Tag]:
-    return [h for h in soup.find_all(_HEADING_RE) if isinstance(h, Tag)]
-
-
-def find_heading(soup: BeautifulSoup, heading: str) -> Tag:
-    """The heading whose text is ``heading`` (case and whitespace aside): never a heading
-    that merely contains it, which would silently pick another section's table."""
-    target = bare_heading(heading).casefold()
-    found = headings(soup)
-    texts = [heading_text(h) for h in found]
-    for tag, text in zip(found, texts, strict=True):
-        if text.casefold() == target:
-            return tag
-    shown = [repr(normalise_text(t, MAX_HEADING_CHARS)) for t in dict.fromkeys(texts) if t]
-    listing = ", ".join(shown[:MAX_HEADINGS_LISTED])
-    if len(shown) > MAX_HEADINGS_LISTED:
-        listing += f", +{len(shown) - MAX_HEADINGS_LISTED} more"
-    raise ExtractionError(
-        f"page layout changed: heading {heading!r} not found; "
-        + (f"the page's headings: {listing}" if listing else "the page has no headings")
-    )
-
-
-def heading_level(tag: Tag) -> int | None:
-    """1-6 for a heading element, None for anything else."""
-    return int(tag.name[1]) if _HEADING_RE.match(tag.name) else None
-
-
-def scope(soup: BeautifulSoup, selector: str | None, heading: str | None) -> Iterator[Tag]:
-    """The elements a selection looks in, in document order: inside the element ``selector``
-    matches, under ``heading`` until the next heading of its level or above, or the page."""
-    if selector is not None:
-        root: Tag = select_one(soup, selector)
-        yield from (n for n in root.descendants if isinstance(n, Tag))
-        return
-    if heading is None:
-        yield from (n for n in soup.descendants if isinstance(n, Tag))
-        return
-    start = find_heading(soup, heading)
-    level = heading_level(start) or 6
-    for node in start.next_elements:
-        if not isinstance(node, Tag):
-            continue
-        found = heading_level(node)
-        if found is not None and found <= level:
-            return
-        yield node
-
-
-def section_text(soup: BeautifulSoup, heading: str) -> str:
-    """The normalised text under ``heading``, up to the next heading of its level or above."""
-    start = find_heading(soup, heading)
-    level = heading_level(start) or 6
-    parts: list[str] = []
-    inside = {id(n) for n in start.descendants}
-    for node in start.next_elements:
-        if isinstance(node, Tag):
-            found = heading_level(node)
-            if found is not None and found <= level:
-                break
-            if node.name == "img":
-                parts.append(attribute(node, "alt"))
-        elif isinstance(node, NavigableString) and not isinstance(node, NON_TEXT):
-            parts.append("" if id(node) in inside else str(node))  # not the heading's own
-    return normalise_text(" ".join(parts), MAX_TEXT_CHARS)
-
-
-def select_one(soup: BeautifulSoup, selector: str) -> Tag:
-    """The first element ``selector`` matches; ExtractionError when it is invalid or matches
-    nothing."""
-    try:
-        match = soup.select_one(selector)
-    except (SelectorSyntaxError, ValueError, NotImplementedError) as exc:
-        raise ExtractionError(f"invalid CSS selector `{selector}`: {exc}") from None
-    if match is None:
-        raise ExtractionError(f"page layout changed: selector `{selector}` matched nothing")
-    return match
-
-
 def _find_table(soup: BeautifulSoup, selector: str | None, heading: str | None) -> Tag:
     if selector is not None:
         match = select_one(soup, selector)
@@ -202,7 +78,7 @@ def _find_table(soup: BeautifulSoup, selector: str | None, heading: str | None) 
     for node in start.next_elements:
         if not isinstance(node, Tag):
             continue
-        if _HEADING_RE.match(node.name) and int(node.name[1]) <= level:
+        if HEADING_RE.match(node.name) and int(node.name[1]) <= level:
             break
         if node.name == "table":
             return node
@@ -405,48 +281,6 @@ def canonical_table(
     )
 
 
-def page_text(soup: BeautifulSoup | Tag, limit: int | None = MAX_TEXT_CHARS) -> str:
-    """The normalised text of a page or block, whitespace collapsed; an image reads as its
-    alt text, as in a cell (a row of vendor logos names the vendors)."""
-    parts: list[str] = []
-    for node in soup.descendants:
-        if isinstance(node, NavigableString):
-            if not isinstance(node, NON_TEXT):
-                parts.append(str(node))
-        elif isinstance(node, Tag) and node.name == "img":
-            parts.append(attribute(node, "alt"))
-    return normalise_text(" ".join(parts), limit)
-
-
-def extract_pins(
-    text: str, pins: dict[str, str], *, text_limit: int
-) -> tuple[tuple[str, str | None], ...]:
-    """(name, first group of the pattern's first match in the page text, or None), by name.
-
-    A pattern scans the first ``text_limit`` characters, within ``patterns.MATCH_TIMEOUT``;
-    a pin not found in a page cut short, or a pattern out of time, is an ExtractionError (the
-    page's last good extraction is kept) rather than a pin that vanished."""
-    scanned = text[:text_limit]
-    values: list[tuple[str, str | None]] = []
-    for pin, pattern in sorted(pins.items()):
-        subject = f"the page text ({len(scanned):,} characters)"
-        try:
-            match = search(pattern, scanned, subject=subject)
-        except PatternTimeout as exc:
-            raise ExtractionError(f"pin {pin!r}: {exc}") from exc
-        except ValueError as exc:
-            raise ExtractionError(f"pin {pin!r}: invalid regular expression: {exc}") from None
-        if match is None and len(text) > text_limit:
-            raise ExtractionError(
-                f"pin {pin!r}: not found in the first {text_limit:,} characters of the page "
-                f"text ({len(text):,} in all): raise settings.pin_text_limit in sources.yaml "
-                "if the page is legitimate"
-            )
-        value = match.group(1) if match and match.re.groups else None
-        values.append((pin, None if value is None else normalise_text(mark_placeholder(value))))
-    return tuple(values)
-
-
 def _selector_hint(table: Tag) -> str | None:
     ident = attribute(table, "id").strip()
     if ident and re.fullmatch(r"[A-Za-z][\w-]*", ident):
@@ -462,7 +296,7 @@ def describe_tables(soup: BeautifulSoup) -> list[TableInfo]:
     for node in soup.descendants:  # one pass: the heading above each table
         if not isinstance(node, Tag):
             continue
-        if _HEADING_RE.match(node.name):
+        if HEADING_RE.match(node.name):
             heading = node
         elif node.name == "table":
             try:

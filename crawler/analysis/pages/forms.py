@@ -25,18 +25,13 @@ from soupsieve import SelectorSyntaxError
 
 from crawler.analysis.pages.cells import MAX_TEXT_CHARS, ExtractionError
 from crawler.analysis.pages.csv import DelimitedForm
-from crawler.analysis.pages.document import (
-    Document,
-    extract_pins,
-    extract_table,
-    page_text,
-    section_text,
-)
+from crawler.analysis.pages.document import Document, extract_table
 from crawler.analysis.pages.items import extract_items
 from crawler.analysis.pages.keyvalue import KeyValueForm
 from crawler.analysis.pages.markdown import parse_html, parse_markdown, parse_mdx
 from crawler.analysis.pages.reading import PageForm, ReadContext, Reading
 from crawler.analysis.pages.rst import parse_rst
+from crawler.analysis.pages.sections import extract_pins, page_text, section_text
 from crawler.config import PageSpec, TableSpec
 from crawler.config.pages import TextSection
 from crawler.model import ExtractedTable

@@ -40,13 +40,8 @@ from crawler.analysis.pages.cells import (
     normalise_text,
     render_text,
 )
-from crawler.analysis.pages.document import (
-    bare_heading,
-    canonical_table,
-    heading_level,
-    heading_text,
-    scope,
-)
+from crawler.analysis.pages.document import canonical_table
+from crawler.analysis.pages.sections import bare_heading, heading_level, heading_text, scope
 from crawler.model import ITEM_COLUMNS, ExtractedTable
 
 ItemKind = Literal["list", "enumeration"]

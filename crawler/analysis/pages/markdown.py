@@ -29,7 +29,8 @@ from markdown_it.common.html_blocks import block_names
 from markdown_it.token import Token
 
 from crawler.analysis.pages.cells import MAX_ROWS, ExtractionError
-from crawler.analysis.pages.document import Document, bare_heading, heading_text, headings
+from crawler.analysis.pages.document import Document
+from crawler.analysis.pages.sections import bare_heading, heading_text, headings
 
 _TAG_NAME_RE = re.compile(r"^</?([A-Za-z][A-Za-z0-9-]*)")
 # fmt: off

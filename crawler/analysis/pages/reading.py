@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from crawler.analysis.pages.cells import ExtractionError, normalise_text
-from crawler.analysis.pages.document import extract_pins
+from crawler.analysis.pages.sections import extract_pins
 from crawler.config import PageSpec
 from crawler.model import ExtractedTable
 

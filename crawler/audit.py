@@ -30,6 +30,7 @@ from crawler.config import Config, ConfigError, ProjectSpec
 from crawler.diff import DiffRules, Findings, Tracked, diff_audit, forget_memos, removed_projects
 from crawler.diff.pending import PendingItem, pending_changes
 from crawler.diff.source_labels import Names as SourceNamesMap
+from crawler.failpoints import failpoint
 from crawler.findings import findings_between as findings_between  # re-exported
 from crawler.findings import location_of as _location
 from crawler.findings import source_names as source_names
@@ -486,6 +487,7 @@ def _run_audit(
         return AuditOutcome(audit_id, "failed", report, None, report_error)
     try:
         report_dir = write_report(report, reports_dir)
+        failpoint("report-written")
     except OSError as exc:
         # Not recorded as a usable audit: the next one diffs against the last reported
         # baseline and reports these findings again.
@@ -500,6 +502,7 @@ def _run_audit(
     except SQLAlchemyError as exc:
         store.failed("recording the audit", exc)
         raise StoreError(_store_failed(store, audit_id, [])) from None
+    failpoint("audit-finished")
     return AuditOutcome(audit_id, status, report, report_dir, report_error)
 
 
@@ -579,6 +582,7 @@ def _tally_batch(
         store.failed("recording the audit", exc)
         return None
     tally.batches_recorded += 1
+    failpoint("batch-recorded")
     return None
 
 

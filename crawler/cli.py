@@ -39,6 +39,7 @@ from crawler.config import (
     check_timezone,
     load_config,
 )
+from crawler.failpoints import failpoint
 from crawler.logs import LogFormat, Output, configure_output
 from crawler.store import DEFAULT_DB_URL, Store
 from crawler.store.database import StoreError
@@ -159,6 +160,7 @@ def _audit_and_deliver(
         env=os.environ,
         secrets=output.secrets,
     )
+    failpoint("delivered")
     for result in delivery.results:
         line = f"notification {result.channel}: {result.detail}"
         if result.ok:

@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import re
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -28,7 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from crawler.config import Config, ConfigError, ProjectSpec
 from crawler.diff import DiffRules, Findings, Tracked, diff_audit, forget_memos, removed_projects
-from crawler.diff.pending import PendingItem, pending_changes
+from crawler.diff.pending import PendingItem, newest_first, pending_changes, taken_by_catalog
 from crawler.diff.source_labels import Names as SourceNamesMap
 from crawler.failpoints import failpoint
 from crawler.findings import findings_between as findings_between  # re-exported
@@ -46,6 +45,7 @@ from crawler.model import (
     ProjectStatus,
     audit_status,
 )
+from crawler.report.files import write_report
 from crawler.report.json_report import (
     AuditHeader,
     ReportParts,
@@ -57,7 +57,6 @@ from crawler.report.json_report import (
     pending_entry,
     project_entry,
 )
-from crawler.report.markdown import write_markdown
 from crawler.report.model import ChangeEntry, ErrorEntry, FlagEntry, ProjectEntry, Report
 from crawler.report.spool import InOrder, Spool, joined
 from crawler.report.words import change_summary
@@ -70,6 +69,8 @@ from crawler.upstream.http import redact
 from crawler.upstream.pages import PageFetcher
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from crawler.progress import AuditProgress
 
 log = logging.getLogger(__name__)
@@ -145,27 +146,6 @@ def check_removals(config: Config, baseline: AuditInfo | None, allow_removals: b
             f"{len(baseline.projects)}: {len(dropped)} would be reported removed ({shown}). "
             "If that is intended, run with --allow-removals; otherwise check the file."
         )
-
-
-def write_report(report: Report, reports_dir: Path, *, refresh_latest: bool = True) -> Path:
-    """reports/<UTC timestamp>-audit<N>/report.{md,json}, then (for the audit just run)
-    refresh reports/latest/."""
-    stamp = report.audit.started_at.replace(":", "").replace("-", "")
-    target = reports_dir / f"{stamp}-audit{report.audit.id}"
-    target.mkdir(parents=True, exist_ok=True)
-    with (target / "report.json").open("wb") as out:
-        report.write_json(out)
-    with (target / "report.md").open("w", encoding="utf-8") as text:
-        write_markdown(report, text)
-    if not refresh_latest:
-        return target
-    latest = reports_dir / "latest"
-    staging = reports_dir / ".latest.tmp"
-    shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(target, staging)
-    shutil.rmtree(latest, ignore_errors=True)
-    staging.rename(latest)
-    return target
 
 
 def _overall_status(tally: _Tally, stopped: bool) -> AuditStatus:
@@ -431,7 +411,7 @@ def _run_audit(
         timedelta(days=config.settings.stale_after_days),
     )  # fmt: skip
     status = _overall_status(tally, stopped)
-    pending = _pending(
+    pending, open_pending = _pending(
         config, store, audit_id, started,
         [*tally.ordered(tally.pending, lambda c: c.project), *removed], names,
     )  # fmt: skip
@@ -497,7 +477,7 @@ def _run_audit(
     try:
         store.finish_audit(
             audit_id, [], status, finished, baseline.id if baseline else None, stats,
-            checked_earlier=tally.checked,
+            checked_earlier=tally.checked, also=open_pending if status != "failed" else None,
         )  # fmt: skip
     except SQLAlchemyError as exc:
         store.failed("recording the audit", exc)
@@ -633,17 +613,24 @@ def _pending(
     started: datetime,
     changes: Sequence[Change],
     names: SourceNamesMap,
-) -> list[PendingItem]:
-    """Record tonight's pending-worthy changes, close what the curated catalog (if configured)
-    already holds, and return everything still pending, newest first."""
-    from crawler.store.pending import close_taken, open_pending, record_pending
+) -> tuple[list[PendingItem], Callable[[Session], None]]:
+    """Everything pending after tonight, newest first, and what opens tonight's new items in
+    the transaction that finishes the audit (never before: a night killed before its report
+    leaves nothing open, and the next audit counts those changes as new). What the curated
+    catalog (if configured) already holds is closed now, or never opened."""
+    from crawler.store.pending import as_items, close_pending, new_pending, open_pending, opener
 
-    record_pending(store, audit_id, started, changes, lambda change: change_summary(change, names))
+    found = new_pending(store, changes, lambda change: change_summary(change, names))
+    stored, tonight = open_pending(store), as_items(found, audit_id, started)
     path = curated_catalog_path(config)
     curated = read_curated(path) if path is not None else None
     if curated is not None:
-        close_taken(store, curated, started)
-    return open_pending(store)
+        taken = set(taken_by_catalog([*stored, *tonight], curated))
+        close_pending(store, sorted(i for i in taken if i > 0), "merged", started)
+        found = [new for new, item in zip(found, tonight, strict=True) if item.id not in taken]
+        stored = [item for item in stored if item.id not in taken]
+        tonight = [item for item in tonight if item.id not in taken]
+    return newest_first([*stored, *tonight]), opener(found, audit_id, started)
 
 
 # -- re-rendering stored audits -------------------------------------------------------------------

@@ -13,6 +13,7 @@ import os
 import stat
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 
     from crawler.audit import AuditOutcome
     from crawler.diff.pending import PendingItem
+    from crawler.notify import Delivery
 
 DEFAULT_REPORTS = "reports"
 # audit ids are database integers: anything larger is refused by click, not by the database
@@ -129,6 +131,8 @@ def _audit_and_deliver(
     from crawler.report.words import audit_line
     from crawler.upstream.sources.github import github_endpoint
 
+    api_url, token = github_endpoint(config.source_settings("github"), os.environ)
+    _deliver_late(config, store, reports_dir, output, api_url, token)
     progress = make_progress(output)
     try:
         outcome = run_audit(
@@ -150,7 +154,6 @@ def _audit_and_deliver(
         )
         return outcome
     output.detail(f"report: {outcome.report_dir / 'report.md'}")
-    api_url, token = github_endpoint(config.source_settings("github"), os.environ)
     delivery = deliver(
         outcome.report,
         outcome.report_dir,
@@ -161,13 +164,32 @@ def _audit_and_deliver(
         secrets=output.secrets,
     )
     failpoint("delivered")
+    store.mark_delivered(outcome.audit_id, datetime.now(UTC).replace(microsecond=0))
+    _show_delivery(delivery, output)
+    return outcome
+
+
+def _deliver_late(
+    config: Config, store: Store, reports_dir: Path, output: Output, api_url: str, token: str | None
+) -> None:
+    """First, the reports of finished audits a killed run never delivered."""
+    from crawler.notify.late import deliver_late
+
+    for delivery in deliver_late(
+        store, config, reports_dir, api_url=api_url, token=token, env=os.environ,
+        secrets=output.secrets,
+    ):  # fmt: skip
+        output.note(f"audit #{delivery.audit_id} was never delivered: delivered late now")
+        _show_delivery(delivery, output)
+
+
+def _show_delivery(delivery: Delivery, output: Output) -> None:
     for result in delivery.results:
         line = f"notification {result.channel}: {result.detail}"
         if result.ok:
             output.note(line)
         else:
             output.error(line)
-    return outcome
 
 
 @cli.command()
@@ -408,7 +430,8 @@ def report(
     stdout: bool,
 ) -> None:
     """Re-render the report of an audit (default: the latest) from the database."""
-    from crawler.audit import rebuild_report, write_report
+    from crawler.audit import rebuild_report
+    from crawler.report.files import write_report
     from crawler.report.markdown import render_markdown
 
     config = _load_if_present(config_path)

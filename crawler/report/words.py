@@ -174,6 +174,19 @@ def pending_of(report: Report) -> tuple[PendingEntry, ...]:
     return () if isinstance(report.pending, msgspec.UnsetType) else report.pending
 
 
+def late_delivery(report: Report) -> str:
+    """What a report delivered by a later run says first: which night it belongs to."""
+    return (
+        f"sent late: audit #{report.audit.id} of the night of {day(report.audit.started_at)} "
+        "finished, but its run stopped before sending this"
+    )
+
+
+def late_mark(report: Report) -> str:
+    """The mark before a late notification's title: ``[late: night of 2026-11-30]``."""
+    return f"[late: night of {day(report.audit.started_at)}]"
+
+
 def audit_line(report: Report, status: str | None = None) -> str:
     """The one line about an audit, on the terminal and as a notification's title:
     ``audit #7 complete: 3 changes, 0 flags, 1 error, 0 deferred; 1 new tonight, 4 pending

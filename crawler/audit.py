@@ -57,7 +57,14 @@ from crawler.report.json_report import (
     pending_entry,
     project_entry,
 )
-from crawler.report.model import ChangeEntry, ErrorEntry, FlagEntry, ProjectEntry, Report
+from crawler.report.model import (
+    MIN_CHECKED_SHARE,
+    ChangeEntry,
+    ErrorEntry,
+    FlagEntry,
+    ProjectEntry,
+    Report,
+)
 from crawler.report.spool import InOrder, Spool, joined
 from crawler.report.words import change_summary
 from crawler.report.words import last_checked as _since
@@ -86,12 +93,14 @@ class AuditOutcome:
     report: Report
     report_dir: Path | None
     report_error: str | None = None  # why the report files could not be written
+    stopped: bool = False  # asked to stop (SIGTERM): what it left unchecked is not a failure
 
     @property
     def exit_code(self) -> int:
         """0 all checked and reported; 1 when anything needs a person (errors, stale
-        projects, a report that could not be written)."""
-        return 1 if self.report_error or self.report.needs_attention else 0
+        projects, a report that could not be written, an audit that checked too little)."""
+        too_little = self.report.summary.checked_too_little() and not self.stopped
+        return 1 if self.report_error or self.report.needs_attention or too_little else 0
 
 
 def _now() -> datetime:
@@ -151,8 +160,8 @@ def check_removals(config: Config, baseline: AuditInfo | None, allow_removals: b
 def _overall_status(tally: _Tally, stopped: bool) -> AuditStatus:
     if tally.tracked and tally.failed == tally.tracked:
         return "failed"
-    if stopped or len(tally.errors):
-        return "partial"
+    if stopped or len(tally.errors) or len(tally.checked) < tally.tracked * MIN_CHECKED_SHARE:
+        return "partial"  # checked too little: a night lost to a limit is no quiet night
     return "complete"
 
 
@@ -483,7 +492,7 @@ def _run_audit(
         store.failed("recording the audit", exc)
         raise StoreError(_store_failed(store, audit_id, [])) from None
     failpoint("audit-finished")
-    return AuditOutcome(audit_id, status, report, report_dir, report_error)
+    return AuditOutcome(audit_id, status, report, report_dir, report_error, stopped)
 
 
 @dataclass(frozen=True)

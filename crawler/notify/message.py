@@ -12,6 +12,7 @@ from crawler.report.markdown import escape, link
 from crawler.report.model import Report
 from crawler.report.words import (
     audit_line,
+    checked_too_little,
     kind_name,
     late_delivery,
     late_mark,
@@ -34,6 +35,8 @@ def should_notify(report: Report, when: When) -> tuple[bool, str]:
     errors = report.summary.errors
     if when == "always":
         return True, "notify.when is 'always'"
+    if report.summary.checked_too_little():  # a night lost to a limit is not a quiet night
+        return True, checked_too_little(report.summary)
     if when == "errors":
         if errors:
             return True, plural(errors, "error")

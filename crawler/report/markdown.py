@@ -326,9 +326,10 @@ def _headline(report: Report) -> list[str]:
     ]
     if words.reached_nothing(summary):
         lines[0] = lines[0][:-1] + (
-            "; **reached nothing**: no project could be read (offline, or every source "
-            "unreachable)."
+            f"; **reached nothing**: no project could be read ({words.why_nothing(summary)})."
         )
+    elif summary.checked_too_little():
+        lines[0] = lines[0][:-1] + f"; **{words.checked_too_little(summary)}**."
     gaps = []
     if summary.deferred:
         were = "was" if summary.deferred == 1 else "were"

@@ -36,6 +36,12 @@ class AuditPart(_Part, frozen=True):
     baseline_audit_id: int | None
 
 
+# An audit that checked fewer than this share of the projects it tracks (untracked ones apart)
+# did not do its job, whatever stopped it (a rate limit spent until tomorrow, a source that
+# defers everything): it ends ``partial`` and exits 1, so cron mail speaks up that very night.
+MIN_CHECKED_SHARE = 0.1
+
+
 class Summary(_Part, frozen=True, omit_defaults=True):
     projects: int
     checked: int
@@ -49,6 +55,11 @@ class Summary(_Part, frozen=True, omit_defaults=True):
     flags: int
     changes_by_kind: dict[str, int]
     not_selected: int = 0  # left out by --only; absent from the JSON when none were
+
+    def checked_too_little(self) -> bool:
+        """Fewer than MIN_CHECKED_SHARE of the trackable projects were checked."""
+        trackable = self.projects - self.untracked
+        return trackable > 0 and self.checked < trackable * MIN_CHECKED_SHARE
 
 
 class ChangeEntry(_Part, frozen=True):

@@ -27,7 +27,7 @@ from crawler.analysis.license_clauses import quote
 from crawler.diff.licenses import LicenseLabelFacts
 from crawler.diff.source_labels import Names, key_of, label_of
 from crawler.model import Change, ChangeKind, Flag, FlagKind, LicenseAnalysis, TextSpan
-from crawler.report.model import PendingEntry, Report, Summary
+from crawler.report.model import MIN_CHECKED_SHARE, PendingEntry, Report, Summary
 
 NOASSERTION = "NOASSERTION"
 NO_DATE = "—"  # a date no source gave
@@ -156,9 +156,27 @@ def summary_line(status: str, summary: Summary) -> str:
     if reached_nothing(summary):
         line += (
             f"; reached nothing: none of the {plural(summary.projects, 'project')} could be "
-            "read (offline, or every source unreachable)"
+            f"read ({why_nothing(summary)})"
         )
+    elif summary.checked_too_little():
+        line += f"; {checked_too_little(summary)}"
     return line
+
+
+def why_nothing(summary: Summary) -> str:
+    """Why an audit read no project: every source unreachable, or every project deferred."""
+    if summary.errors or not summary.deferred:
+        return "offline, or every source unreachable"
+    return "every one deferred: a rate limit spent, or a source that asked to wait"
+
+
+def checked_too_little(summary: Summary) -> str:
+    """``checked only 1 of 20 projects (fewer than a tenth): see "Not checked"``."""
+    trackable = summary.projects - summary.untracked
+    return (
+        f"checked only {summary.checked} of {plural(trackable, 'project')} (fewer than "
+        f"{MIN_CHECKED_SHARE:.0%}): see \"Not checked\""
+    )
 
 
 def pending_phrase(pending: Sequence[PendingEntry]) -> str | None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from crawler import __version__
-from crawler.cli_db import audit_lock_or_exit, db, prune
+from crawler.cli_db import audit_lock_or_exit, db, prune, take_audit_lock
 from crawler.cli_db import open_store as _open_store
 from crawler.cli_ops import (
     Failure,
@@ -310,10 +310,15 @@ def schedule(
             output.error(f"audit skipped: {exc}")
             return
         try:
-            with store.audit_lock("crawler schedule"):
+            lock = take_audit_lock(store, "crawler schedule")
+            try:
                 _audit_and_deliver(config, store, Path(reports_dir), None, stop, output)
+            finally:
+                lock.release()
         except AuditLocked as exc:  # keep the schedule; this tick is skipped
             output.error(f"{exc}; skipping this run")
+        except StoreError as exc:  # the database's failure, said once; the next tick retries
+            output.error(str(exc))
         except Exception as exc:  # logged, never kills the scheduler
             output.error(f"audit failed: {exc}")
         finally:

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import click
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 
 from crawler.cli_ops import Failure
 from crawler.store import DEFAULT_DB_URL, Store
-from crawler.store.database import display_db_url, scrub_db_secrets
+from crawler.store.database import StoreError, display_db_url, scrub_db_secrets
 from crawler.store.lock import AuditLock, AuditLocked
 
 EXIT_LOCKED = 3
@@ -64,12 +65,26 @@ def locked_message(exc: AuditLocked) -> str:
     return f"{exc}; not starting another (exit status {EXIT_LOCKED})"
 
 
+def take_audit_lock(store: Store, owner: str) -> AuditLock:
+    """The audit lock, taken; AuditLocked when another holds it; StoreError, in the one line an
+    audit that meets the same failure later says, when the database fails (a full disk)."""
+    lock = store.audit_lock(owner)
+    try:
+        lock.acquire()
+    except SQLAlchemyError as exc:
+        lock.release()  # whatever part of it was taken (a PostgreSQL session lock)
+        failure = store.failed("taking the audit lock", exc)
+        raise StoreError(
+            f"{failure}. No audit was started: nothing was fetched or recorded."
+        ) from None
+    return lock
+
+
 @contextlib.contextmanager
 def audit_lock_or_exit(store: Store, owner: str) -> Iterator[AuditLock]:
     """Hold the audit lock for the block, or print who holds it and exit with status 3."""
     try:
-        lock = store.audit_lock(owner)
-        lock.acquire()
+        lock = take_audit_lock(store, owner)
     except AuditLocked as exc:
         click.echo(f"error: {locked_message(exc)}", err=True)
         sys.exit(EXIT_LOCKED)

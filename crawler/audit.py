@@ -33,7 +33,7 @@ from crawler.failpoints import failpoint
 from crawler.findings import findings_between as findings_between  # re-exported
 from crawler.findings import location_of as _location
 from crawler.findings import source_names as source_names
-from crawler.gather import Gatherer, open_sources
+from crawler.gather import Gatherer, check_credentials, open_sources
 from crawler.model import (
     AuditStatus,
     Change,
@@ -340,6 +340,7 @@ def _run_audit(
     # its temporary file made before the audit begins: a machine without a writable TMPDIR
     # stops here, with no audit left 'running'
     tally = _Tally({spec.name: i for i, spec in enumerate(specs)})
+    check_credentials(specs, env)  # a broken key: no audit begins (ConfigError, exit 2)
     audit_id = store.begin_audit(config.path, listed, started)
 
     def clock() -> str:

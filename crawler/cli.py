@@ -215,11 +215,11 @@ def audit(
     import threading
 
     from crawler.schedule import stop_on_signals
-    from crawler.upstream.sources.github import github_endpoint
+    from crawler.upstream.sources.github import credential_in_use
 
     config = _load(config_path)
     uses_github = any(p.forge and p.forge.source == "github" for p in config.projects)
-    if uses_github and not github_endpoint(config.source_settings("github"), os.environ)[1]:
+    if uses_github and credential_in_use(os.environ) is None:
         _output().note(
             "warning: no GITHUB_TOKEN or GH_TOKEN: GitHub allows 60 unauthenticated requests "
             "an hour; the audit uses REST with conditional requests and defers what does not fit"
@@ -279,9 +279,14 @@ def schedule(
     lets a running audit finish its current project (it ends as partial), then exits.
     """
 
+    from crawler.gather import check_credentials
     from crawler.schedule import SchedulePlan, serve
 
     config = _load(config_path)  # fail fast on a bad file; it is re-read before every audit
+    try:  # and on a broken App key: each audit would stop on it
+        check_credentials(config.projects, os.environ)
+    except ConfigError as exc:
+        raise Failure(str(exc)) from None
     zone = timezone or config.schedule.timezone
     try:
         check_timezone(zone)

@@ -79,6 +79,14 @@ def used_sources(specs: Sequence[ProjectSpec]) -> list[str]:
     return sorted(names)
 
 
+def check_credentials(specs: Sequence[ProjectSpec], env: Mapping[str, str]) -> None:
+    """Each source the audit uses checks the credentials it is given (ConfigError): a broken
+    key stops the audit before it begins, not as an error of every project, every night."""
+    kinds = source_kinds()
+    for name in used_sources(specs):
+        kinds[name].check_credentials(env)
+
+
 def open_sources(
     config: Config,
     specs: Sequence[ProjectSpec],

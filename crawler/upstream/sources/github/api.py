@@ -399,8 +399,11 @@ class GitHubApi:
         clock: Callable[[], float] = time.monotonic,
         allow_private: bool = False,
         app_tokens: AppTokens | None = None,
+        credential: str | None = None,
     ) -> None:
         self.api_url = api_url.rstrip("/")
+        # the variable the token came from, for messages (crawler.upstream.sources.github)
+        self.credential = credential or "GITHUB_TOKEN"
         self.allow_private = allow_private  # redirects to private addresses (the page guard)
         self.graphql_url = graphql_url(self.api_url)
         # a GitHub App's installation tokens (app_auth.py) replace the token when given
@@ -719,6 +722,8 @@ class GitHubApi:
         graphql = verb == "POST"
         if self.pacer is not None:
             self.pacer.turn(graphql=graphql)
+        if self._app_tokens is not None:  # exchanged (or refused: AppAuthError) before sending,
+            self._app_tokens.token()  # never taken for a transport failure and retried
         budget.reserve(self._settings.budget_reserve, url)
         self.stats.add(requests=1)
         try:
@@ -791,9 +796,16 @@ class GitHubApi:
         if status < 400:
             return
         message = self.safe_message(upstream_message(body))
+        if status == 401 and self._app_tokens is not None:
+            raise GitHubError(
+                "GitHub rejected the App's installation token (HTTP 401): check that the App "
+                "is still installed (GITHUB_APP_INSTALLATION_ID) and not suspended",
+                url,
+                status,
+            )
         if status == 401:
             raise GitHubError(
-                "GitHub rejected the token (HTTP 401): check GITHUB_TOKEN", url, status
+                f"GitHub rejected the token (HTTP 401): check {self.credential}", url, status
             )
         raise GitHubError(f"HTTP {status}: {message}", url, status)
 

@@ -41,7 +41,7 @@ from crawler.config import (
     load_config,
 )
 from crawler.failpoints import failpoint
-from crawler.logs import LogFormat, Output, configure_output
+from crawler.logs import LogFormat, Output, configure_output, requested_format
 from crawler.store import DEFAULT_DB_URL, Store
 from crawler.store.database import StoreError
 from crawler.store.lock import AuditLocked
@@ -362,9 +362,12 @@ def health(heartbeat: str, max_age: int) -> None:
         state = check_heartbeat(Path(heartbeat), datetime.now(UTC), max_age)
     except UnreadableFile as exc:  # a FIFO or /dev/zero: unhealthy, said (never read)
         # exit 1, not 2: Docker reserves a HEALTHCHECK's exit status 2 ("do not use")
-        click.echo(f"unhealthy: --heartbeat {exc}", err=True)
+        _output().stderr(f"unhealthy: --heartbeat {exc}")
         sys.exit(1)
-    click.echo(state.message, err=not state.healthy)
+    if state.healthy:
+        click.echo(state.message)
+    else:
+        _output().stderr(state.message)
     sys.exit(0 if state.healthy else 1)
 
 
@@ -733,7 +736,31 @@ def main() -> None:
     # At exit, the interpreter's last collection walks every object (a tenth of an unchanged
     # night); frozen, it walks none. Files and the database are closed by then.
     atexit.register(gc.freeze)
+    if requested_format(sys.argv[1:], os.environ) == "json":
+        sys.exit(_main_in_json())
     cli(prog_name="crawler")
+
+
+def _main_in_json() -> int:
+    """click's own error lines (``Error:``, ``Usage:``) and a traceback, as JSON objects too."""
+    import logging
+
+    log = logging.getLogger("crawler.cli")
+    configure_output(0, False, "json", os.environ)  # before the options are read; redone then
+    try:
+        code = cli.main(prog_name="crawler", standalone_mode=False)
+    except click.ClickException as exc:
+        context = exc.ctx if isinstance(exc, click.UsageError) else None
+        usage = {"usage": context.get_usage()} if context is not None else {}
+        log.error("%s", exc.format_message(), extra=usage)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        log.error("aborted")
+        return 1
+    except Exception as exc:  # a defect: its traceback, redacted, in one JSON object
+        log.critical("unexpected error: %s: %s", type(exc).__name__, exc, exc_info=True)
+        return 1
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":

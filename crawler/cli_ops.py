@@ -14,10 +14,18 @@ import click
 
 from crawler.config import Config, ConfigError, load_config
 from crawler.locations import config_path
+from crawler.logs import Output
 from crawler.model import ChangeKind, FlagKind
 from crawler.report.model import Report
 
 EXIT_FAIL_ON = 4  # the audit found a kind named by --fail-on
+
+
+def output() -> Output:
+    """How this run writes (chosen by the global options), or the default outside a command."""
+    context = click.get_current_context(silent=True)
+    obj = context.find_root().obj if context is not None else None
+    return obj if isinstance(obj, Output) else Output()
 
 
 class Failure(click.ClickException):
@@ -172,7 +180,7 @@ def fail_on_exit(report: Report, kinds: frozenset[str] | None) -> int | None:
     if not found:
         return None
     listed = ", ".join(f"{kind} ({n})" for kind, n in found.items())
-    click.echo(f"--fail-on: found {listed} (exit status {EXIT_FAIL_ON})", err=True)
+    output().stderr(f"--fail-on: found {listed} (exit status {EXIT_FAIL_ON})")
     return EXIT_FAIL_ON
 
 

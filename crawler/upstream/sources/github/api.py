@@ -38,6 +38,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
+from crawler.logs import adopt_library_loggers
 from crawler.upstream.answers import upstream_message
 from crawler.upstream.http import (
     USER_AGENT,
@@ -444,6 +445,8 @@ class GitHubApi:
         client: Github | None = getattr(self._local, "client", None)
         if client is None:
             from github import Auth, Github  # here: see the module's docstring
+
+            adopt_library_loggers()  # PyGithub's own stderr handler, added at its import
 
             auth: Any = Auth.Token(self._token) if self._token else None
             if self._app_tokens is not None:

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import msgspec
 import requests
 
+from crawler.logs import adopt_library_loggers
 from crawler.upstream.answers import upstream_message
 from crawler.upstream.http import USER_AGENT, redact
 from crawler.upstream.sources.github import APP_VARIABLES
@@ -187,6 +188,8 @@ class InstallationTokens:
 
     def _exchange(self) -> str:
         from github import Auth
+
+        adopt_library_loggers()
 
         url = f"{self.api_url}/app/installations/{self.credentials.installation_id}/access_tokens"
         try:

@@ -7,15 +7,14 @@ the export stops on any of them rather than guess a status.
 
 from __future__ import annotations
 
-import hashlib
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from crawler.analysis.placeholders import is_placeholder
 from crawler.config import SUPPORT_STATUSES, FieldSource
+from crawler.config.common import catalog_id
 from crawler.export.export_input import ProjectInput, TableMapping, WatchedPage, WatchedTable
 
 MAX_VALUE = 200  # a version cell or wording kept in the catalog
@@ -32,13 +31,7 @@ class ExportError(Exception):
         super().__init__("\n".join(problems))
 
 
-def slug(text: str) -> str:
-    """A stable id fragment: ``NVIDIA GPU`` → ``nvidia-gpu``; non-Latin names get a hash."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    result = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
-    if not result:
-        return "x-" + hashlib.sha256(text.encode()).hexdigest()[:10]
-    return result
+slug = catalog_id  # a stable id fragment (the configuration compares names by it too)
 
 
 def is_http_url(url: str | None) -> bool:

@@ -153,6 +153,22 @@ def test_check_answers_a_misspelt_key_with_did_you_mean(workdir: Path) -> None:
     assert "'fry' is not a day of week name: use sun-sat" in bad_cron.output
 
 
+def test_check_refuses_names_the_catalog_would_confuse(workdir: Path) -> None:
+    """Issue 38 item 13: four spellings of one name were four projects to `check`."""
+    (workdir / "sources.yaml").write_text(
+        "projects:\n"
+        + "".join(f'  - name: "{n}"\n    repo: o/p{i}\n'
+                  for i, n in enumerate(["Helion", "Helion\\u200b", " Helion ", "helion"]))
+    )  # fmt: skip
+    result = CliRunner().invoke(cli, ["check"])
+    assert result.exit_code == 2
+    assert result.output == (
+        "Error: sources.yaml:4: project 'Helion\\u200b' and project 'Helion' (line 2) are the "
+        "same name to the catalog (case, spaces, accents and invisible characters aside; both "
+        "have the id 'helion'), so one could pass for the other: give them distinct names\n"
+    )
+
+
 def test_validate_says_when_it_is_given_a_sources_yaml(workdir: Path) -> None:
     (workdir / "sources.yaml").write_text(PROJECTS)
     result = CliRunner().invoke(cli, ["validate", "sources.yaml"])

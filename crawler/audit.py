@@ -26,6 +26,7 @@ import msgspec
 from sqlalchemy.exc import SQLAlchemyError
 
 from crawler.config import Config, ConfigError, ProjectSpec
+from crawler.config.credentials import config_secrets
 from crawler.diff import DiffRules, Findings, Tracked, diff_audit, forget_memos, removed_projects
 from crawler.diff.pending import PendingItem, newest_first, pending_changes, taken_by_catalog
 from crawler.diff.source_labels import Names as SourceNamesMap
@@ -330,7 +331,7 @@ def _run_audit(
     batch_size: int,
 ) -> AuditOutcome:
     env = dict(os.environ if env is None else env)
-    secrets = secrets_in(env)
+    secrets = [*secrets_in(env), *config_secrets(config, env)]
     specs = select_projects(config, only)
     baseline = store.baseline_for()
     check_removals(config, baseline, allow_removals or bool(only))
@@ -346,7 +347,7 @@ def _run_audit(
     def clock() -> str:
         return _iso(_now())
 
-    web = PageFetcher(config.settings, store)
+    web = PageFetcher(config.settings, store, env=env)
     asked_to_stop = should_stop or (lambda: False)
     abandoned = threading.Event()  # the audit ended early: a batch still fetched stops
 

@@ -214,10 +214,12 @@ def audit(
     """Fetch every project, store the snapshot, diff against the last good audit, report."""
     import threading
 
+    from crawler.config.credentials import config_secrets
     from crawler.schedule import stop_on_signals
     from crawler.upstream.sources.github import credential_in_use
 
     config = _load(config_path)
+    _output().add_secrets(config_secrets(config, os.environ))  # page and webhook credentials
     uses_github = any(p.forge and p.forge.source == "github" for p in config.projects)
     if uses_github and credential_in_use(os.environ) is None:
         _output().note(
@@ -279,10 +281,12 @@ def schedule(
     lets a running audit finish its current project (it ends as partial), then exits.
     """
 
+    from crawler.config.credentials import config_secrets
     from crawler.gather import check_credentials
     from crawler.schedule import SchedulePlan, serve
 
     config = _load(config_path)  # fail fast on a bad file; it is re-read before every audit
+    _output().add_secrets(config_secrets(config, os.environ))
     try:  # and on a broken App key: each audit would stop on it
         check_credentials(config.projects, os.environ)
     except ConfigError as exc:
@@ -310,6 +314,7 @@ def schedule(
     def job(stop: threading.Event) -> None:
         try:
             config = load_config(config_file(config_path))
+            output.add_secrets(config_secrets(config, os.environ))  # the file may have changed
             store = _open_store(db_url)
         except (ConfigError, click.ClickException) as exc:  # keep running: the next tick retries
             output.error(f"audit skipped: {exc}")

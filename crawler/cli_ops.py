@@ -4,6 +4,7 @@ found, and the examples every command's ``--help`` ends with."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections import Counter
@@ -81,8 +82,12 @@ def _summary(config: Config) -> str:
 def check(config_path: str | None) -> None:
     """Validate sources.yaml without fetching anything: keys (with "did you mean"), values,
     patterns, schedule. Exit 0 valid, 2 invalid."""
+    from crawler.config.credentials import credential_warnings
+
     path = config_file(config_path)
     config = load_or_fail(str(path))  # the schedule's cron expression included
+    for warning in credential_warnings(config):
+        output().stderr(f"warning: {warning}", logging.WARNING)
     click.echo(f"{path}: ok: {_summary(config)}")
 
 
@@ -113,7 +118,11 @@ def notify(config_path: str | None, test: bool) -> None:
             "no notification channel configured: set notify.urls in sources.yaml or "
             "CRAWLER_NOTIFY" + (hint if issue else "")
         )
+    from crawler.config.credentials import config_secrets
+
     secrets = secrets_from_env(os.environ)
+    if path.exists():
+        secrets += config_secrets(load_or_fail(str(path)), os.environ)
     failed = 0
     for url in urls:
         result = send_apprise(

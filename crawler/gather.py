@@ -337,7 +337,7 @@ class Gatherer:
                     f"not read: the project's pages took longer than its {limit:g}s deadline "
                     "(settings.project_deadline)"
                 )
-                errors.append(FetchError(spec.name, f"page:{page.name}", page.where, message))
+                errors.append(self._page_error(spec, page, message))
                 if page.name in earlier:
                     pages.append(earlier[page.name])
                     provenance += _page_provenance(prior, page.name)
@@ -351,15 +351,21 @@ class Gatherer:
                 notes.append(f"page '{page.name}' not checked: rate budget spent")
             except (PageFetchError, SourceError, ValueError) as exc:
                 message = _message(exc, self.secrets)
-                errors.append(FetchError(spec.name, f"page:{page.name}", page.where, message))
+                errors.append(self._page_error(spec, page, message))
             except Exception as exc:  # anything else from one page is that page's error
                 log.warning("page %s of %s failed", page.name, spec.name, exc_info=True)
                 message = f"internal error: {_message(exc, self.secrets)}"
-                errors.append(FetchError(spec.name, f"page:{page.name}", page.where, message))
+                errors.append(self._page_error(spec, page, message))
             if page.name in earlier:
                 pages.append(earlier[page.name])  # carry the last good extraction forward
                 provenance += _page_provenance(prior, page.name)  # ...with the day it was read
         return replace(snapshot, pages=tuple(pages), provenance=tuple(provenance)), errors, notes
+
+    def _page_error(self, spec: ProjectSpec, page: PageSpec, message: str) -> FetchError:
+        """The page's error, naming it by its URL as shown (never its credentials), or
+        repo:path."""
+        where = self.web.shown(page.url) if page.url is not None else page.where
+        return FetchError(spec.name, f"page:{page.name}", where, message)
 
     def _page_body(self, spec: ProjectSpec, page: PageSpec) -> tuple[str, str | None, str]:
         if page.url is not None:

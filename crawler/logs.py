@@ -127,6 +127,12 @@ class Output:
     terminal: bool = False  # stderr is a terminal and text output: rich progress
     result_log: logging.Logger = field(default_factory=lambda: logging.getLogger(RESULT_LOGGER))
 
+    def add_secrets(self, values: Iterable[str]) -> None:
+        """More strings never to write (read from sources.yaml once it is loaded): every
+        handler this run configured redacts them from then on (they share this list)."""
+        known = set(self.secrets)
+        self.secrets.extend(v for v in values if v and v not in known)
+
     def result(self, message: str, **fields: Any) -> None:
         """A result line (audit summary, report path): stdout, kept by --quiet."""
         if self.log_format == "json":

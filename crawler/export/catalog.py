@@ -12,7 +12,7 @@ from typing import Any
 from crawler.export.export_input import ExportInput, LicenseFacts, LicenseFileEntry, ProjectInput
 from crawler.export.integrations import ExportError, IntegrationBuilder, is_http_url, slug
 from crawler.export.labels import is_release_candidate, license_cell, plain, ref_cell
-from crawler.untrusted import INVISIBLE, visible
+from crawler.untrusted import INVISIBLE, shown_url, visible
 
 SCHEMA_VERSION = 1
 MAX_NAME = 200  # a tag, path or name from upstream, in the catalog
@@ -20,7 +20,8 @@ MAX_QUOTE = 300  # the first line of extra license text
 
 
 def _url(url: str | None) -> str | None:
-    return url if is_http_url(url) and len(url or "") <= 2048 else None
+    """An http(s) link as the catalog may publish it (crawler.untrusted.shown_url)."""
+    return shown_url(url) if url and is_http_url(url) and len(url) <= 2048 else None
 
 
 def _cap(text: str | None, limit: int = MAX_NAME) -> str | None:
@@ -110,7 +111,7 @@ def project_record(project: ProjectInput, ident: str, audit_id: int) -> dict[str
     for link in dict.fromkeys(project.evidence):
         if is_http_url(link.url):
             evidence.append(
-                {"about": link.about, "url": link.url, "audit": audit_id, "date": checked}
+                {"about": link.about, "url": _url(link.url), "audit": audit_id, "date": checked}
             )
     return {
         "id": ident,

@@ -34,7 +34,7 @@ from crawler.export.export_input import (
 from crawler.export.merge import MergeError
 from crawler.model import FetchError, PageSnapshot, ProjectSnapshot, ProjectStatus
 from crawler.store import AuditInfo, Store
-from crawler.untrusted import one_line
+from crawler.untrusted import one_line, shown_url
 from crawler.versions import current_version, is_prerelease
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def _pages(
         pages.append(
             WatchedPage(
                 name=page.name,
-                url=page.url,
+                url=shown_url(page.url),  # a state stored before the sources masked it
                 observed_on=read_on or _page_day(snapshot, page) or observed or fallback,
                 tables=tuple(
                     WatchedTable(
@@ -343,7 +343,8 @@ def site_input(
         checked_on=export.audit_date,
         history={p.name: _history(store, p.name, audit.id) for p in export.projects},
         changes=[
-            SiteChange(c.project, c.kind.value, change_summary(c, names), c.evidence_url)
+            SiteChange(c.project, c.kind.value, change_summary(c, names),
+                       shown_url(c.evidence_url) if c.evidence_url else None)
             for c in findings.changes
         ],
         stale_after_days=stale_after_days,

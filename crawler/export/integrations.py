@@ -16,6 +16,7 @@ from crawler.analysis.placeholders import is_placeholder
 from crawler.config import SUPPORT_STATUSES, FieldSource
 from crawler.config.common import catalog_id
 from crawler.export.export_input import ProjectInput, TableMapping, WatchedPage, WatchedTable
+from crawler.untrusted import shown_url
 
 MAX_VALUE = 200  # a version cell or wording kept in the catalog
 _NO_VALUE = {"", "-", "–", "—", "n/a", "none"}
@@ -102,7 +103,7 @@ class IntegrationBuilder:
         for page in project.pages:
             where = f"project {project.name!r}, page {page.name!r}"
             if not is_http_url(page.url):
-                self.problems.append(f"{where}: page URL {page.url!r} is not http(s)")
+                self.problems.append(f"{where}: page URL {shown_url(page.url)!r} is not http(s)")
                 continue
             for table in page.tables:
                 if table.mapping is not None:
@@ -115,7 +116,7 @@ class IntegrationBuilder:
         wording: str | None, status: str,
     ) -> dict[str, Any]:  # fmt: skip
         return {
-            "url": page.url,
+            "url": shown_url(page.url),  # as the catalog may publish it, whatever was stored
             "date": page.observed_on.isoformat(),
             "audit": self.audit_id,
             "page": page.name,

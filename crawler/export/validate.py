@@ -21,7 +21,7 @@ from typing import Any
 
 import jsonschema
 
-from crawler.untrusted import UnreadableFile, read_regular_file
+from crawler.untrusted import UnreadableFile, read_regular_file, shown_url
 
 EXIT_VALID, EXIT_INVALID, EXIT_NOT_JSON = 0, 1, 2
 MAX_CATALOG_BYTES = 64 * 1024 * 1024  # a curated catalog of the seed's size is well under 1 MiB
@@ -223,6 +223,29 @@ def _date_problems(data: Any, today: date) -> list[Problem]:
     return problems
 
 
+def _credential_problems(data: Any) -> list[Problem]:
+    """Links that carry a credential (``user:password@``, ``?token=…``): a published catalog
+    must not (crawler.untrusted.shown_url says what may be shown)."""
+    problems = []
+    stack: list[tuple[Any, str]] = [(data, "$")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                where = f"{path}.{key}"
+                if key == "url" and isinstance(item, str) and shown_url(item) != item:
+                    problems.append(Problem(
+                        where,
+                        f"{_show(shown_url(item))} holds a credential (a user name or password, "
+                        "or a secret-looking query value): publish the link without it",
+                    ))  # fmt: skip
+                else:
+                    stack.append((item, where))
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{n}]") for n, item in enumerate(value))
+    return sorted(problems)
+
+
 def validate_catalog(data: Any, today: date | None = None) -> list[Problem]:
     """Every problem of a parsed catalog, schema first; an empty list means valid."""
     today = today or datetime.now(UTC).date()
@@ -233,6 +256,7 @@ def validate_catalog(data: Any, today: date | None = None) -> list[Problem]:
         + _reference_problems(data, ids)
         + _contradiction_problems(data)
         + _date_problems(data, today)
+        + _credential_problems(data)
     )
 
 

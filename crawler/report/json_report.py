@@ -55,6 +55,7 @@ from crawler.report.model import (
     SpanEntry,
     Summary,
 )
+from crawler.untrusted import shown_url
 
 SCHEMA_VERSION = 2
 
@@ -69,6 +70,12 @@ class AuditHeader:
     not_selected: int = 0  # projects of sources.yaml that --only left out of this audit
 
 
+
+def _shown(url: str | None) -> str | None:
+    """A URL as a report may show it (crawler.untrusted.shown_url): the sources store only
+    that form; a state stored before they did is shown so too."""
+    return shown_url(url) if url else url
+
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
@@ -81,7 +88,7 @@ def change_entry(change: Change, names: Names) -> ChangeEntry:
         summary=words.change_summary(change, names),
         before=_plain(change.before),
         after=_plain(change.after),
-        evidence_url=change.evidence_url,
+        evidence_url=_shown(change.evidence_url),
         details=_plain(change.details),
     )
 
@@ -103,7 +110,7 @@ def _packages(snapshot: ProjectSnapshot | None, names: Names) -> tuple[PackageEn
                 registry=package.registry,
                 registry_label=label_of(names, package.registry),
                 name=package.name,
-                url=package.url,
+                url=_shown(package.url),
                 version=newest.version if newest else None,
                 uploaded_at=newest.uploaded_at if newest else None,
                 prerelease=newest.prerelease if newest else False,
@@ -126,7 +133,7 @@ def license_reading(snapshot: ProjectSnapshot | None, names: Names) -> LicenseRe
     label = label_of(names, snapshot.repo.forge if snapshot.repo else None)
     return LicenseReading(
         path=snapshot.license_file.path,
-        url=snapshot.license_file.url or None,
+        url=_shown(snapshot.license_file.url or None),
         blob_sha=snapshot.license_file.blob_sha,
         spdx_ids=tuple(analysis.spdx_ids),
         expression=analysis.expression,
@@ -155,7 +162,7 @@ def pending_entry(item: PendingItem, audit_id: int) -> PendingEntry:
         kind=item.kind,
         value=item.value,
         summary=item.summary,
-        evidence_url=item.evidence_url,
+        evidence_url=_shown(item.evidence_url),
         first_audit=item.first_audit_id,
         first_seen=words.day(item.first_seen_at) or "",
         new=item.first_audit_id == audit_id,
@@ -175,7 +182,7 @@ def project_entry(
         repo=row.repo,
         forge=repo.forge if repo else None,
         forge_label=label_of(names, repo.forge) if repo else None,
-        repo_url=repo.url if repo else None,
+        repo_url=_shown(repo.url) if repo else None,
         status=(outcome.status if outcome else ProjectStatus.OK).value,
         note=outcome.note if outcome else None,
         version_source=row.version_source,
@@ -188,7 +195,7 @@ def project_entry(
         detected_license=detected_license(snapshot),
         license_analysis=license_reading(snapshot, names),
         packages=_packages(snapshot, names),
-        url=row.url,
+        url=_shown(row.url),
     )
 
 
@@ -199,7 +206,7 @@ def flag_entry(flag: Flag, snapshot: ProjectSnapshot | None, names: Names) -> Fl
         flag.kind.value,
         words.flag_detail(flag, names, analysis_of(snapshot)),
         flag.new,
-        flag.evidence_url,
+        _shown(flag.evidence_url),
         _plain(flag.details),
     )
 
@@ -241,7 +248,7 @@ def build_report(
 
 
 def error_entry(error: FetchError) -> ErrorEntry:
-    return ErrorEntry(error.project, error.source, error.url, error.message)
+    return ErrorEntry(error.project, error.source, shown_url(error.url), error.message)
 
 
 def assemble_report(

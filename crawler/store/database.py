@@ -56,6 +56,7 @@ from crawler.store.tables import (
     ProjectSetRow,
     SnapshotRow,
 )
+from crawler.untrusted import shown_url
 from crawler.upstream.http import CachedResponse
 
 log = logging.getLogger(__name__)
@@ -270,7 +271,7 @@ class Store:
                 "audit_id": audit_id,
                 "project": error.project,
                 "source": error.source,
-                "url": error.url,
+                "url": shown_url(error.url),  # never a credential a source was given
                 "message": error.message,
             }
             for result in results

@@ -21,6 +21,7 @@ from crawler.diff.pending import (
 from crawler.model import Change
 from crawler.store.database import Store
 from crawler.store.tables import PendingRow
+from crawler.untrusted import shown_url
 
 
 def _utc(value: datetime) -> datetime:
@@ -68,7 +69,8 @@ def new_pending(
         if key in open_keys:
             continue
         open_keys.add(key)
-        found.append(NewPending(*key, said[:2000], change.evidence_url))
+        evidence = shown_url(change.evidence_url) if change.evidence_url else None
+        found.append(NewPending(*key, said[:2000], evidence))
     return found
 
 

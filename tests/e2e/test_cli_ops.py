@@ -195,8 +195,8 @@ def test_notify_test_sends_through_every_channel_and_says_which_worked(
         bodies = hook.json_bodies()
     assert result.exit_code == 1
     lines = result.output.splitlines()
-    assert lines[0] == f"ok: json://127.0.0.1:{hook.port}/crawler: sent"
-    assert lines[1].startswith(f"failed: json://127.0.0.1:{dead}/down: ")
+    assert lines[0] == f"ok: json://127.0.0.1:{hook.port}: sent"
+    assert lines[1].startswith(f"failed: json://127.0.0.1:{dead}: ")
     assert lines[-1] == "1 of 2 channels succeeded"
     assert [(b["title"], b["message"]) for b in bodies] == [
         (

@@ -71,7 +71,7 @@ def test_json_log_format_every_line_is_json_and_the_token_is_redacted(
     )
     failed = [r for r in records if r["level"] == "error" and r["logger"] == "crawler.result"]
     assert [r["message"] for r in failed] == [
-        f"notification json://127.0.0.1:{port}/hook/***: "
+        f"notification json://127.0.0.1:{port}: "
         "A Connection error occurred sending JSON notification to 127.0.0.1."
     ]
     assert TOKEN not in result.output and HOOK_SECRET not in result.output
@@ -94,7 +94,7 @@ def test_quiet_prints_only_errors_and_the_summary_line(
     assert "report: reports/" in loud.output
     assert quiet.output.splitlines() == [
         "audit #2 complete: 0 changes, 0 flags, 0 errors, 0 deferred",
-        f"error: notification json://127.0.0.1:{port}/x: "
+        f"error: notification json://127.0.0.1:{port}: "
         "A Connection error occurred sending JSON notification to 127.0.0.1.",
     ]
 

@@ -625,6 +625,13 @@ def validate(file: str) -> None:
     default=None,
     help="Also write the Compatibility Explorer (a static index.html) into this folder.",
 )
+@click.option(
+    "--follow-links-outside",
+    is_flag=True,
+    help="Write through a symbolic link in --out or --site that leads outside that folder "
+    "(refused by default: a link committed to a catalog repository would make the export "
+    "write anywhere the job can).",
+)
 def export_command(
     config_path: str | None,
     db_url: str | None,
@@ -632,6 +639,7 @@ def export_command(
     out_dir: str,
     into: str | None,
     site: str | None,
+    follow_links_outside: bool,
 ) -> None:
     """Turn a stored audit into the catalog's files: snapshot.md (the release and license
     snapshot), catalog.json and its schema; optionally merge into a curated catalog."""
@@ -648,6 +656,7 @@ def export_command(
         outcome = export_audit(
             store, config, audit_id, Path(out_dir), into=Path(into) if into else None,
             site=Path(site) if site else None, labels=labels,
+            follow_links_outside=follow_links_outside,
         )  # fmt: skip
     except (ExportError, MergeError, NothingToExport) as exc:
         problems = getattr(exc, "problems", None)

@@ -360,28 +360,33 @@ def export_audit(
     into: Path | None = None,
     site: Path | None = None,
     labels: Mapping[str, str],
+    follow_links_outside: bool = False,
 ) -> ExportOutcome:
     """Write the export of one audit; with ``into``, also merge its catalog into a curated file
     (the curated file is rewritten only when the merged result validates) and write the merge
-    report beside the export. ExportError, MergeError or NothingToExport when it cannot."""
+    report beside the export. Every file is checked, then all are written as one set
+    (crawler.export.file_set: none leads out of its folder through a link unless
+    ``follow_links_outside``; a failure leaves every file as it was). ExportError, MergeError
+    or NothingToExport when it cannot, ExportWriteError when a file cannot be written."""
     from crawler.export.catalog import build_catalog
+    from crawler.export.file_set import OutputFile, write_set
     from crawler.export.merge import merge_file
     from crawler.export.validate import validate_catalog
-    from crawler.export.writer import write_export, write_json
+    from crawler.export.writer import dump_json, export_output
 
     audit = chosen_audit(store, audit_id)
     export = export_input(store, audit, config, labels)
-    written = write_export(export, out_dir)
+    files = export_output(export, out_dir)
     if site is not None:
-        from crawler.export.site import write_site
+        from crawler.export.site.render import site_output
 
         stale = config.settings.stale_after_days if config else 3.0
         explorer = site_input(
             store, audit, export, build_catalog(export), config, max(1, round(stale))
         )
-        written += write_site(explorer, site)
+        files += site_output(explorer, site)
     merge_report: dict[str, Any] | None = None
-    taken: list[PendingItem] = []
+    merged: dict[str, Any] | None = None
     if into is not None:
         merged, merge_report = merge_file(into, build_catalog(export))
         problems = validate_catalog(merged, today=export.audit_date)
@@ -390,13 +395,16 @@ def export_audit(
                 f"{into}: the merged catalog would not validate, so it was not written: "
                 + "; ".join(str(p) for p in problems[:10])
             )
-        write_json(into, merged)
+        files += [
+            OutputFile(into, dump_json(merged).encode("utf-8"), None),  # the user named it
+            OutputFile(out_dir / "merge-report.json", dump_json(merge_report).encode(), out_dir),
+        ]
+    written = write_set(files, follow_links_outside=follow_links_outside)
+    taken: list[PendingItem] = []
+    if merged is not None:
         from crawler.store.pending import close_taken
 
         taken = close_taken(store, merged, datetime.now(UTC).replace(microsecond=0))
-        report_path = out_dir / "merge-report.json"
-        write_json(report_path, merge_report)
-        written += [into, report_path]
     newer = tuple(a.id for a in store.audits() if a.id > audit.id and a.status == "failed")
     return ExportOutcome(export, tuple(written), merge_report, tuple(taken), newer)
 

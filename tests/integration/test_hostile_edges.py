@@ -49,6 +49,7 @@ from crawler.upstream.sources.github import GitHubSettings
 from crawler.upstream.sources.github.api import GitHubApi
 from crawler_fakes.github import FakeGitHub
 from tests.support.export import seed_export
+from tests.support.file_limits import crawler_limited
 from tests.support.ops import upstream
 
 # --- item 8: one rule for invisible characters, in every output ----------------------------
@@ -317,16 +318,6 @@ def _curated(demo_db: Path, where: Path, notes: int = 10) -> Path:
     return path
 
 
-EXPORT_IN_CHILD = """
-import resource, signal, sys
-limit, killed = int(sys.argv[1]), sys.argv[2] == "kill"
-if killed:  # Python ignores SIGXFSZ: as a kill, the default action ends the process mid-write
-    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-from crawler.cli import main
-sys.argv = ["crawler", *sys.argv[3:]]
-main()
-"""
 
 
 def _export_limited(
@@ -337,12 +328,7 @@ def _export_limited(
     db = f"sqlite:///{demo_db / 'demo.sqlite'}"
     args = ["export", "--db", db, "--out", str(out), "--into", str(curated)]
     args += ["--config", str(demo_db / "none.yaml")]
-    return subprocess.run(
-        [sys.executable, "-c", EXPORT_IN_CHILD, "100000", how, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return crawler_limited(100_000, "kill" if how == "kill" else "full", args)
 
 
 def test_export_onto_a_full_disk_says_so_and_keeps_the_file(
@@ -455,9 +441,6 @@ def test_links_inside_the_folder_or_allowed_outside_are_written_through(
     assert (out / "catalog.json").is_symlink() and (out / "snapshot.md").is_symlink()
 
 
-EXPORT_LIMITED = EXPORT_IN_CHILD
-
-
 def test_an_export_that_fails_part_way_leaves_every_file_as_it_was(
     demo_db: Path, tmp_path: Path
 ) -> None:
@@ -469,10 +452,7 @@ def test_an_export_that_fails_part_way_leaves_every_file_as_it_was(
     db = f"sqlite:///{demo_db / 'demo.sqlite'}"
     args = ["export", "--db", db, "--config", str(demo_db / "none.yaml"), "--out", str(out),
             "--site", str(site)]  # fmt: skip
-    run = subprocess.run(
-        [sys.executable, "-c", EXPORT_LIMITED, "40000", "full", *args],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    run = crawler_limited(40_000, "full", args)
     assert run.returncode == 1, run.stderr
     assert run.stderr.strip().endswith(
         f"Error: cannot write {site / 'index.html'}: File too large; nothing was written: "

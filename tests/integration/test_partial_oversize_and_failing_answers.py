@@ -26,6 +26,7 @@ from click.testing import CliRunner, Result
 from crawler.cli import cli
 from crawler_fakes.github import FakeGitHub, FaultPlan, FaultRule, GitHubState
 from tests.support.audits import kinds
+from tests.support.file_limits import crawler_limited
 from tests.support.regression import APACHE, repo
 
 TOKEN = "ghp_issue21core0000000000000000000000000"
@@ -588,14 +589,6 @@ def test_a_sqlite_failure_mid_audit_is_the_stores_error(tmp_path: Path) -> None:
     assert (audits, locks) == ([(1, "complete"), (2, "failed")], (0,))
 
 
-LIMITED = """
-import resource, sys
-limit = int(sys.argv[1])
-resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))  # Python ignores SIGXFSZ: EFBIG
-from crawler.cli import main
-sys.argv = ["crawler", *sys.argv[2:]]
-main()
-"""
 
 
 def test_a_full_database_disk_when_the_lock_is_taken_is_one_line(tmp_path: Path) -> None:
@@ -613,11 +606,10 @@ def test_a_full_database_disk_when_the_lock_is_taken_is_one_line(tmp_path: Path)
         assert first.returncode == 0, first.stderr[-3000:]
         with contextlib.closing(sqlite3.connect(path)) as reader:
             reader.execute("pragma journal_mode").fetchall()  # the WAL and its index stay
-            second = subprocess.run(
-                [sys.executable, "-c", LIMITED, "4096", "audit", "--db", f"sqlite:///{path}"],
-                cwd=tmp_path, env={**os.environ, **server.env()}, capture_output=True,
-                text=True, timeout=120,
-            )  # fmt: skip
+            second = crawler_limited(
+                4096, "full", ["audit", "--db", f"sqlite:///{path}"], cwd=tmp_path,
+                env={**os.environ, **server.env()},
+            )
     err = second.stderr
     assert second.returncode == 1, err[-3000:]
     assert "Traceback" not in err and "[SQL" not in err and "INSERT" not in err.upper()

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,18 +21,9 @@ from crawler.report.model import Report
 from crawler.store import Store
 from crawler.store.process_identity import pid_alive
 from crawler_fakes.github import FakeGitHub
+from tests.support.file_limits import crawler_limited
 from tests.support.ops import PROJECTS, upstream
 
-LIMITED_AUDIT = """
-import resource, signal, sys
-limit, killed = int(sys.argv[1]), sys.argv[2] == "kill"
-if killed:  # Python ignores SIGXFSZ: as a kill, the default action ends the process mid-write
-    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-from crawler.cli import main
-sys.argv = ["crawler", *sys.argv[3:]]
-main()
-"""
 # larger than the audit's temporary spool file and report.md, smaller than report.json
 REPORT_LIMIT = 3000
 
@@ -82,10 +71,9 @@ def _limited(db_url: str, server: FakeGitHub, workdir: Path, how: str) -> tuple[
     env = {**os.environ, "CRAWLER_DB_URL": db_url, "GITHUB_API_URL": server.base_url}
     env.pop("GITHUB_TOKEN", None)
     env.pop("GH_TOKEN", None)
-    run = subprocess.run(
-        [sys.executable, "-c", LIMITED_AUDIT, str(REPORT_LIMIT), how, "audit", "--reports",
-         "reports"],
-        cwd=workdir, env=env, capture_output=True, text=True, timeout=300,
+    run = crawler_limited(
+        REPORT_LIMIT, "kill" if how == "kill" else "full", ["audit", "--reports", "reports"],
+        cwd=workdir, env=env,
     )  # fmt: skip
     return run.returncode, run.stderr
 

@@ -31,6 +31,7 @@ from crawler.cli_ops import (
     fail_on_exit,
     fail_on_option,
     load_or_fail,
+    main_in_json,
     notify,
 )
 from crawler.config import (
@@ -751,30 +752,8 @@ def main() -> None:
     # night); frozen, it walks none. Files and the database are closed by then.
     atexit.register(gc.freeze)
     if requested_format(sys.argv[1:], os.environ) == "json":
-        sys.exit(_main_in_json())
+        sys.exit(main_in_json(cli))
     cli(prog_name="crawler")
-
-
-def _main_in_json() -> int:
-    """click's own error lines (``Error:``, ``Usage:``) and a traceback, as JSON objects too."""
-    import logging
-
-    log = logging.getLogger("crawler.cli")
-    configure_output(0, False, "json", os.environ)  # before the options are read; redone then
-    try:
-        code = cli.main(prog_name="crawler", standalone_mode=False)
-    except click.ClickException as exc:
-        context = exc.ctx if isinstance(exc, click.UsageError) else None
-        usage = {"usage": context.get_usage()} if context is not None else {}
-        log.error("%s", exc.format_message(), extra=usage)
-        return exc.exit_code
-    except click.exceptions.Abort:
-        log.error("aborted")
-        return 1
-    except Exception as exc:  # a defect: its traceback, redacted, in one JSON object
-        log.critical("unexpected error: %s: %s", type(exc).__name__, exc, exc_info=True)
-        return 1
-    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import click
 
 from crawler.config import Config, ConfigError, load_config
 from crawler.locations import config_path
-from crawler.logs import Output
+from crawler.logs import Output, configure_output
 from crawler.model import ChangeKind, FlagKind
 from crawler.report.model import Report
 
@@ -253,3 +253,27 @@ def add_examples(group: click.Group) -> None:
                 key = f"{name} {sub_name}"
                 if key in EXAMPLES:
                     sub.epilog = _epilog(EXAMPLES[key])
+
+
+# -- --log-format json: click's own lines too ------------------------------------------------------
+
+
+def main_in_json(group: click.Group) -> int:
+    """Run the command line with click's own error lines (``Error:``, ``Usage:``) and any
+    traceback written as JSON objects too; the exit status."""
+    log = logging.getLogger("crawler.cli")
+    configure_output(0, False, "json", os.environ)  # before the options are read; redone then
+    try:
+        code = group.main(prog_name="crawler", standalone_mode=False)
+    except click.ClickException as exc:
+        context = exc.ctx if isinstance(exc, click.UsageError) else None
+        usage = {"usage": context.get_usage()} if context is not None else {}
+        log.error("%s", exc.format_message(), extra=usage)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        log.error("aborted")
+        return 1
+    except Exception as exc:  # a defect: its traceback, redacted, in one JSON object
+        log.critical("unexpected error: %s: %s", type(exc).__name__, exc, exc_info=True)
+        return 1
+    return code if isinstance(code, int) else 0

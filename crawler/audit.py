@@ -2,8 +2,10 @@
 (sources, pages, database, report files) to the pure core.
 
 The report is written before the audit is recorded as finished: an audit whose report could
-not be written (read-only or full disk, a kill in between) never becomes the baseline, so the
-next audit reports its findings again instead of losing them.
+not be written (read-only or full disk, a kill in between) never becomes the baseline and opens
+nothing pending (its pending changes are opened in the transaction that finishes it), so the
+next audit reports its findings again, as new, instead of losing them. Delivering the report
+is the caller's (crawler.notify; a finished audit left undelivered is delivered late).
 """
 
 from __future__ import annotations

@@ -328,3 +328,27 @@ def test_a_token_in_a_notify_url_path_is_shown_nowhere(
     assert "DEBUG" in loud.output  # the libraries' debug lines were written…
     for shown in (default.output, loud.output, _files_text(workdir / "reports")):
         assert WEBHOOK_TOKEN not in shown  # …and none carries the token
+
+
+def test_a_night_that_checked_nothing_is_notified_even_when_nothing_changed(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38 item 5: every project deferred (GitHub's budget spent) was a quiet night to
+    `notify.when: changes`, as to cron, until `stale` three days later."""
+    monkeypatch.delenv("GITHUB_TOKEN")
+    with WebhookReceiver() as hook, FakeGitHub(upstream("v1.0"), unauth_limit=0) as github:
+        monkeypatch.setenv("GITHUB_API_URL", github.base_url)
+        _config(workdir, f'notify:\n  when: changes\n  urls: ["json://127.0.0.1:{hook.port}/"]\n')
+        result = _run("audit")
+    assert result.exit_code == 1, result.output
+    [body] = hook.json_bodies()
+    assert body["title"] == (
+        "crawler audit #1 partial: 0 changes, 0 flags, 0 errors, 2 deferred; reached nothing: "
+        "none of the 2 projects could be read (every one deferred: a rate limit spent, or a "
+        "source that asked to wait)"
+    )
+    record = json.loads(sorted(workdir.glob("reports/*-audit1"))[0].joinpath(
+        "delivery.json").read_text())  # fmt: skip
+    assert record["reason"] == (
+        'checked only 0 of 2 projects (fewer than 10%): see "Not checked"'
+    )

@@ -65,6 +65,7 @@ from crawler.report.json_report import (
     link_entries,
     pending_entry,
     project_entry,
+    riding_entry,
 )
 from crawler.report.markdown import write_markdown
 from crawler.report.model import ChangeEntry, ErrorEntry, FlagEntry, ProjectEntry, Report
@@ -194,6 +195,9 @@ def _outcomes(results: Mapping[str, ProjectResult]) -> dict[str, ProjectOutcome]
     }
 
 
+_NEVER_STALE = (ProjectStatus.OK, ProjectStatus.UNTRACKED, ProjectStatus.RIDING)
+
+
 def stale_flags(
     names: Sequence[str],
     results: Mapping[str, ProjectOutcome],
@@ -207,7 +211,7 @@ def stale_flags(
     flags = []
     for name in names:
         outcome = results.get(name)
-        if outcome is None or outcome.status in (ProjectStatus.OK, ProjectStatus.UNTRACKED):
+        if outcome is None or outcome.status in _NEVER_STALE:
             continue
         since = last_checked.get(name)
         waited = now - (since or first_audit or now)
@@ -284,7 +288,7 @@ class _Tally:
     each project's worded row, flags, changes and errors written to a temporary file (their
     places in it kept, 16 bytes an entry), the pending-worthy changes and the outcomes."""
 
-    def __init__(self, order: dict[str, int]) -> None:
+    def __init__(self, order: dict[str, int], hosts: Iterable[str] = ()) -> None:
         self.order = order  # sources.yaml position of each project of the audit
         self.spool = Spool()
         self.rows = InOrder(self.spool, ProjectEntry)
@@ -302,6 +306,8 @@ class _Tally:
         self.collect_links = False  # settings.links_per_night > 0
         self.links: list[LinkTarget] = []
         self.repos: dict[tuple[str, str], RepoInfo] = {}
+        # the rows of the items others ride on (part_of): a riding item's row is its host's
+        self.host_rows: dict[str, ProjectEntry | None] = dict.fromkeys(hosts)
 
     def position(self, project: str) -> int:
         return self.order.get(project, len(self.order))  # removed projects: after the others
@@ -356,6 +362,8 @@ def _run_audit(
     env = dict(os.environ if env is None else env)
     secrets = secrets_in(env)
     specs = select_projects(config, only)
+    riders = [spec for spec in specs if spec.part_of is not None]  # never fetched: no request
+    fetched = [spec for spec in specs if spec.part_of is None]
     baseline = store.baseline_for()
     check_removals(config, baseline, allow_removals or bool(only))
     last_checked = store.last_checked()
@@ -363,7 +371,9 @@ def _run_audit(
     listed = [p.name for p in config.projects]
     # its temporary file made before the audit begins: a machine without a writable TMPDIR
     # stops here, with no audit left 'running'
-    tally = _Tally({spec.name: i for i, spec in enumerate(specs)})
+    tally = _Tally(
+        {spec.name: i for i, spec in enumerate(specs)}, (str(r.part_of) for r in riders)
+    )
     tally.collect_links = config.settings.links_per_night > 0
     audit_id = store.begin_audit(config.path, listed, started)
 
@@ -397,10 +407,10 @@ def _run_audit(
     results: dict[str, ProjectResult] = {}  # the batch in hand
     lock_lost: AuditLockLost | None = None
     if progress is not None:
-        progress.start(len(specs))
+        progress.start(len(fetched))
     try:
         sources = open_sources(
-            config, specs, env=env, cache=store, web=web, clock=clock, sleep=sleep,
+            config, fetched, env=env, cache=store, web=web, clock=clock, sleep=sleep,
             should_stop=stop, on_fetched=gatherer.on_fetched,
         )  # fmt: skip
         # A batch at a time: its prior states read, fetched, compared, recorded and worded,
@@ -411,7 +421,7 @@ def _run_audit(
         fetching = ThreadPoolExecutor(max_workers=1, thread_name_prefix="audit-fetch")
         try:
             in_hand: _Fetching | None = None
-            for batch in [*batches(fetch_order(specs, last_checked), batch_size), None]:
+            for batch in [*batches(fetch_order(fetched, last_checked), batch_size), None]:
                 ahead = None
                 if batch is not None:
                     prior = _prior_states(store, baseline, batch)
@@ -441,6 +451,7 @@ def _run_audit(
     if store.failure is not None:
         raise StoreError(_store_failed(store, audit_id, results.values()))
 
+    riding = _ride(riders, tally)
     links = check_links(  # after the fetch, whose end set `abandoned`: asked to stop, or not
         config, store, started, tally, lambda: asked_to_stop() or store.failure is not None
     )
@@ -521,13 +532,25 @@ def _run_audit(
         log.error("%s", report_error)
     try:
         store.finish_audit(
-            audit_id, [], status, finished, baseline.id if baseline else None, stats,
+            audit_id, riding, status, finished, baseline.id if baseline else None, stats,
             checked_earlier=tally.checked,
         )  # fmt: skip
     except SQLAlchemyError as exc:
         store.failed("recording the audit", exc)
         raise StoreError(_store_failed(store, audit_id, [])) from None
     return AuditOutcome(audit_id, status, report, report_dir, report_error)
+
+
+def _ride(riders: Sequence[ProjectSpec], tally: _Tally) -> list[ProjectResult]:
+    """Each riding item's row, from the row of the item it ships with, and its result to
+    record: status riding, its note the host's name (a fact; the report words it)."""
+    results = []
+    for spec in riders:
+        host = str(spec.part_of)
+        entry = riding_entry(spec.name, host, tally.host_rows.get(host))
+        tally.rows.add(tally.position(spec.name), entry)
+        results.append(ProjectResult(spec.name, ProjectStatus.RIDING, note=host))
+    return results
 
 
 @dataclass(frozen=True)
@@ -595,6 +618,8 @@ def _tally_batch(
     for row in findings.projects:
         entry = project_entry(row, current.get(row.project), outcomes.get(row.project), names)
         tally.rows.add(at(row.project), entry)
+        if row.project in tally.host_rows:
+            tally.host_rows[row.project] = entry
     for spec in batch if tally.collect_links else ():
         tally.links += project_targets(spec, current.get(spec.name))
         checked = results.get(spec.name)

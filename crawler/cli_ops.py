@@ -72,10 +72,18 @@ def _summary(config: Config) -> str:
 @config_option
 def check(config_path: str | None) -> None:
     """Validate sources.yaml without fetching anything: keys (with "did you mean"), values,
-    patterns, schedule. Exit 0 valid, 2 invalid."""
+    patterns, schedule, part_of references; say what the catalog covers and warn about an
+    item with neither a source nor a reason, or a page that maps nothing to integration
+    records. Exit 0 valid (warnings or not), 2 invalid."""
+    from crawler.config import coverage, item_warnings
+    from crawler.report.words import coverage_line
+
     path = config_file(config_path)
     config = load_or_fail(str(path))  # the schedule's cron expression included
+    for warning in item_warnings(config.projects, str(path)):
+        click.echo(f"warning: {warning}", err=True)
     click.echo(f"{path}: ok: {_summary(config)}")
+    click.echo(f"{path}: {coverage_line(coverage(config.projects))}")
 
 
 # -- crawler notify --test -------------------------------------------------------------------------

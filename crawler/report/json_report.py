@@ -216,6 +216,23 @@ def project_entry(
     )
 
 
+def riding_entry(name: str, host: str, host_entry: ProjectEntry | None) -> ProjectEntry:
+    """A riding item's row: the release and license facts of the item it ships with (the
+    host's own row keeps the license reading and the packages), labelled "part of HOST"."""
+    note = words.part_of(host)
+    if host_entry is None:  # the host was not in this audit (--only)
+        return ProjectEntry(
+            name=name, repo=None, forge=None, forge_label=None, repo_url=None,
+            status="riding", note=note, version_source=None, version=None, published_at=None,
+            prerelease=False, newest_prerelease=None, license=None, forge_license=None,
+            detected_license=None, license_analysis=None, packages=(), url=None, part_of=host,
+        )  # fmt: skip
+    return msgspec.structs.replace(
+        host_entry, name=name, status="riding", note=note, license_analysis=None,
+        packages=(), part_of=host,
+    )  # fmt: skip
+
+
 def flag_entry(flag: Flag, snapshot: ProjectSnapshot | None, names: Names) -> FlagEntry:
     """A flag as the report carries it, worded with the project's state after the audit."""
     return FlagEntry(
@@ -252,14 +269,18 @@ def build_report(
 ) -> Report:
     """``outcomes`` names the projects not plainly checked (error, deferred, untracked, or
     checked with a note); every other project was checked."""
+    rows = {
+        row.project: project_entry(row, states.get(row.project), outcomes.get(row.project), names)
+        for row in findings.projects
+    }
+    for name, outcome in outcomes.items():  # a riding item's note names the item it rides on
+        if outcome.status == ProjectStatus.RIDING and name in rows and outcome.note:
+            rows[name] = riding_entry(name, outcome.note, rows.get(outcome.note))
     parts = ReportParts(
         changes=tuple(change_entry(c, names) for c in findings.changes),
         flags=tuple(flag_entry(f, states.get(f.project), names) for f in findings.flags),
         errors=tuple(error_entry(e) for e in errors),
-        projects=tuple(
-            project_entry(row, states.get(row.project), outcomes.get(row.project), names)
-            for row in findings.projects
-        ),
+        projects=tuple(rows.values()),
     )
     return assemble_report(audit=audit, parts=parts, usage=usage)
 
@@ -275,7 +296,7 @@ def assemble_report(
     for change in parts.changes:
         counts[change.kind] = counts.get(change.kind, 0) + 1
     with_errors = {e.project for e in parts.errors}
-    by_status = dict.fromkeys(("ok", "deferred", "untracked"), 0)
+    by_status = dict.fromkeys(("ok", "deferred", "untracked", "riding"), 0)
     in_part = 0
     for project in parts.projects:  # one pass: spooled rows are read, not held
         if project.status in by_status:
@@ -304,6 +325,7 @@ def assemble_report(
             flags=len(parts.flags),
             changes_by_kind=dict(sorted(counts.items())),
             not_selected=audit.not_selected,
+            riding=by_status["riding"],
         ),
         changes=parts.changes,
         flags=parts.flags,

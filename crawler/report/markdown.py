@@ -321,7 +321,9 @@ def _headline(report: Report) -> list[str]:
     checked = f"{summary.checked} checked" + (f" ({in_part} only in part)" if in_part else "")
     lines = [
         f"**{audit.status}**: {words.plural(summary.projects, 'project')}, {checked}, "
-        f"{summary.deferred} deferred, {summary.untracked} not trackable; "
+        f"{summary.deferred} deferred, {summary.untracked} not trackable"
+        + (f", {words.riding_count(summary.riding)}" if summary.riding else "")
+        + "; "
         f"{words.plural(summary.changes, 'change')} {since}, "
         f"{words.plural(summary.flags, 'flag')}, {words.plural(summary.errors, 'error')}"
         + (
@@ -342,7 +344,9 @@ def _headline(report: Report) -> list[str]:
         were = "was" if summary.deferred == 1 else "were"
         gaps.append(
             f"{words.plural(summary.deferred, 'project')} {were} not checked (deferred)"
-            + words.rotation_nights(summary.projects, summary.deferred, summary.untracked)
+            + words.rotation_nights(
+                summary.projects, summary.deferred, summary.untracked + summary.riding
+            )
         )
     if summary.stale:
         have = "has" if summary.stale == 1 else "have"
@@ -523,7 +527,7 @@ def markdown_lines(report: Report) -> Iterator[str]:
         f"- **{escape(p.name)}** {escape(_status_text(p, p.name in with_errors))}"
         + (f": {escape(p.note, 300)}" if p.note else "")
         for p in report.projects
-        if p.status != "ok" or p.note or p.name in with_errors
+        if p.status != "riding" and (p.status != "ok" or p.note or p.name in with_errors)
     )
     not_selected = report.summary.not_selected
     if not_selected:  # an --only run: "every project" would claim the whole catalog
@@ -562,10 +566,13 @@ def _status_text(project: ProjectEntry, has_errors: bool) -> str:
 
 
 def _tracked_by(project: ProjectEntry) -> str | None:
+    if project.status == "untracked":
+        return words.not_trackable(project.note)
+    riding = f"{words.part_of(project.part_of)}: " if project.part_of else ""
     source = project.version_source
     if source is None:
-        return None
-    where = f"{project.forge_label} " if project.forge_label else ""
+        return riding[:-2] or None
+    where = riding + (f"{project.forge_label} " if project.forge_label else "")
     pre = words.prerelease_mark(project.prerelease)
     newer = project.newest_prerelease
     ahead = f"; pre-release {newer} is newer" if newer else ""

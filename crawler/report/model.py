@@ -15,7 +15,7 @@ import msgspec
 from crawler.model import AuditStatus, LicenseVerdict
 from crawler.report.spool import plain
 
-ProjectStatusName = Literal["ok", "error", "deferred", "untracked"]
+ProjectStatusName = Literal["ok", "error", "deferred", "untracked", "riding"]
 SectionName = Literal["releases", "licenses", "pages", "packages", "links", "other"]
 SpanEffectName = Literal["restriction", "condition", "grant", "other"]
 FlagKindName = Literal["license_noassertion", "no_tagged_release", "channel_mismatch", "stale"]
@@ -49,6 +49,7 @@ class Summary(_Part, frozen=True, omit_defaults=True):
     flags: int
     changes_by_kind: dict[str, int]
     not_selected: int = 0  # left out by --only; absent from the JSON when none were
+    riding: int = 0  # items shown with the facts of the item they ship with (absent: none)
 
 
 class ChangeEntry(_Part, frozen=True):
@@ -133,6 +134,7 @@ class ProjectEntry(_Part, frozen=True):
     license_analysis: LicenseReading | None
     packages: tuple[PackageEntry, ...]
     url: str | None
+    part_of: str | None = None  # a riding item: the item whose facts its row shows
 
 
 class PendingEntry(_Part, frozen=True):

@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from crawler.analysis.license_clauses import quote
+from crawler.config import Coverage
 from crawler.diff.licenses import LicenseLabelFacts
 from crawler.diff.source_labels import Names, key_of, label_of
 from crawler.model import Change, ChangeKind, Flag, FlagKind, LicenseAnalysis, TextSpan
@@ -79,6 +80,48 @@ def rotation_nights(projects: int, deferred: int, untracked: int) -> str:
 def line_range(start: int, end: int) -> str:
     """``line 5`` or ``lines 5–9``; never ``lines 5–5``."""
     return f"line {start}" if start == end else f"lines {start}–{end}"
+
+
+# -- how an item is followed ----------------------------------------------------------------------
+
+
+def part_of(host: str) -> str:
+    """A riding item's label: its facts are those of the item it ships with."""
+    return f"part of {host}"
+
+
+def not_trackable(reason: str | None) -> str:
+    """``not trackable: closed SDK; versions visible only indirectly``."""
+    return f"not trackable: {reason}" if reason else "not trackable"
+
+
+NO_SOURCE = "no source can fetch it yet"  # a homepage-only item that gives no reason
+
+
+def no_source_note(homepage: str | None) -> str:
+    """The audit's note on a homepage-only item that gives no reason."""
+    return f"listed, not checked: {NO_SOURCE}; homepage {homepage}"
+
+
+def riding_count(count: int) -> str:
+    """``10 part of another item`` (the report's headline)."""
+    return f"{count} part of another item"
+
+
+def coverage_line(cov: Coverage) -> str:
+    """``84 items: 58 tracked, 10 part of another item, 16 not trackable; 17 snapshot rows;
+    4 evidence pages give records on 8 platforms (AMD GPU, …)``."""
+    parts = [f"{cov.tracked} tracked", riding_count(cov.riding),
+             f"{cov.not_trackable} not trackable"]  # fmt: skip
+    if cov.no_source:
+        parts.append(f"{cov.no_source} with neither a source nor a reason")
+    platforms = f" ({', '.join(cov.platforms)})" if cov.platforms else ""
+    rows = f"{plural(cov.snapshot_rows, 'snapshot row')}; " if cov.snapshot_rows else ""
+    return (
+        f"{plural(cov.items, 'item')}: {', '.join(parts)}; {rows}"
+        f"{plural(cov.evidence_pages, 'evidence page')} give records on "
+        f"{plural(len(cov.platforms), 'platform')}{platforms}"
+    )
 
 
 # -- change kinds -------------------------------------------------------------------------------
@@ -143,9 +186,15 @@ def stale_marker(checked_on: str | date | datetime | None) -> str:
     return f"stale: facts of {shown}" if shown else "not checked yet"
 
 
+def followed(summary: Summary) -> int:
+    """The projects a source follows: neither not trackable nor riding on another item."""
+    return summary.projects - summary.untracked - summary.riding
+
+
 def reached_nothing(summary: Summary) -> bool:
-    """An audit that read no project at all (offline, every source unreachable)."""
-    return bool(summary.projects) and not summary.checked and not summary.untracked
+    """An audit that read no project at all (offline, every source unreachable): a catalog
+    that also lists items no source follows reached nothing just the same."""
+    return followed(summary) > 0 and not summary.checked
 
 
 def summary_line(status: str, summary: Summary) -> str:
@@ -158,7 +207,7 @@ def summary_line(status: str, summary: Summary) -> str:
     line = f"{status}: " + ", ".join(parts)
     if reached_nothing(summary):
         line += (
-            f"; reached nothing: none of the {plural(summary.projects, 'project')} could be "
+            f"; reached nothing: none of the {plural(followed(summary), 'project')} could be "
             "read (offline, or every source unreachable)"
         )
     return line

@@ -135,7 +135,25 @@ def test_check_validates_without_fetching(workdir: Path) -> None:
     assert result.output == (
         "sources.yaml: ok: 4 projects (2 GitHub, 1 Gitee, 1 PyPI, 1 git server), 0 pages, "
         "schedule '0 3 * * *' UTC\n"
+        "sources.yaml: 3 items: 3 tracked, 0 part of another item, 0 not trackable; "
+        "0 evidence pages give records on 0 platforms\n"
     )
+
+
+def test_check_warns_about_an_item_without_a_source_or_a_reason_and_still_passes(
+    workdir: Path,
+) -> None:
+    (workdir / "sources.yaml").write_text(
+        PROJECTS + "  - name: Vendor SDK\n    homepage: https://sdk.vendor.example\n"
+    )
+    result = CliRunner().invoke(cli, ["check"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "warning: sources.yaml:6: project 'Vendor SDK': no source and no reason: add "
+        "'not_trackable: <why no source can follow it>', or a source ('repo', 'pypi', a "
+        "page…)\n"
+    )
+    assert result.stdout.startswith("sources.yaml: ok: 3 projects")
 
 
 def test_check_answers_a_misspelt_key_with_did_you_mean(workdir: Path) -> None:

@@ -113,7 +113,10 @@ def test_project_needs_a_location() -> None:
     message = _error("projects:\n  - name: a\n")
     assert message.startswith("sources.yaml:2: project 'a': needs where it lives: ")
     assert "'repo' (GitHub)" in message and "'gitee' (Gitee)" in message  # every forge, any order
-    assert message.endswith("a release channel, or 'homepage' when no source can fetch it")
+    assert message.endswith(
+        "a release channel, 'part_of' (the item it ships with) or 'not_trackable' (why no "
+        "source can follow it)"
+    )
 
 
 def test_page_url_must_be_http() -> None:

@@ -155,6 +155,32 @@ def _reference_problems(data: Any, ids: dict[str, set[str]]) -> list[Problem]:
     return problems
 
 
+def _riding_problems(data: Any, ids: dict[str, set[str]]) -> list[Problem]:
+    """A project's ``part_of`` names a project that exists, does not ride itself, and is not
+    not_trackable too (a riding item shows its host's facts; a not-trackable one has none)."""
+    projects = dict(_records(data, "projects"))
+    riding = {r.get("id"): r.get("part_of") for r in projects.values()}
+    problems = []
+    for index, record in projects.items():
+        host = record.get("part_of")
+        if not isinstance(host, str):
+            continue
+        path = f"$.projects[{index}].part_of"
+        if host not in ids["projects"]:
+            what = f"{host!r} is not the id of any record in $.projects: fix the reference"
+        elif isinstance(riding.get(host), str):
+            what = (f"{host!r} is itself part of {riding[host]!r}: name {riding[host]!r} "
+                    "directly (no chains)")  # fmt: skip
+        elif host == record.get("id"):
+            what = "a project cannot be part of itself: name the project it ships with"
+        elif "not_trackable" in record:
+            what = "a riding project shows its host's facts: drop part_of or not_trackable"
+        else:
+            continue
+        problems.append(Problem(path, what))
+    return problems
+
+
 def _row_named(record: dict[str, Any]) -> str:
     evidence = record.get("evidence")
     first = evidence[0] if isinstance(evidence, list) and evidence else None
@@ -231,6 +257,7 @@ def validate_catalog(data: Any, today: date | None = None) -> list[Problem]:
         schema_problems(data)
         + id_problems
         + _reference_problems(data, ids)
+        + _riding_problems(data, ids)
         + _contradiction_problems(data)
         + _date_problems(data, today)
     )

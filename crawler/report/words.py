@@ -85,14 +85,18 @@ def line_range(start: int, end: int) -> str:
 # -- how an item is followed ----------------------------------------------------------------------
 
 
+PART_OF = "part of"  # a riding item's label, before its host's name
+NOT_TRACKABLE = "not trackable"  # an item no source follows, before its reason
+
+
 def part_of(host: str) -> str:
     """A riding item's label: its facts are those of the item it ships with."""
-    return f"part of {host}"
+    return f"{PART_OF} {host}"
 
 
 def not_trackable(reason: str | None) -> str:
-    """``not trackable: closed SDK; versions visible only indirectly``."""
-    return f"not trackable: {reason}" if reason else "not trackable"
+    """``not trackable: closed SDK; no version list of its own``."""
+    return f"{NOT_TRACKABLE}: {reason}" if reason else NOT_TRACKABLE
 
 
 NO_SOURCE = "no source can fetch it yet"  # a homepage-only item that gives no reason
@@ -106,6 +110,34 @@ def no_source_note(homepage: str | None) -> str:
 def riding_count(count: int) -> str:
     """``10 part of another item`` (the report's headline)."""
     return f"{count} part of another item"
+
+
+_LAYER_TITLES = {
+    "framework": "Frameworks",
+    "compiler": "Compilers and graph IR",
+    "kernel programming": "Kernel programming",
+    "kernel library": "Kernel libraries",
+    "serving": "Serving engines",
+    "distributed serving": "Distributed serving",
+    "platform sdk": "Platform SDKs",
+}
+
+
+def layer_title(layer: str) -> str:
+    """A layer as a heading of the Explorer's project cards (``""``: items of no layer)."""
+    return _LAYER_TITLES.get(layer, layer.capitalize()) if layer else "Other items"
+
+
+def item_counts(items: int, riding: int, not_trackable: int) -> str:
+    """``84 items: 58 tracked, 10 part of another item, 16 not trackable``; ``11 tracked
+    projects`` when every item is tracked."""
+    if not (riding or not_trackable):
+        return plural(items, "tracked project")
+    tracked = items - riding - not_trackable
+    return (
+        f"{plural(items, 'item')}: {tracked} tracked, {riding_count(riding)}, "
+        f"{not_trackable} {NOT_TRACKABLE}"
+    )
 
 
 def coverage_line(cov: Coverage) -> str:

@@ -420,7 +420,7 @@ def test_a_stale_project_and_a_stale_page_are_marked_with_the_date_of_their_fact
     )
     assert ["SGLang", "stale: facts of 2026-10-30"] in marks
     assert ["vLLM", "stale: page facts of 2026-10-28"] in marks
-    card = page.locator('article.card[data-project="SGLang"] h3 .stale')
+    card = page.locator('article.card[data-project="SGLang"] h4 .stale')
     assert card.inner_text() == "stale: facts of 2026-10-30"
     page.fill("input[name=q]", "sglang")  # filtered, the marks stay with their project
     page.wait_for_function("() => location.hash === '#q=sglang'")

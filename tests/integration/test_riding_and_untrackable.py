@@ -6,6 +6,7 @@ without a token, and a real database."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,6 +15,8 @@ import pytest
 
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import rebuild_report, stale_flags
+from crawler.config import parse_config
+from crawler.export.from_store import export_audit
 from crawler.model import ProjectOutcome, ProjectStatus
 from crawler.report.markdown import render_markdown
 from crawler_fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
@@ -32,7 +35,7 @@ CATALOG = TRACKED + """
     part_of: PyTorch
     layer: compiler
   - name: Neuware
-    not_trackable: closed SDK; versions visible only indirectly
+    not_trackable: closed SDK; no version list of its own
     homepage: https://developer.cambricon.com
   - name: DTK
     not_trackable: no public repository
@@ -101,7 +104,7 @@ def test_the_report_shows_the_hosts_facts_part_of_and_the_reason(
     ]  # fmt: skip
     assert (rider["license_analysis"], rider["packages"]) == (None, [])  # the host's row has them
     assert [(rows[n]["status"], rows[n]["note"]) for n in ("Neuware", "DTK")] == [
-        ("untracked", "closed SDK; versions visible only indirectly"),
+        ("untracked", "closed SDK; no version list of its own"),
         ("untracked", "no public repository"),
     ]
     summary = report["summary"]
@@ -117,7 +120,7 @@ def test_the_report_shows_the_hosts_facts_part_of_and_the_reason(
     )
     unchecked = markdown.split("## Not checked, or only in part\n\n", 1)[1].split("\n\n")[0]
     assert unchecked.splitlines() == [
-        "- **Neuware** not trackable: closed SDK; versions visible only indirectly",
+        "- **Neuware** not trackable: closed SDK; no version list of its own",
         "- **DTK** not trackable: no public repository",
     ]
     table = markdown.split("## Release and license snapshot\n\n", 1)[1].splitlines()
@@ -126,7 +129,7 @@ def test_the_report_shows_the_hosts_facts_part_of_and_the_reason(
         f"| PyTorch | {release} | GitHub release | 2026-10-15 | BSD-3-Clause |",
         f"| TorchInductor | {release} | part of PyTorch: GitHub release | 2026-10-15 | "
         "BSD-3-Clause |",
-        "| Neuware | — | not trackable: closed SDK; versions visible only indirectly | — | — |",
+        "| Neuware | — | not trackable: closed SDK; no version list of its own | — | — |",
         "| DTK | — | not trackable: no public repository | — | — |",
     ]
     # re-rendered from the database alone (no sources.yaml): the same rows
@@ -161,3 +164,39 @@ def test_riding_and_untrackable_items_are_never_stale() -> None:
     flags = stale_flags(list(outcomes), outcomes, {}, long_ago, long_ago + timedelta(days=90),
                         timedelta(days=3))  # fmt: skip
     assert [f.project for f in flags] == ["PyTorch"]
+
+
+@pytest.mark.parametrize("with_config", [True, False], ids=["sources.yaml", "database alone"])
+def test_the_export_derives_the_riding_record_from_its_hosts_state(
+    harness: Audits[FakeGitHub], tmp_path: Path, with_config: bool
+) -> None:
+    """With sources.yaml or from the database alone, the export's catalog.json has the riding
+    item with its host's facts and the not-trackable ones with their reason; with sources.yaml,
+    their layers and homepage too, and snapshot.md holds the marked rows only."""
+    marked = CATALOG.replace("layer: framework\n", "layer: framework\n    snapshot: true\n")
+    config = parse_config(marked)
+    audit = harness.audit(config)
+    outcome = export_audit(harness.store, config if with_config else None, None,
+                           tmp_path / "export", labels={"github": "GitHub"})  # fmt: skip
+    catalog = json.loads((tmp_path / "export" / "catalog.json").read_text())
+    records = {p["name"]: p for p in catalog["projects"]}
+    host, rider = records["PyTorch"], records["TorchInductor"]
+    assert (rider["part_of"], rider["last_checked"]) == ("pytorch", host["last_checked"])
+    assert rider["tracked_ref"]["label"] == "part of PyTorch: v2.13.0"
+    assert (rider["license"], rider["repository"]) == (host["license"], host["repository"])
+    assert [records[n]["not_trackable"] for n in ("Neuware", "DTK")] == [
+        "closed SDK; no version list of its own", "no public repository"
+    ]
+    assert all("stale" not in r for r in records.values())
+    layers = [records[n].get("layer") for n in ("PyTorch", "TorchInductor", "Neuware")]
+    homepage = records["Neuware"].get("homepage")
+    snapshot = (tmp_path / "export" / "snapshot.md").read_text()
+    rows = [line.split(" | ")[0][2:] for line in snapshot.splitlines() if line.startswith("| ")]
+    if with_config:
+        assert layers == ["framework", "compiler", None]
+        assert homepage == "https://developer.cambricon.com"
+        assert rows[1:] == ["PyTorch"]
+    else:  # the database alone knows how each is followed, not where the page lists it
+        assert (layers, homepage) == ([None, None, None], None)
+        assert rows[1:] == ["DTK", "Neuware", "PyTorch", "TorchInductor"]  # the stored order
+    assert outcome.export.audit_id == audit.audit_id

@@ -95,12 +95,12 @@ def test_riding_and_not_trackable_exclude_each_other() -> None:
 
 def test_not_trackable_needs_a_reason_and_no_source() -> None:
     config = parse_config(
-        "projects:\n  - name: Neuware\n    not_trackable: ' closed SDK;\n      versions visible "
-        "only indirectly'\n    homepage: https://developer.cambricon.com\n"
+        "projects:\n  - name: Neuware\n    not_trackable: ' closed SDK;\n      no version list "
+        "of its own'\n    homepage: https://developer.cambricon.com\n"
         "  - name: DTK\n    not_trackable: no public repository\n"
     )
     neuware, dtk = config.projects
-    assert neuware.not_trackable == "closed SDK; versions visible only indirectly"  # one line
+    assert neuware.not_trackable == "closed SDK; no version list of its own"  # one line
     assert (dtk.not_trackable, dtk.homepage) == ("no public repository", None)
     assert _error("projects:\n  - name: DTK\n    not_trackable: '  '\n") == (
         "sources.yaml:2: project 'DTK': not_trackable: must not be empty: name the item it "

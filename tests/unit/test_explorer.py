@@ -171,7 +171,7 @@ def test_hostile_upstream_strings_are_text_in_html_and_attributes() -> None:
     assert platform.get_text() == HOSTILE_PLATFORM
     assert row.find("code").get_text() == HOSTILE_VERSION
     card = soup.find("article", attrs={"data-project": HOSTILE_PROJECT})
-    assert card.h3.contents[0] == HOSTILE_PROJECT + " "
+    assert card.h4.contents[0] == HOSTILE_PROJECT + " "
     versions = card.find("figcaption").details
     assert versions.get_text().endswith(f"{HOSTILE_RELEASE} 2026-11-01 · {HOSTILE_TAG} 2026-09-01")
     assert soup.find("option", attrs={"value": HOSTILE_PLATFORM}).get_text() == HOSTILE_PLATFORM

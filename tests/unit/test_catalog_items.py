@@ -6,8 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from crawler.config import ConfigError, coverage, item_warnings, parse_config, standing
+from crawler.config import (
+    ConfigError,
+    coverage,
+    item_warnings,
+    load_config,
+    parse_config,
+    standing,
+)
 from crawler.report.words import coverage_line
+from tests.support import ROOT
 
 HOST = "  - name: PyTorch\n    repo: pytorch/pytorch\n"
 
@@ -180,3 +188,11 @@ def test_check_counts_every_standing_and_warns_about_what_gives_no_record() -> N
         "no integration record; add 'integrations' (with status_map/platform_map) to a table, "
         "or 'integration:' to the page",
     ]
+
+
+def test_the_readme_says_the_shipped_catalogs_coverage_as_check_does() -> None:
+    """The README's coverage in numbers is what `crawler check` says of the shipped file."""
+    shipped = load_config(ROOT / "sources.yaml")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"\nsources.yaml: {coverage_line(coverage(shipped.projects))}\n" in readme
+    assert item_warnings(shipped.projects, "sources.yaml") == []

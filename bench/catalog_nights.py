@@ -32,23 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from audit_budget import table  # bench/ is the script's folder: its first import path
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 TOKEN = "ghp_benchmark_token_0123456789abcdef"
 ANONYMOUS_BUDGET = 60  # GitHub's unauthenticated requests an hour
 MAX_NIGHTS = 30
 VARIANTS = ("github.com", "pages via the API")
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    cells = [[str(c) for c in header], *[[str(c) for c in row] for row in rows]]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-
-    def line(row: Sequence[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |"
-
-    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    return "\n".join([line(cells[0]), sep, *(line(r) for r in cells[1:])])
 
 
 def shipped_config(pages_via_api: bool) -> Any:
@@ -214,8 +205,9 @@ def main() -> int:
         print(f"\n{variant}: every followed item checked once after "
               f"{first if first else f'more than {MAX_NIGHTS}'} nights; then {pace:.1f} items "
               f"a night, each read again every {found.tracked / pace:.1f} nights")  # fmt: skip
-    print("\nGitHub requests include the free GET /rate_limit; points are what GitHub charges "
-          "(GraphQL: the queries' cost; REST: one a request, 304s included on this fake).")
+    print("\nGitHub requests include the free GET /rate_limit; points are what the fake "
+          "charges as GitHub does (GraphQL: the queries' cost; REST: one a request, an "
+          "authenticated 304 free, an anonymous one charged).")
     return 0
 
 

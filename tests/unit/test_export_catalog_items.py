@@ -8,37 +8,10 @@ import copy
 from dataclasses import replace
 from typing import Any
 
-from crawler.export import ExportInput, ProjectInput, build_catalog, render_snapshot
+from crawler.export import build_catalog, render_snapshot
 from crawler.export.merge import merge_catalog
 from crawler.export.validate import validate_catalog
-from tests.support.export import AUDIT_DATE, seed_export
-
-LAYERS = {"Triton": "kernel programming", "TileLang": "kernel programming",
-          "vLLM": "serving", "SGLang": "serving"}  # fmt: skip
-
-
-def _catalog_export() -> ExportInput:
-    """The seed's export with layers, three rows marked for the snapshot, a riding item (as
-    the export builds it: its host's facts) and two not-trackable ones."""
-    seed = seed_export()
-    projects = [
-        replace(p, layer=LAYERS.get(p.name), snapshot=p.name in ("Triton", "vLLM", "SGLang"))
-        for p in seed.projects
-    ]
-    host = next(p for p in projects if p.name == "vLLM")
-    sglang = next(p for p in projects if p.name == "SGLang")  # not read in this audit
-    rider = replace(host, name="vLLM V1 engine", order=20, pages=(), part_of="vLLM",
-                    layer="serving", snapshot=True)  # fmt: skip
-    stale_rider = replace(sglang, name="SGLang router", order=21, pages=(), part_of="SGLang",
-                          layer="serving", snapshot=False)  # fmt: skip
-    closed = ProjectInput(
-        "Neuware", 22, None, None, None, None, None, False, layer="platform sdk",
-        not_trackable="closed SDK; no version list of its own",
-        homepage="https://developer.cambricon.com", snapshot=True,
-    )  # fmt: skip
-    bare = ProjectInput("DTK", 23, None, None, None, None, None, False, layer="platform sdk",
-                        not_trackable="no public repository")  # fmt: skip
-    return replace(seed, projects=(*projects, rider, stale_rider, closed, bare))
+from tests.support.export import AUDIT_DATE, catalog_items_export
 
 
 def _records(catalog: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -46,7 +19,7 @@ def _records(catalog: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_riding_and_not_trackable_records_and_layers() -> None:
-    catalog = build_catalog(_catalog_export())
+    catalog = build_catalog(catalog_items_export())
     assert validate_catalog(catalog, today=AUDIT_DATE) == []
     records = _records(catalog)
     host, rider = records["vLLM"], records["vLLM V1 engine"]
@@ -77,7 +50,7 @@ def test_riding_and_not_trackable_records_and_layers() -> None:
 
 
 def test_snapshot_holds_exactly_the_marked_rows_in_order() -> None:
-    snapshot = render_snapshot(_catalog_export())
+    snapshot = render_snapshot(catalog_items_export())
     rows = [line for line in snapshot.splitlines() if line.startswith("| ")][1:]
     assert [row.split(" | ")[0][2:] for row in rows] == [
         "Triton", "vLLM", "SGLang", "vLLM V1 engine", "Neuware"
@@ -94,14 +67,14 @@ def test_snapshot_holds_exactly_the_marked_rows_in_order() -> None:
 
 
 def test_without_marks_every_item_is_a_row() -> None:
-    export = _catalog_export()
+    export = catalog_items_export()
     unmarked = replace(export, projects=tuple(replace(p, snapshot=False) for p in export.projects))
     rows = [line for line in render_snapshot(unmarked).splitlines() if line.startswith("| ")]
     assert len(rows) - 1 == len(export.projects)
 
 
 def test_validate_refuses_a_part_of_that_names_nothing_a_chain_or_a_not_trackable_rider() -> None:
-    catalog = build_catalog(_catalog_export())
+    catalog = build_catalog(catalog_items_export())
     broken = copy.deepcopy(catalog)
     by_id = {p["id"]: p for p in broken["projects"]}
     by_id["vllm-v1-engine"]["part_of"] = "vllm-v2"
@@ -119,7 +92,7 @@ def test_validate_refuses_a_part_of_that_names_nothing_a_chain_or_a_not_trackabl
 
 
 def test_a_merge_drops_part_of_once_the_item_rides_no_more() -> None:
-    catalog = build_catalog(_catalog_export())
+    catalog = build_catalog(catalog_items_export())
     now = copy.deepcopy(catalog)
     rider = next(p for p in now["projects"] if p["id"] == "vllm-v1-engine")
     del rider["part_of"]

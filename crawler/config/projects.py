@@ -69,7 +69,7 @@ class ProjectSpec(Model):
 
     @model_validator(mode="after")
     def _somewhere(self) -> ProjectSpec:
-        sources = self._sources_named()
+        sources = self._sources_named() if self.part_of or self.not_trackable else []
         if self.part_of is not None:
             if self.part_of == self.name:
                 raise ValueError("part_of names the item itself: name the item it ships with")
@@ -110,7 +110,10 @@ class ProjectSpec(Model):
         from crawler.config.kinds import source_kinds
 
         kinds = source_kinds()
-        named = [f"'{kinds[loc.source].project_key}'" for loc in self.locations()]
+        named = [
+            f"'{kinds[loc.source].project_key if loc.source in kinds else loc.source}'"
+            for loc in self.locations()
+        ]
         return named + (["'pages'"] if self.pages else [])
 
     @property

@@ -7,6 +7,9 @@ what its nights cost.
   hour (the fake's budget refilled before each night), until every item a source follows has
   been checked once: how many nights, and what each checked and deferred.
 
+The nightly link checks the shipped file turns on (``settings.links_per_night``) are left out:
+they ask the pages the catalog cites (github.com pages, PyPI, vendor sites), outside the
+forges' APIs, and no fake serves them (docs/links.md says what they cost).
 GitHub is ``FakeGitHub`` (GraphQL executed in one process, as in the tests), the ``pypi:``
 channels ``crawler_fakes.pypi``, the ``gitee:`` project ``crawler_fakes.gitee``; the world is
 ``crawler_fakes.catalog`` (three releases, tags and versions each, the README pages the
@@ -43,11 +46,15 @@ VARIANTS = ("github.com", "pages via the API")
 
 
 def shipped_config(pages_via_api: bool) -> Any:
-    """sources.yaml as shipped; without ``pages_via_api``, without the pages kept in GitHub
-    repositories (github.com serves them outside the API budget; this fake only through it)."""
+    """sources.yaml as shipped, without its nightly link checks (they ask the hosts the
+    catalog cites, which no fake serves: docs/links.md); without ``pages_via_api``, without the
+    pages kept in GitHub repositories (github.com serves them outside the API budget; this fake
+    only through it)."""
     from crawler.config import load_config
 
     config = load_config(ROOT / "sources.yaml")
+    settings = config.settings.model_copy(update={"links_per_night": 0})
+    config = config.model_copy(update={"settings": settings})
 
     def on_github(page: Any, spec: Any) -> bool:
         location = page.location or spec.forge

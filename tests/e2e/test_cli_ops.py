@@ -136,7 +136,7 @@ def test_check_validates_without_fetching(workdir: Path) -> None:
     assert result.output == (
         "sources.yaml: ok: 4 projects (2 GitHub, 1 Gitee, 1 PyPI, 1 git server), 0 pages, "
         "schedule '0 3 * * *' UTC\n"
-        "sources.yaml: 3 items: 3 tracked, 0 part of another item, 0 not trackable; "
+        "sources.yaml: 4 items: 4 tracked, 0 part of another item, 0 not trackable; "
         "0 evidence pages give records on 0 platforms\n"
     )
 

@@ -30,6 +30,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from crawler.config import Config, ConfigError, ProjectSpec
 from crawler.config.credentials import config_secrets
 from crawler.diff import DiffRules, Findings, Tracked, diff_audit, forget_memos, removed_projects
+from crawler.diff.links import LinkTarget
 from crawler.diff.pending import PendingItem, newest_first, pending_changes, taken_by_catalog
 from crawler.diff.source_labels import Names as SourceNamesMap
 from crawler.failpoints import failpoint
@@ -37,6 +38,13 @@ from crawler.findings import findings_between as findings_between  # re-exported
 from crawler.findings import location_of as _location
 from crawler.findings import source_names as source_names
 from crawler.gather import Gatherer, check_credentials, open_sources
+from crawler.link_audit import (
+    LinkNight,
+    LinkStep,
+    curated_targets,
+    forge_entries,
+    project_targets,
+)
 from crawler.model import (
     AuditStatus,
     Change,
@@ -46,6 +54,7 @@ from crawler.model import (
     ProjectResult,
     ProjectSnapshot,
     ProjectStatus,
+    RepoInfo,
     audit_status,
 )
 from crawler.report.files import write_report
@@ -57,8 +66,10 @@ from crawler.report.json_report import (
     change_entry,
     error_entry,
     flag_entry,
+    link_entries,
     pending_entry,
     project_entry,
+    riding_entry,
 )
 from crawler.report.model import (
     MIN_CHECKED_SHARE,
@@ -177,6 +188,9 @@ def _outcomes(results: Mapping[str, ProjectResult]) -> dict[str, ProjectOutcome]
     }
 
 
+_NEVER_STALE = (ProjectStatus.OK, ProjectStatus.UNTRACKED, ProjectStatus.RIDING)
+
+
 def stale_flags(
     names: Sequence[str],
     results: Mapping[str, ProjectOutcome],
@@ -190,7 +204,7 @@ def stale_flags(
     flags = []
     for name in names:
         outcome = results.get(name)
-        if outcome is None or outcome.status in (ProjectStatus.OK, ProjectStatus.UNTRACKED):
+        if outcome is None or outcome.status in _NEVER_STALE:
             continue
         since = last_checked.get(name)
         waited = now - (since or first_audit or now)
@@ -267,7 +281,7 @@ class _Tally:
     each project's worded row, flags, changes and errors written to a temporary file (their
     places in it kept, 16 bytes an entry), the pending-worthy changes and the outcomes."""
 
-    def __init__(self, order: dict[str, int]) -> None:
+    def __init__(self, order: dict[str, int], hosts: Iterable[str] = ()) -> None:
         self.order = order  # sources.yaml position of each project of the audit
         self.spool = Spool()
         self.rows = InOrder(self.spool, ProjectEntry)
@@ -281,6 +295,12 @@ class _Tally:
         self.tracked = 0  # projects not untracked
         self.failed = 0  # of which ended in error
         self.batches_recorded = 0
+        # what the link step needs of each batch, kept small: the links, the forge answers
+        self.collect_links = False  # settings.links_per_night > 0
+        self.links: list[LinkTarget] = []
+        self.repos: dict[tuple[str, str], RepoInfo] = {}
+        # the rows of the items others ride on (part_of): a riding item's row is its host's
+        self.host_rows: dict[str, ProjectEntry | None] = dict.fromkeys(hosts)
 
     def position(self, project: str) -> int:
         return self.order.get(project, len(self.order))  # removed projects: after the others
@@ -335,6 +355,8 @@ def _run_audit(
     env = dict(os.environ if env is None else env)
     secrets = [*secrets_in(env), *config_secrets(config, env)]
     specs = select_projects(config, only)
+    riders = [spec for spec in specs if spec.part_of is not None]  # never fetched: no request
+    fetched = [spec for spec in specs if spec.part_of is None]
     baseline = store.baseline_for()
     check_removals(config, baseline, allow_removals or bool(only))
     last_checked = store.last_checked()
@@ -342,8 +364,11 @@ def _run_audit(
     listed = [p.name for p in config.projects]
     # its temporary file made before the audit begins: a machine without a writable TMPDIR
     # stops here, with no audit left 'running'
-    tally = _Tally({spec.name: i for i, spec in enumerate(specs)})
-    check_credentials(specs, env)  # a broken key: no audit begins (ConfigError, exit 2)
+    tally = _Tally(
+        {spec.name: i for i, spec in enumerate(specs)}, (str(r.part_of) for r in riders)
+    )
+    tally.collect_links = config.settings.links_per_night > 0
+    check_credentials(fetched, env)  # a broken key: no audit begins (ConfigError, exit 2)
     audit_id = store.begin_audit(config.path, listed, started)
 
     def clock() -> str:
@@ -367,15 +392,19 @@ def _run_audit(
     )
     names = source_names()
     rules = DiffRules(
-        now=started, names=names, channel_grace=timedelta(days=config.settings.channel_grace_days)
+        now=started,
+        names=names,
+        channel_grace=timedelta(days=config.settings.channel_grace_days),
+        dormant_after=timedelta(days=config.settings.dormant_after_days),
+        baseline_at=baseline.started_at if baseline else None,
     )
     results: dict[str, ProjectResult] = {}  # the batch in hand
     lock_lost: AuditLockLost | None = None
     if progress is not None:
-        progress.start(len(specs))
+        progress.start(len(fetched))
     try:
         sources = open_sources(
-            config, specs, env=env, cache=store, web=web, clock=clock, sleep=sleep,
+            config, fetched, env=env, cache=store, web=web, clock=clock, sleep=sleep,
             should_stop=stop, on_fetched=gatherer.on_fetched,
         )  # fmt: skip
         # A batch at a time: its prior states read, fetched, compared, recorded and worded,
@@ -386,7 +415,7 @@ def _run_audit(
         fetching = ThreadPoolExecutor(max_workers=1, thread_name_prefix="audit-fetch")
         try:
             in_hand: _Fetching | None = None
-            for batch in [*batches(fetch_order(specs, last_checked), batch_size), None]:
+            for batch in [*batches(fetch_order(fetched, last_checked), batch_size), None]:
                 ahead = None
                 if batch is not None:
                     prior = _prior_states(store, baseline, batch)
@@ -416,6 +445,10 @@ def _run_audit(
     if store.failure is not None:
         raise StoreError(_store_failed(store, audit_id, results.values()))
 
+    riding = _ride(riders, tally)
+    links = check_links(  # after the fetch, whose end set `abandoned`: asked to stop, or not
+        config, store, started, tally, lambda: asked_to_stop() or store.failure is not None
+    )
     stopped = asked_to_stop()
     removed = removed_projects(listed, baseline.projects if baseline else None)
     first = store.first_audit_started() if baseline else None
@@ -427,8 +460,11 @@ def _run_audit(
     pending, open_pending = _pending(
         config, store, audit_id, started,
         [*tally.ordered(tally.pending, lambda c: c.project), *removed], names,
+        links.still_bad() if links is not None else None,
     )  # fmt: skip
     finished = _now()
+    if links is not None:
+        usage = {**usage, "links": links.usage()}
     stats = {"sources": usage}
     spool = tally.spool
     report = assemble_report(
@@ -461,6 +497,8 @@ def _run_audit(
     report = msgspec.structs.replace(
         report, pending=tuple(pending_entry(item, audit_id) for item in pending)
     )
+    if links is not None:
+        report = msgspec.structs.replace(report, links=link_entries(links.verdicts))
     if lock_lost is None:
         try:  # frozen past the lock's lease, another audit may have run: record nothing then
             store.confirm_audit_lock()
@@ -489,7 +527,7 @@ def _run_audit(
         log.error("%s", report_error)
     try:
         store.finish_audit(
-            audit_id, [], status, finished, baseline.id if baseline else None, stats,
+            audit_id, riding, status, finished, baseline.id if baseline else None, stats,
             checked_earlier=tally.checked, also=open_pending if status != "failed" else None,
         )  # fmt: skip
     except SQLAlchemyError as exc:
@@ -497,6 +535,18 @@ def _run_audit(
         raise StoreError(_store_failed(store, audit_id, [])) from None
     failpoint("audit-finished")
     return AuditOutcome(audit_id, status, report, report_dir, report_error, stopped)
+
+
+def _ride(riders: Sequence[ProjectSpec], tally: _Tally) -> list[ProjectResult]:
+    """Each riding item's row, from the row of the item it ships with, and its result to
+    record: status riding, its note the host's name (a fact; the report words it)."""
+    results = []
+    for spec in riders:
+        host = str(spec.part_of)
+        entry = riding_entry(spec.name, host, tally.host_rows.get(host))
+        tally.rows.add(tally.position(spec.name), entry)
+        results.append(ProjectResult(spec.name, ProjectStatus.RIDING, note=host))
+    return results
 
 
 @dataclass(frozen=True)
@@ -564,6 +614,13 @@ def _tally_batch(
     for row in findings.projects:
         entry = project_entry(row, current.get(row.project), outcomes.get(row.project), names)
         tally.rows.add(at(row.project), entry)
+        if row.project in tally.host_rows:
+            tally.host_rows[row.project] = entry
+    for spec in batch if tally.collect_links else ():
+        tally.links += project_targets(spec, current.get(spec.name))
+        checked = results.get(spec.name)
+        if checked is not None and checked.status == ProjectStatus.OK and checked.snapshot:
+            tally.repos.update(forge_entries(spec, checked.snapshot))
     forget_memos()  # the batch's catalog rows are worded: let its snapshots go
     try:  # frozen past the lock's lease, another audit may have run: record nothing then
         store.confirm_audit_lock()
@@ -577,6 +634,29 @@ def _tally_batch(
     tally.batches_recorded += 1
     failpoint("batch-recorded")
     return None
+
+
+def check_links(
+    config: Config, store: Store, now: datetime, tally: _Tally, stop: Callable[[], bool]
+) -> LinkNight | None:
+    """The audit's link step (crawler.link_audit): sources.yaml's links, the evidence links
+    and the curated catalog's, checked within tonight's budget; its changes join the audit's.
+    None when the step is off (``links_per_night: 0``), was stopped, or failed (logged: a
+    link check never fails the audit)."""
+    if config.settings.links_per_night == 0 or stop():
+        return None
+    path = curated_catalog_path(config)
+    curated = read_curated(path) if path is not None and path.exists() else None
+    targets = [*tally.links, *curated_targets(curated, config.settings.catalog or "catalog")]
+    try:
+        night = LinkStep(config.settings, store, now=now).run(targets, tally.repos, stop)
+    except Exception:
+        log.exception("the link check failed; the audit goes on without it")
+        return None
+    for change in night.changes:
+        tally.changes.add(tally.position(change.project), change_entry(change, source_names()))
+    tally.pending += pending_changes(night.changes)
+    return night
 
 
 def _record_failed(store: Store, audit_id: int, results: Iterable[ProjectResult]) -> str:
@@ -626,13 +706,25 @@ def _pending(
     started: datetime,
     changes: Sequence[Change],
     names: SourceNamesMap,
+    bad_links: set[str] | None = None,
 ) -> tuple[list[PendingItem], Callable[[Session], None]]:
     """Everything pending after tonight, newest first, and what opens tonight's new items in
     the transaction that finishes the audit (never before: a night killed before its report
-    leaves nothing open, and the next audit counts those changes as new). What the curated
-    catalog (if configured) already holds is closed now, or never opened."""
-    from crawler.store.pending import as_items, close_pending, new_pending, open_pending, opener
+    leaves nothing open, and the next audit counts those changes as new). The link findings
+    whose link is fixed (``bad_links``: the cited links that still do not answer where cited;
+    None when links were not checked) and what the curated catalog (if configured) already
+    holds are closed now, or never opened."""
+    from crawler.store.pending import (
+        as_items,
+        close_fixed_links,
+        close_pending,
+        new_pending,
+        open_pending,
+        opener,
+    )
 
+    if bad_links is not None:
+        close_fixed_links(store, bad_links, started)
     found = new_pending(store, changes, lambda change: change_summary(change, names))
     stored, tonight = open_pending(store), as_items(found, audit_id, started)
     path = curated_catalog_path(config)

@@ -529,6 +529,39 @@ def license_command(files: tuple[str, ...], as_json: bool) -> None:
 
 
 @cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@config_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (shape: docs/links.md).")
+@click.option("--allow-private", is_flag=True, help="Allow loopback/private addresses.")
+def links(files: tuple[str, ...], config_path: str | None, as_json: bool, allow_private: bool
+          ) -> None:  # fmt: skip
+    """Check every http(s) link of Markdown or HTML files (the catalog page, in CI): exit 1
+    when one failed or could not be checked."""
+    from crawler.config import Settings
+    from crawler.link_audit import DocumentError, check_files, links_json
+    from crawler.report.words import link_check_line, link_check_summary
+    from crawler.untrusted import terminal_text
+
+    config = _load_if_present(config_path)
+    settings = config.settings if config is not None else Settings()
+    if allow_private:
+        settings = settings.model_copy(update={"allow_private_addresses": True})
+    try:
+        data = links_json(check_files([Path(f) for f in files], settings))
+    except DocumentError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        for item in data["links"]:
+            if item["outcome"] != "ok":
+                click.echo(terminal_text(link_check_line(item)))
+        click.echo(link_check_summary(data["summary"]))
+    summary = data["summary"]
+    sys.exit(1 if summary["failing"] or summary["error"] else 0)
+
+
+@cli.command()
 @click.argument("source")
 @click.option("--table", "table_selector", default=None, help="CSS selector of the table.")
 @click.option("--heading", default=None, help="Heading text the table follows.")

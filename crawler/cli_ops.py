@@ -81,14 +81,19 @@ def _summary(config: Config) -> str:
 @config_option
 def check(config_path: str | None) -> None:
     """Validate sources.yaml without fetching anything: keys (with "did you mean"), values,
-    patterns, schedule. Exit 0 valid, 2 invalid."""
+    patterns, schedule, part_of references; say what the catalog covers and warn about an
+    item with neither a source nor a reason, a page that maps nothing to integration records,
+    or credentials written into a URL. Exit 0 valid (warnings or not), 2 invalid."""
+    from crawler.config import coverage, item_warnings
     from crawler.config.credentials import credential_warnings
+    from crawler.report.words import coverage_line
 
     path = config_file(config_path)
     config = load_or_fail(str(path))  # the schedule's cron expression included
-    for warning in credential_warnings(config):
+    for warning in [*item_warnings(config.projects, str(path)), *credential_warnings(config)]:
         output().stderr(f"warning: {warning}", logging.WARNING)
     click.echo(f"{path}: ok: {_summary(config)}")
+    click.echo(f"{path}: {coverage_line(coverage(config.projects))}")
 
 
 # -- crawler notify --test -------------------------------------------------------------------------
@@ -213,6 +218,7 @@ EXAMPLES: dict[str, list[str]] = {
         "crawler page https://vendor.example/support --heading 'Supported versions'",
         "crawler page saved.html --table 'table.compat' --key Version --json",
     ],
+    "links": ["crawler links README.md", "crawler links catalog/index.md site/index.html --json"],
     "validate": ["crawler validate export/catalog.json"],
     "export": [
         "crawler export --out export",

@@ -3,6 +3,8 @@ and, later, the exports and the command line read them the same way (``findings_
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from crawler.config import Config, ProjectSpec
 from crawler.diff import DiffRules, Findings, SourceNames, Tracked, diff_audit
 from crawler.model import FetchError, ProjectOutcome, ProjectSnapshot
@@ -45,7 +47,13 @@ def findings_between(
         if location is None and state is not None and state.repo is not None:
             location = state.repo.full_name
         tracked.append(Tracked(name, location))
-    rules = DiffRules(now=after.started_at, names=source_names())
+    settings = config.settings if config else None
+    rules = DiffRules(
+        now=after.started_at,
+        names=source_names(),
+        dormant_after=timedelta(days=settings.dormant_after_days if settings else 365.0),
+        baseline_at=before.started_at if before else None,
+    )
     findings = diff_audit(
         tracked,
         after.projects,

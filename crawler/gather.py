@@ -28,6 +28,7 @@ from crawler.model import (
     Provenance,
     Usage,
 )
+from crawler.report.words import no_source_note
 from crawler.upstream.guard import capped, failed, open_source, sealed
 from crawler.upstream.http import ResponseCache
 from crawler.upstream.pages import PageFetcher, PageFetchError
@@ -228,8 +229,8 @@ class Gatherer:
                 note = None if spec.channels else "no repository to fetch; its pages are watched"
                 snapshot = ProjectSnapshot(project=spec.name, tracking=spec.tracking)
                 results[spec.name] = ProjectResult(spec.name, ProjectStatus.OK, snapshot, note=note)
-            else:
-                note = f"listed, not checked: no source can fetch it yet; homepage {spec.homepage}"
+            else:  # not trackable: its reason is its note (a riding item never comes here)
+                note = spec.not_trackable or no_source_note(spec.homepage)
                 results[spec.name] = ProjectResult(spec.name, ProjectStatus.UNTRACKED, note=note)
         for name, group in groups.items():
             source = self.sources.by_name[name]

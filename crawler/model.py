@@ -26,6 +26,7 @@ class ReportSection(StrEnum):
     LICENSES = "licenses"
     PAGES = "pages"
     PACKAGES = "packages"
+    LINKS = "links"
     OTHER = "other"
 
 
@@ -46,6 +47,9 @@ class ChangeKind(StrEnum):
     TABLE_CHANGED = "table_changed"
     PIN_CHANGED = "pin_changed"
     PAGE_CHANGED = "page_changed"
+    LINK_MOVED = "link_moved"
+    LINK_BROKEN = "link_broken"
+    UPSTREAM_DORMANT = "upstream_dormant"
 
     @property
     def section(self) -> ReportSection:
@@ -65,6 +69,9 @@ _SECTIONS = {
     ChangeKind.TABLE_CHANGED: ReportSection.PAGES,
     ChangeKind.PIN_CHANGED: ReportSection.PAGES,
     ChangeKind.PAGE_CHANGED: ReportSection.PAGES,
+    ChangeKind.LINK_MOVED: ReportSection.LINKS,
+    ChangeKind.LINK_BROKEN: ReportSection.LINKS,
+    ChangeKind.UPSTREAM_DORMANT: ReportSection.LINKS,
 }
 
 
@@ -100,7 +107,8 @@ class ProjectStatus(StrEnum):
     OK = "ok"  # checked in this audit
     ERROR = "error"  # could not be checked: the last good state is kept
     DEFERRED = "deferred"  # not attempted (rate budget, deadline, stop requested)
-    UNTRACKED = "untracked"  # nowhere the crawler can fetch from
+    UNTRACKED = "untracked"  # nowhere the crawler can fetch from (its note: the reason)
+    RIDING = "riding"  # ships with another item (its note: that item's name): never fetched
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,3 +415,29 @@ class CurrentVersion:
     license: str | None
     url: str | None
     newest_prerelease: str | None = None  # a pre-release above the release shown, on its own
+
+
+# what a link check found out; crawler.diff.links judges it against the link's history
+LinkFailure = Literal["not_found", "unresolved", "unreachable", "refused"]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkAnswer:
+    """Tonight's answer for one link (``crawler.upstream.links``), before any judgement.
+
+    ``failure``: ``not_found`` (404/410), ``unresolved`` (the name no longer resolves),
+    ``unreachable`` (timeout, 5xx, TLS, connection refused), ``refused`` (our own rules: a
+    redirect loop, a redirect to a private address, an answer past the size cap); None when
+    the link answered. ``moved_to`` is the final URL when every hop that moved it was
+    permanent (301/308) or the forge says the repository was renamed; temporary redirects
+    (302/303/307) are followed and leave it None."""
+
+    url: str
+    status: int | None
+    failure: LinkFailure | None = None
+    moved_to: str | None = None
+    reason: str = ""
+    etag: str | None = None
+    last_modified: str | None = None
+    via: Literal["http", "forge"] = "http"
+    requests: int = 0  # HTTP requests it cost (0: a forge answer already in hand)

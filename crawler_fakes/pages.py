@@ -41,6 +41,7 @@ class FakePage:
     headers: tuple[tuple[str, str], ...] = ()
     drip_headers: tuple[int, float] | None = None  # (lines, seconds between them) before the rest
     drip_body: float = 0.0  # seconds between the body's 16-byte pieces
+    head_status: int | None = None  # what HEAD answers instead (405: a host refusing HEAD)
 
     @property
     def etag_value(self) -> str:
@@ -82,10 +83,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, site: FakePageServer, *, send_body: bool) -> None:
         path = self.path.split("?", 1)[0]
-        page = site._pages.get(path)
+        page = site._pages.get(path, site.fallback)
         headers = {k.lower(): v for k, v in self.headers.items()}
         inm, ims = headers.get("if-none-match"), headers.get("if-modified-since")
         status = 404 if page is None else page.status
+        if page is not None and self.command == "HEAD" and page.head_status is not None:
+            status = page.head_status
         if page is not None:
             if page.delay:
                 time.sleep(page.delay)
@@ -155,6 +158,7 @@ class FakePageServer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pages: dict[str, FakePage] = {}
+        self.fallback: FakePage | None = None  # what a path not set answers (None: 404)
         self._requests: list[LoggedRequest] = []
         self._in_flight = 0
         self.max_in_flight = 0
@@ -186,10 +190,11 @@ class FakePageServer:
         headers: dict[str, str] | None = None,
         drip_headers: tuple[int, float] | None = None,
         drip_body: float = 0.0,
+        head_status: int | None = None,
     ) -> None:
         page = FakePage(
             body, content_type, charset, gzip, etag, delay, status, last_modified, send_length,
-            tuple((headers or {}).items()), drip_headers, drip_body,
+            tuple((headers or {}).items()), drip_headers, drip_body, head_status,
         )  # fmt: skip
         with self._lock:
             self._pages[path] = page

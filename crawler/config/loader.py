@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, ValidationError
 from yaml.composer import Composer
 
 from crawler.config.common import LINE_KEY, ConfigError, Model, catalog_id, name_keys
+from crawler.config.items import check_items
 from crawler.config.projects import ProjectSpec
 from crawler.config.settings import NotifySettings, ScheduleSettings, Settings
 
@@ -458,4 +459,5 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
     sections["sources"] = source_settings
     if problem:
         raise ConfigError(problem[0])
+    check_items(projects, path)
     return Config(path=path, projects=tuple(projects), **sections)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -19,6 +20,9 @@ DEFAULT_PIN_TEXT_LIMIT = 1_000_000  # characters of page text a pin's pattern sc
 class Settings(Model):
     page_size_limit: int = Field(default=DEFAULT_PAGE_SIZE_LIMIT, ge=1024)
     allow_private_addresses: bool = False
+    # private networks (CIDR) reachable although the guard is on: an intranet docs host, a
+    # test server on loopback; every other private address stays refused
+    private_networks: tuple[str, ...] = ()
     timeout: float = Field(default=30.0, gt=0)
     request_deadline: float = Field(default=DEFAULT_REQUEST_DEADLINE, gt=0)
     pin_text_limit: int = Field(default=DEFAULT_PIN_TEXT_LIMIT, ge=1000)
@@ -36,6 +40,26 @@ class Settings(Model):
     # api_key, access_token, secret, password, signature, sig...): masked wherever a URL is
     # shown or stored (crawler.untrusted.shown_url)
     secret_url_parameters: tuple[str, ...] = ()
+    # link checks (docs/links.md): a link failing with a timeout, 5xx or TLS error is reported
+    # unreachable only after this many days; an upstream is dormant after this many days
+    # without a commit on its default branch and without a release or tag
+    link_grace_days: float = Field(default=3.0, ge=0)
+    dormant_after_days: float = Field(default=365.0, gt=0)
+    # links checked a night at most (least recently checked first: the rest wait their turn);
+    # 0, the default, leaves the nightly link check off (the shipped sources.yaml turns it on)
+    links_per_night: int = Field(default=0, ge=0)
+
+    @field_validator("private_networks")
+    @classmethod
+    def _networks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for net in value:
+            try:
+                ipaddress.ip_network(net, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"private_networks: {net!r} is not a network such as '10.20.0.0/16'"
+                ) from None
+        return value
 
 
 class ScheduleSettings(Model):

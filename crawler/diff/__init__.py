@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from crawler.diff.health import dormant_change
 from crawler.diff.licenses import license_changes, noassertion_flag
 from crawler.diff.packages import channel_flags, package_changes
 from crawler.diff.pages import diff_page
@@ -64,6 +65,8 @@ class DiffRules:
     now: datetime  # the audit's time: a grace period is measured from it
     names: Names  # how prose names each source
     channel_grace: timedelta = timedelta(days=7)
+    dormant_after: timedelta = timedelta(days=365)
+    baseline_at: datetime | None = None  # when the previous states were observed (dormancy)
 
 
 def project_changes(
@@ -74,6 +77,10 @@ def project_changes(
 ) -> list[Change]:
     name = tracked.name
     changes = repo_changes(name, tracked.location, before, after, rules.names)
+    dormant = dormant_change(
+        name, before, after, rules.now, rules.baseline_at if before else None, rules.dormant_after
+    )
+    changes += [dormant] if dormant is not None else []
     if before is None:
         return changes
     changes += version_changes(name, before, after)

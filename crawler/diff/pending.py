@@ -27,8 +27,13 @@ LICENSE_KINDS = frozenset(
     }
 )
 SUPPORT_KINDS = frozenset({ChangeKind.TABLE_CHANGED, ChangeKind.PIN_CHANGED})
+# until the link answers where it is cited (fixed), or a person acknowledges it
+LINK_KINDS = frozenset({ChangeKind.LINK_MOVED, ChangeKind.LINK_BROKEN})
+# until the catalog's maturity says it (dormant or archived), or a person acknowledges it
+HEALTH_KINDS = frozenset({ChangeKind.UPSTREAM_DORMANT})
 # a commit-tracked project moves every night: its head is shown, never pending
-PENDING_KINDS = RELEASE_KINDS | LICENSE_KINDS | SUPPORT_KINDS
+PENDING_KINDS = RELEASE_KINDS | LICENSE_KINDS | SUPPORT_KINDS | LINK_KINDS | HEALTH_KINDS
+SETTLED_MATURITY = frozenset({"dormant", "archived"})
 MAX_VALUE = 500
 
 
@@ -49,6 +54,9 @@ class PendingItem:
 def pending_value(change: Change, summary: str) -> str:
     """What the crawl says, as one comparable string: the new tag, the new SPDX id, or (for an
     edited text or table) the change's ``summary`` (as crawler.report.words says it)."""
+    if change.kind in LINK_KINDS:  # one item per link (and, when moved, per new place)
+        moved = f" → {change.after}" if change.kind is ChangeKind.LINK_MOVED else ""
+        return f"{change.evidence_url}{moved}"[:MAX_VALUE]
     value = change.after if isinstance(change.after, str) and change.after else summary
     return value[:MAX_VALUE]
 
@@ -117,6 +125,10 @@ def taken_by_catalog(items: Sequence[PendingItem], curated: Mapping[str, Any]) -
             taken += [i.id for i in ordered[: index + 1]]
     for item in items:
         record = projects.get(item.project)
+        if item.kind in HEALTH_KINDS:
+            if record is not None and record.get("maturity") in SETTLED_MATURITY:
+                taken.append(item.id)
+            continue
         if item.kind == ChangeKind.LICENSE_CHANGED:
             held = item.value in _license_ids(record)
         else:  # an edited text, file list, table or pin: held once merged from that audit on
@@ -124,3 +136,13 @@ def taken_by_catalog(items: Sequence[PendingItem], curated: Mapping[str, Any]) -
         if held and item.kind in LICENSE_KINDS | SUPPORT_KINDS:
             taken.append(item.id)
     return sorted(set(taken))
+
+
+def fixed_links(items: Sequence[PendingItem], bad_links: set[str]) -> list[int]:
+    """The ids of the open link findings whose link now answers where it is cited, or is no
+    longer cited at all (sources.yaml or the catalog was corrected)."""
+    return [
+        item.id
+        for item in items
+        if item.kind in LINK_KINDS and (item.evidence_url or "") not in bad_links
+    ]

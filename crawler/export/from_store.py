@@ -9,13 +9,13 @@ watched table's rows become integration records (its ``integrations`` mapping).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from crawler.analysis.licenses import is_license_file
-from crawler.config import Config, PageSpec, ProjectSpec
+from crawler.config import Config, PageSpec, ProjectSpec, standing
 from crawler.diff.licenses import forge_spdx
 from crawler.diff.pending import PendingItem
 from crawler.export.export_input import (
@@ -23,6 +23,7 @@ from crawler.export.export_input import (
     ExportInput,
     LicenseFacts,
     LicenseFileEntry,
+    LinkStatus,
     Pin,
     ProjectInput,
     TableMapping,
@@ -32,7 +33,8 @@ from crawler.export.export_input import (
     license_facts_from_analysis,
 )
 from crawler.export.merge import MergeError
-from crawler.model import FetchError, PageSnapshot, ProjectSnapshot, ProjectStatus
+from crawler.model import FetchError, PageSnapshot, ProjectOutcome, ProjectSnapshot, ProjectStatus
+from crawler.report.words import NO_SOURCE, riding_count
 from crawler.store import AuditInfo, Store
 from crawler.untrusted import one_line, shown_url
 from crawler.versions import current_version, is_prerelease
@@ -208,6 +210,11 @@ def _evidence(snapshot: ProjectSnapshot, ref: TrackedRef) -> tuple[EvidenceLink,
     return tuple(EvidenceLink(about, url) for about, url in links if url)
 
 
+def evidence_of(name: str, snapshot: ProjectSnapshot) -> tuple[EvidenceLink, ...]:
+    """The evidence links the export writes for a project's state (the link check reads them)."""
+    return _evidence(snapshot, _ref(name, snapshot))
+
+
 def export_input(
     store: Store,
     audit: AuditInfo,
@@ -232,9 +239,15 @@ def export_input(
     for index, name in enumerate(order):
         snapshot = states.get(name)
         last_checked = last[name].date() if name in last else None
+        placed = _placed(specs.get(name), outcomes.get(name))
         if snapshot is None:
             projects.append(
-                ProjectInput(name, index, None, None, None, None, last_checked, name in checked)
+                replace(
+                    ProjectInput(
+                        name, index, None, None, None, None, last_checked, name in checked
+                    ),
+                    **placed,
+                )
             )
             continue
         ref = _ref(name, snapshot)
@@ -259,18 +272,101 @@ def export_input(
                     if name in checked
                     else {page.name: last_checked for page in snapshot.pages},
                 ),
+                **placed,
             )
         )
-    return ExportInput(audit.id, audit_day, tuple(projects))
+    dormant_after = timedelta(days=config.settings.dormant_after_days if config else 365.0)
+    projects = _with_health(store, projects, states, audit.started_at, dormant_after)
+    by_name = {p.name: p for p in projects}  # a riding item takes its host's facts, health too
+    return ExportInput(
+        audit.id, audit_day, tuple(_riding(p, by_name.get(p.part_of or "")) for p in projects)
+    )
+
+
+class _Placed(TypedDict):
+    layer: str | None
+    snapshot: bool
+    part_of: str | None
+    not_trackable: str | None
+    homepage: str | None
+
+
+def _placed(spec: ProjectSpec | None, outcome: ProjectOutcome | None) -> _Placed:
+    """Where sources.yaml places an item and how it is followed; without sources.yaml, what
+    the audit recorded (a riding item's note is its host's name, an untracked one's its
+    reason)."""
+    if spec is not None:
+        reason = spec.not_trackable
+        if reason is None and standing(spec) == "no source":
+            reason = NO_SOURCE
+        return _Placed(layer=spec.layer, snapshot=spec.snapshot, part_of=spec.part_of,
+                       not_trackable=reason, homepage=spec.homepage)  # fmt: skip
+    status = outcome.status if outcome else None
+    note = outcome.note if outcome else None
+    return _Placed(
+        layer=None, snapshot=False, homepage=None,
+        part_of=note if status == ProjectStatus.RIDING else None,
+        not_trackable=(note or NO_SOURCE) if status == ProjectStatus.UNTRACKED else None,
+    )  # fmt: skip
+
+
+def _riding(item: ProjectInput, host: ProjectInput | None) -> ProjectInput:
+    """A riding item with its host's release, license and repository facts as of the host's
+    state (stale when the host is); its pages and records stay the host's."""
+    if item.part_of is None or host is None:
+        return item
+    return replace(
+        host, name=item.name, order=item.order, pages=(), layer=item.layer,
+        snapshot=item.snapshot, part_of=item.part_of, not_trackable=None,
+        homepage=item.homepage,
+    )  # fmt: skip
+
+
+def _with_health(
+    store: Store,
+    projects: list[ProjectInput],
+    states: Mapping[str, ProjectSnapshot],
+    when: datetime,
+    dormant_after: timedelta,
+) -> list[ProjectInput]:
+    """Each project with its links as the link checks last saw them, and the maturity its
+    upstream's health suggests (archived, dormant)."""
+    from crawler.diff.health import dormancy
+    from crawler.store.links import link_histories
+
+    urls = [link.url for project in projects for link in project.evidence]
+    seen = link_histories(store, urls) if urls else {}
+    done = []
+    for project in projects:
+        links = tuple(
+            LinkStatus(
+                h.url, h.outcome, h.moved_to, h.last_ok.date() if h.last_ok else None,
+                h.last_checked.date() if h.last_checked else None,
+            )
+            for url in dict.fromkeys(link.url for link in project.evidence)
+            if (h := seen.get(url)) is not None
+        )  # fmt: skip
+        snapshot = states.get(project.name)
+        suggestion: Literal["archived", "dormant"] | None = None
+        if snapshot is not None and snapshot.repo is not None and snapshot.repo.archived:
+            suggestion = "archived"
+        elif dormancy(snapshot, when, dormant_after) is not None:
+            suggestion = "dormant"
+        done.append(replace(project, links=links, maturity_suggestion=suggestion))
+    return done
 
 
 def describe(export: ExportInput) -> list[str]:
     """What the export took from where, for the terminal: the audit, the projects it read, and
     each project or page whose facts come from an earlier audit, with their own date."""
-    read = sum(p.checked_in_audit for p in export.projects)
+    read = sum(p.checked_in_audit and p.part_of is None for p in export.projects)
+    riding = sum(p.part_of is not None for p in export.projects)
+    closed = sum(p.not_trackable is not None for p in export.projects)
     lines = [
         f"exported audit #{export.audit_id} ({export.audit_date.isoformat()}): "
         f"{len(export.projects)} projects, {read} checked in that audit"
+        + (f", {riding_count(riding)}" if riding else "")
+        + (f", {closed} not trackable" if closed else "")
     ]
     stale = [p for p in export.projects if p.stale]
     if stale:
@@ -280,7 +376,11 @@ def describe(export: ExportInput) -> list[str]:
             if p.last_checked is not None
         )
         lines.append(f"stale, kept from earlier audits: {shown}")
-    unread = [one_line(p.name) for p in export.projects if p.last_checked is None]
+    unread = [
+        one_line(p.name)
+        for p in export.projects
+        if p.last_checked is None and p.not_trackable is None
+    ]
     if unread:
         lines.append(f"never read yet (no facts exported): {', '.join(unread)}")
     pages = [
@@ -341,7 +441,7 @@ def site_input(
     return SiteInput(
         catalog=catalog,
         checked_on=export.audit_date,
-        history={p.name: _history(store, p.name, audit.id) for p in export.projects},
+        history={p.name: _history(store, p.part_of or p.name, audit.id) for p in export.projects},
         changes=[
             SiteChange(c.project, c.kind.value, change_summary(c, names),
                        shown_url(c.evidence_url) if c.evidence_url else None)

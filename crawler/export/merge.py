@@ -3,7 +3,8 @@
 Ownership (also in ``catalog.schema.json``'s descriptions):
 
 * crawler-owned, replaced by the crawl: the top-level ``schema_version`` and ``audit``; a
-  project's ``name``, ``repository``, ``tracked_ref``, ``license``, ``last_checked``; an
+  project's ``name``, ``repository``, ``tracked_ref``, ``license``, ``last_checked``, and what
+  sources.yaml says of it (``layer``, ``homepage``, ``part_of``, ``not_trackable``); an
   integration's ``version_range`` and ``pins``; every evidence entry that carries an ``audit``
   (the crawler wrote it; the page-derived status lives there);
 * everything else is curated: kept as it is. A crawled value is added only where the curated
@@ -26,9 +27,19 @@ from crawler.untrusted import one_line
 COLLECTIONS = ("projects", "platforms", "integrations")
 TOP_LEVEL_OWNED = ("schema_version", "audit")
 CRAWLER_OWNED: dict[str, tuple[str, ...]] = {
-    "projects": ("name", "repository", "tracked_ref", "license", "last_checked", "stale"),
+    "projects": (
+        *("name", "repository", "tracked_ref", "license", "last_checked", "stale", "links"),
+        "maturity_suggestion",
+        *("layer", "homepage", "part_of", "not_trackable"),  # what sources.yaml says of it
+    ),
     "platforms": (),
     "integrations": ("version_range", "pins"),
+}
+
+# crawler-owned fields a record has only when they apply: gone from the crawl, gone from the file
+OPTIONAL_OWNED: dict[str, tuple[str, ...]] = {
+    "projects": ("stale", "links", "maturity_suggestion", "layer", "homepage", "part_of",
+                 "not_trackable"),
 }
 
 
@@ -79,6 +90,7 @@ def merge_catalog(
         "updated": [],
         "conflicts": [],
         "not_in_crawl": [],
+        "suggestions": [],
     }
     for collection in COLLECTIONS:
         records = _records(merged, collection, "curated")
@@ -98,6 +110,12 @@ def merge_catalog(
             if fields:
                 report["updated"].append({"path": path, "id": fresh["id"], "fields": fields})
         for index, record in enumerate(records):
+            suggested = record.get("maturity_suggestion")
+            if collection == "projects" and suggested and record.get("maturity") != suggested:
+                report["suggestions"].append(
+                    {"path": f"$.{collection}[{index}].maturity", "id": record["id"],
+                     "curated": record.get("maturity"), "suggested": suggested}
+                )  # fmt: skip
             evidence = record.get("evidence")
             crawled_before = isinstance(evidence, list) and any(map(_is_crawled, evidence))
             if record["id"] not in seen and crawled_before:
@@ -114,11 +132,12 @@ def _merge_record(
     conflicts: list[dict[str, Any]],
 ) -> list[str]:
     """Update one curated record in place; return the fields it changed."""
-    changed = []
+    changed: list[str] = []
     owned = CRAWLER_OWNED[collection]
-    if collection == "projects" and "stale" in record and "stale" not in fresh:
-        del record["stale"]  # read again: the crawler's own marker goes
-        changed.append("stale")
+    for key in OPTIONAL_OWNED.get(collection, ()):
+        if key in record and key not in fresh:
+            del record[key]  # no longer so (read again, no longer riding…): the field goes
+            changed.append(key)
     for key, value in sorted(fresh.items()):
         if key == "id":
             continue
@@ -159,6 +178,12 @@ def render_merge_report(report: dict[str, Any]) -> list[str]:
             f"conflict {conflict['path']} ({_short(conflict['id'])}): curated "
             f"{_short(conflict['curated'])}, crawled {_short(conflict['crawled'])} ({evidence}): "
             "the curated value is kept; edit it by hand if the source is right"
+        )
+    for item in report.get("suggestions", []):
+        lines.append(
+            f"suggestion {item['path']} ({_short(item['id'])}): the upstream looks "
+            f"{item['suggested']} (curated: {_short(item['curated'])}); the curated value is "
+            "kept: set maturity by hand if you agree"
         )
     for item in report["not_in_crawl"]:
         lines.append(

@@ -8,7 +8,7 @@ disagree. The tests validate every report they produce against the schema.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from functools import cache
@@ -26,6 +26,7 @@ from crawler.diff.licenses import (
     forge_spdx,
     license_label_facts,
 )
+from crawler.diff.links import LinkVerdict
 from crawler.diff.pending import PendingItem
 from crawler.diff.source_labels import Names, label_of
 from crawler.model import (
@@ -47,6 +48,7 @@ from crawler.report.model import (
     ErrorEntry,
     FlagEntry,
     LicenseReading,
+    LinkEntry,
     PackageEntry,
     PendingEntry,
     ProjectEntry,
@@ -169,6 +171,28 @@ def pending_entry(item: PendingItem, audit_id: int) -> PendingEntry:
     )
 
 
+def link_entries(verdicts: Iterable[LinkVerdict]) -> tuple[LinkEntry, ...]:
+    """Tonight's links that failed without being a finding, and those that could not be
+    checked, as the report carries them."""
+    entries = []
+    for verdict in verdicts:
+        history = verdict.history
+        if history.outcome not in ("failing", "error"):
+            continue
+        entries.append(
+            LinkEntry(
+                project=verdict.target.project,
+                url=verdict.target.url,
+                outcome="error" if history.outcome == "error" else "failing",
+                status=history.status,
+                reason=history.reason,
+                where=verdict.places or (verdict.target.where,),
+                failing_since=words.day(history.failing_since) if history.failing_since else None,
+            )
+        )
+    return tuple(entries)
+
+
 def project_entry(
     row: CurrentVersion,
     snapshot: ProjectSnapshot | None,
@@ -197,6 +221,23 @@ def project_entry(
         packages=_packages(snapshot, names),
         url=_shown(row.url),
     )
+
+
+def riding_entry(name: str, host: str, host_entry: ProjectEntry | None) -> ProjectEntry:
+    """A riding item's row: the release and license facts of the item it ships with (the
+    host's own row keeps the license reading and the packages), labelled "part of HOST"."""
+    note = words.part_of(host)
+    if host_entry is None:  # the host was not in this audit (--only)
+        return ProjectEntry(
+            name=name, repo=None, forge=None, forge_label=None, repo_url=None,
+            status="riding", note=note, version_source=None, version=None, published_at=None,
+            prerelease=False, newest_prerelease=None, license=None, forge_license=None,
+            detected_license=None, license_analysis=None, packages=(), url=None, part_of=host,
+        )  # fmt: skip
+    return msgspec.structs.replace(
+        host_entry, name=name, status="riding", note=note, license_analysis=None,
+        packages=(), part_of=host,
+    )  # fmt: skip
 
 
 def flag_entry(flag: Flag, snapshot: ProjectSnapshot | None, names: Names) -> FlagEntry:
@@ -235,14 +276,18 @@ def build_report(
 ) -> Report:
     """``outcomes`` names the projects not plainly checked (error, deferred, untracked, or
     checked with a note); every other project was checked."""
+    rows = {
+        row.project: project_entry(row, states.get(row.project), outcomes.get(row.project), names)
+        for row in findings.projects
+    }
+    for name, outcome in outcomes.items():  # a riding item's note names the item it rides on
+        if outcome.status == ProjectStatus.RIDING and name in rows and outcome.note:
+            rows[name] = riding_entry(name, outcome.note, rows.get(outcome.note))
     parts = ReportParts(
         changes=tuple(change_entry(c, names) for c in findings.changes),
         flags=tuple(flag_entry(f, states.get(f.project), names) for f in findings.flags),
         errors=tuple(error_entry(e) for e in errors),
-        projects=tuple(
-            project_entry(row, states.get(row.project), outcomes.get(row.project), names)
-            for row in findings.projects
-        ),
+        projects=tuple(rows.values()),
     )
     return assemble_report(audit=audit, parts=parts, usage=usage)
 
@@ -258,7 +303,7 @@ def assemble_report(
     for change in parts.changes:
         counts[change.kind] = counts.get(change.kind, 0) + 1
     with_errors = {e.project for e in parts.errors}
-    by_status = dict.fromkeys(("ok", "deferred", "untracked"), 0)
+    by_status = dict.fromkeys(("ok", "deferred", "untracked", "riding"), 0)
     in_part = 0
     for project in parts.projects:  # one pass: spooled rows are read, not held
         if project.status in by_status:
@@ -287,6 +332,7 @@ def assemble_report(
             flags=len(parts.flags),
             changes_by_kind=dict(sorted(counts.items())),
             not_selected=audit.not_selected,
+            riding=by_status["riding"],
         ),
         changes=parts.changes,
         flags=parts.flags,

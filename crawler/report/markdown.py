@@ -29,7 +29,15 @@ from urllib.parse import quote, unquote
 from linkify_it import LinkifyIt
 
 from crawler.report import words
-from crawler.report.model import ChangeEntry, ErrorEntry, PendingEntry, ProjectEntry, Report
+from crawler.report.model import (
+    ChangeEntry,
+    ErrorEntry,
+    LinkEntry,
+    PendingEntry,
+    ProjectEntry,
+    Report,
+    Requests,
+)
 from crawler.untrusted import INVISIBLE, MAX_CELL, one_line
 
 MAX_QUOTE = 1200
@@ -313,7 +321,9 @@ def _headline(report: Report) -> list[str]:
     checked = f"{summary.checked} checked" + (f" ({in_part} only in part)" if in_part else "")
     lines = [
         f"**{audit.status}**: {words.plural(summary.projects, 'project')}, {checked}, "
-        f"{summary.deferred} deferred, {summary.untracked} not trackable; "
+        f"{summary.deferred} deferred, {summary.untracked} not trackable"
+        + (f", {words.riding_count(summary.riding)}" if summary.riding else "")
+        + "; "
         f"{words.plural(summary.changes, 'change')} {since}, "
         f"{words.plural(summary.flags, 'flag')}, {words.plural(summary.errors, 'error')}"
         + (
@@ -335,7 +345,9 @@ def _headline(report: Report) -> list[str]:
         were = "was" if summary.deferred == 1 else "were"
         gaps.append(
             f"{words.plural(summary.deferred, 'project')} {were} not checked (deferred)"
-            + words.rotation_nights(summary.projects, summary.deferred, summary.untracked)
+            + words.rotation_nights(
+                summary.projects, summary.deferred, summary.untracked + summary.riding
+            )
         )
     if summary.stale:
         have = "has" if summary.stale == 1 else "have"
@@ -382,6 +394,28 @@ def _page_lines(changes: Iterable[ChangeEntry]) -> list[str]:
             if items:
                 shown = "; ".join(escape(item, 120) for item in items[:20])
                 lines.append(f"  - {label.replace('_', ' ')}: {shown}")
+    return lines
+
+
+def _link_lines(
+    changes: Sequence[ChangeEntry], links: Sequence[LinkEntry], requests: Requests
+) -> list[str]:
+    """Tonight's link findings and dormant upstreams, then the links failing but not reported
+    yet and those that could not be checked, then what the checks cost."""
+    lines = [
+        f"- **{escape(c.project)}** {escape(words.kind_name(c.kind))}: {escape(c.summary, 600)}"
+        for c in changes
+    ]
+    for entry in links:
+        what = words.link_not_reported(entry.outcome, entry.reason, entry.failing_since)
+        where = "; ".join(entry.where[:5])
+        lines.append(
+            f"- **{escape(entry.project)}** {escape(entry.url, 300)}: {escape(what, 400)}"
+            f" ({escape(where, 300)})"
+        )
+    cost = requests.get("sources", {}).get("links")
+    if cost is not None:
+        lines += ["", escape(words.link_cost(cost), 400)]
     return lines
 
 
@@ -448,6 +482,13 @@ def markdown_lines(report: Report) -> Iterator[str]:
     yield from _section(
         "Support tables and pins", _page_lines(section("pages")), "No page changes."
     )
+    links = report.links if isinstance(report.links, tuple) else None
+    if links is not None or any(section("links")):
+        yield from _section(
+            "Links and upstream health",
+            _link_lines(list(section("links")), links or (), report.requests),
+            "No link moved or broke, and no upstream went dormant.",
+        )
     other_lines = itertools.chain(
         (
             f"- **{escape(c.project)}** {escape(words.kind_name(c.kind))}: {escape(c.summary, 400)}"
@@ -487,7 +528,7 @@ def markdown_lines(report: Report) -> Iterator[str]:
         f"- **{escape(p.name)}** {escape(_status_text(p, p.name in with_errors))}"
         + (f": {escape(p.note, 300)}" if p.note else "")
         for p in report.projects
-        if p.status != "ok" or p.note or p.name in with_errors
+        if p.status != "riding" and (p.status != "ok" or p.note or p.name in with_errors)
     )
     not_selected = report.summary.not_selected
     if not_selected:  # an --only run: "every project" would claim the whole catalog
@@ -526,10 +567,13 @@ def _status_text(project: ProjectEntry, has_errors: bool) -> str:
 
 
 def _tracked_by(project: ProjectEntry) -> str | None:
+    if project.status == "untracked":
+        return words.not_trackable(project.note)
+    riding = f"{words.part_of(project.part_of)}: " if project.part_of else ""
     source = project.version_source
     if source is None:
-        return None
-    where = f"{project.forge_label} " if project.forge_label else ""
+        return riding[:-2] or None
+    where = riding + (f"{project.forge_label} " if project.forge_label else "")
     pre = words.prerelease_mark(project.prerelease)
     newer = project.newest_prerelease
     ahead = f"; pre-release {newer} is newer" if newer else ""

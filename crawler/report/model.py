@@ -15,8 +15,8 @@ import msgspec
 from crawler.model import AuditStatus, LicenseVerdict
 from crawler.report.spool import plain
 
-ProjectStatusName = Literal["ok", "error", "deferred", "untracked"]
-SectionName = Literal["releases", "licenses", "pages", "packages", "other"]
+ProjectStatusName = Literal["ok", "error", "deferred", "untracked", "riding"]
+SectionName = Literal["releases", "licenses", "pages", "packages", "links", "other"]
 SpanEffectName = Literal["restriction", "condition", "grant", "other"]
 FlagKindName = Literal["license_noassertion", "no_tagged_release", "channel_mismatch", "stale"]
 Scalar = int | float | str | bool | None
@@ -55,6 +55,7 @@ class Summary(_Part, frozen=True, omit_defaults=True):
     flags: int
     changes_by_kind: dict[str, int]
     not_selected: int = 0  # left out by --only; absent from the JSON when none were
+    riding: int = 0  # items shown with the facts of the item they ship with (absent: none)
 
     def checked_too_little(self) -> bool:
         """Fewer than MIN_CHECKED_SHARE of the trackable projects were checked."""
@@ -144,6 +145,7 @@ class ProjectEntry(_Part, frozen=True):
     license_analysis: LicenseReading | None
     packages: tuple[PackageEntry, ...]
     url: str | None
+    part_of: str | None = None  # a riding item: the item whose facts its row shows
 
 
 class PendingEntry(_Part, frozen=True):
@@ -157,6 +159,18 @@ class PendingEntry(_Part, frozen=True):
     first_audit: int
     first_seen: str  # YYYY-MM-DD
     new: bool  # first seen by this audit
+
+
+class LinkEntry(_Part, frozen=True):
+    """A link that failed tonight but is not a finding (yet), or that could not be checked."""
+
+    project: str
+    url: str
+    outcome: Literal["failing", "error"]
+    status: int | None
+    reason: str
+    where: tuple[str, ...]
+    failing_since: str | None  # YYYY-MM-DD
 
 
 _STREAMED = ("changes", "flags", "errors", "projects")  # the arrays that grow with the catalog
@@ -178,6 +192,8 @@ class Report(_Part, frozen=True):
     requests: Requests
     # newest first; absent from a re-rendered report (the pending list is tonight's)
     pending: tuple[PendingEntry, ...] | msgspec.UnsetType = msgspec.UNSET
+    # links failing but not reported yet, and links that could not be checked (tonight's)
+    links: tuple[LinkEntry, ...] | msgspec.UnsetType = msgspec.UNSET
 
     def to_json(self) -> bytes:
         """report.json's bytes: two-space indent, UTF-8 as is, a final newline."""

@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from crawler.analysis.license_clauses import quote
+from crawler.config import Coverage
 from crawler.diff.licenses import LicenseLabelFacts
 from crawler.diff.source_labels import Names, key_of, label_of
 from crawler.model import Change, ChangeKind, Flag, FlagKind, LicenseAnalysis, TextSpan
@@ -81,6 +82,80 @@ def line_range(start: int, end: int) -> str:
     return f"line {start}" if start == end else f"lines {start}–{end}"
 
 
+# -- how an item is followed ----------------------------------------------------------------------
+
+
+PART_OF = "part of"  # a riding item's label, before its host's name
+NOT_TRACKABLE = "not trackable"  # an item no source follows, before its reason
+
+
+def part_of(host: str) -> str:
+    """A riding item's label: its facts are those of the item it ships with."""
+    return f"{PART_OF} {host}"
+
+
+def not_trackable(reason: str | None) -> str:
+    """``not trackable: closed SDK; no version list of its own``."""
+    return f"{NOT_TRACKABLE}: {reason}" if reason else NOT_TRACKABLE
+
+
+NO_SOURCE = "no source can fetch it yet"  # a homepage-only item that gives no reason
+
+
+def no_source_note(homepage: str | None) -> str:
+    """The audit's note on a homepage-only item that gives no reason."""
+    return f"listed, not checked: {NO_SOURCE}; homepage {homepage}"
+
+
+def riding_count(count: int) -> str:
+    """``10 part of another item`` (the report's headline)."""
+    return f"{count} part of another item"
+
+
+_LAYER_TITLES = {
+    "framework": "Frameworks",
+    "compiler": "Compilers and graph IR",
+    "kernel programming": "Kernel programming",
+    "kernel library": "Kernel libraries",
+    "serving": "Serving engines",
+    "distributed serving": "Distributed serving",
+    "platform sdk": "Platform SDKs",
+}
+
+
+def layer_title(layer: str) -> str:
+    """A layer as a heading of the Explorer's project cards (``""``: items of no layer)."""
+    return _LAYER_TITLES.get(layer, layer.capitalize()) if layer else "Other items"
+
+
+def item_counts(items: int, riding: int, not_trackable: int) -> str:
+    """``84 items: 58 tracked, 10 part of another item, 16 not trackable``; ``11 tracked
+    projects`` when every item is tracked."""
+    if not (riding or not_trackable):
+        return plural(items, "tracked project")
+    tracked = items - riding - not_trackable
+    return (
+        f"{plural(items, 'item')}: {tracked} tracked, {riding_count(riding)}, "
+        f"{not_trackable} {NOT_TRACKABLE}"
+    )
+
+
+def coverage_line(cov: Coverage) -> str:
+    """``84 items: 58 tracked, 10 part of another item, 16 not trackable; 17 snapshot rows;
+    4 evidence pages give records on 8 platforms (AMD GPU, …)``."""
+    parts = [f"{cov.tracked} tracked", riding_count(cov.riding),
+             f"{cov.not_trackable} not trackable"]  # fmt: skip
+    if cov.no_source:
+        parts.append(f"{cov.no_source} with neither a source nor a reason")
+    platforms = f" ({', '.join(cov.platforms)})" if cov.platforms else ""
+    rows = f"{plural(cov.snapshot_rows, 'snapshot row')}; " if cov.snapshot_rows else ""
+    return (
+        f"{plural(cov.items, 'item')}: {', '.join(parts)}; {rows}"
+        f"{plural(cov.evidence_pages, 'evidence page')} give records on "
+        f"{plural(len(cov.platforms), 'platform')}{platforms}"
+    )
+
+
 # -- change kinds -------------------------------------------------------------------------------
 
 _KIND_NAMES = {
@@ -100,6 +175,9 @@ _KIND_NAMES = {
     "table_changed": "support table changed",
     "pin_changed": "version pin changed",
     "page_changed": "page changed",
+    "link_moved": "link moved",
+    "link_broken": "link broken",
+    "upstream_dormant": "upstream dormant",
     "license_noassertion": "no license verdict (NOASSERTION)",
     "no_tagged_release": "no tagged release",
     "channel_mismatch": "package and release disagree",
@@ -140,9 +218,15 @@ def stale_marker(checked_on: str | date | datetime | None) -> str:
     return f"stale: facts of {shown}" if shown else "not checked yet"
 
 
+def followed(summary: Summary) -> int:
+    """The projects a source follows: neither not trackable nor riding on another item."""
+    return summary.projects - summary.untracked - summary.riding
+
+
 def reached_nothing(summary: Summary) -> bool:
-    """An audit that read no project at all (offline, every source unreachable)."""
-    return bool(summary.projects) and not summary.checked and not summary.untracked
+    """An audit that read no project at all (offline, every source unreachable): a catalog
+    that also lists items no source follows reached nothing just the same."""
+    return followed(summary) > 0 and not summary.checked
 
 
 def summary_line(status: str, summary: Summary) -> str:
@@ -155,7 +239,7 @@ def summary_line(status: str, summary: Summary) -> str:
     line = f"{status}: " + ", ".join(parts)
     if reached_nothing(summary):
         line += (
-            f"; reached nothing: none of the {plural(summary.projects, 'project')} could be "
+            f"; reached nothing: none of the {plural(followed(summary), 'project')} could be "
             f"read ({why_nothing(summary)})"
         )
     elif summary.checked_too_little():
@@ -256,9 +340,11 @@ def _ranges(spans: Sequence[TextSpan]) -> str:
     return ", ".join(line_range(s.start_line, s.end_line) for s in spans)
 
 
-def noassertion_explanation(analysis: LicenseAnalysis, forge: str = "GitHub's licensee") -> str:
+def noassertion_explanation(
+    analysis: LicenseAnalysis, forge: str = "GitHub's licensee", *, judged: bool = True
+) -> str:
     """Why the forge (``forge``: who said it) answered NOASSERTION, in one or two sentences,
-    with the ids."""
+    with the ids; ``judged`` off: the forge gave no verdict at all (a git server)."""
     texts = [m for m in analysis.matches if m.verdict != "reference"]
     refs = [f"{m.spdx_id} (line {m.start_line})" for m in analysis.matches
             if m.verdict == "reference"]  # fmt: skip
@@ -276,15 +362,17 @@ def noassertion_explanation(analysis: LicenseAnalysis, forge: str = "GitHub's li
     if analysis.verdict == "match_with_extra_text":
         return (f"Known license {named}{several} plus extra text at "
                 f"{_ranges(analysis.extra_text)}{also}.")  # fmt: skip
+    missed = ("does not recognise it in this form" if judged
+              else "gives no license verdict of its own")  # fmt: skip
     return (f"Standard {named} text{several}, word for word apart from title, copyright and "
-            f"SPDX lines; {forge} does not recognise it in this form{also}.")  # fmt: skip
+            f"SPDX lines; {forge} {missed}{also}.")  # fmt: skip
 
 
 def why_forge_differs(
     analysis: LicenseAnalysis, label: str, forge: str | None, ours: str | None, agree: bool
 ) -> str:
     """Why the forge's verdict and our reading differ, for the report's license table."""
-    why = noassertion_explanation(analysis, label)
+    why = noassertion_explanation(analysis, label, judged=forge is not None)
     if forge in (None, NOASSERTION):
         return why
     if not agree:
@@ -419,6 +507,8 @@ def change_summary(change: Change, names: Names) -> str:
         return f"repository moved {what}{note}; update '{key}' in sources.yaml"
     if kind is ChangeKind.REPO_ARCHIVED:
         return f"{details.get('repo')} is archived (read-only upstream)"
+    if kind in _HEALTH_KINDS:
+        return _link_summary(change)
     if kind is ChangeKind.PROJECT_ADDED:
         return f"now tracking {change.after}" if change.after else "now tracked"
     if kind is ChangeKind.PROJECT_REMOVED:
@@ -429,6 +519,87 @@ def change_summary(change: Change, names: Names) -> str:
     if kind is ChangeKind.PIN_CHANGED:
         return f"{page}: pin {details.get('pin')!r} {change.before!r} → {change.after!r}"
     return f"{page}: watched text changed: {str(details.get('diff') or '')[:200]}"
+
+
+_HEALTH_KINDS = (ChangeKind.LINK_MOVED, ChangeKind.LINK_BROKEN, ChangeKind.UPSTREAM_DORMANT)
+
+
+def _places(details: Mapping[str, Any]) -> str:
+    where = [str(w) for w in details.get("where") or ()]
+    return f" (cited in {_listing(where)})" if where else ""
+
+
+def _link_summary(change: Change) -> str:
+    """A link finding or a dormant upstream, and what to do about it."""
+    details = change.details
+    if change.kind is ChangeKind.UPSTREAM_DORMANT:
+        released = details.get("last_release")
+        release = f"newest release or tag {day_of(released)}" if released else "no release or tag"
+        return (
+            f"{details.get('repo') or 'the repository'}: no commit since "
+            f"{day_of(details.get('last_commit'))} and {release} "
+            f"({plural(details.get('days') or 0, 'day')}): suggested maturity 'dormant'"
+        )
+    if change.kind is ChangeKind.LINK_MOVED:
+        where = _places(details)
+        return f"{change.before} moved permanently to {change.after}{where}: cite the new URL"
+    since = day_of(details.get("failing_since"))
+    seen = details.get("last_ok")
+    working = f"; last seen working {day_of(seen)}" if seen else "; never seen working"
+    if details.get("outcome") == "unreachable":
+        what = f"unreachable since {since}: {details.get('reason') or 'no answer'}"
+    else:
+        what = f"broken since {since}: {details.get('reason') or 'not found'}"
+    return f"{change.before} {what}{working}{_places(details)}"
+
+
+def day_of(stamp: Any) -> str:
+    """``day`` of a stored timestamp, or ``an unknown day``."""
+    return (day(stamp) if isinstance(stamp, str) else None) or "an unknown day"
+
+
+def link_not_reported(outcome: str, reason: str, since: str | None) -> str:
+    """A link that failed tonight without being a finding, or could not be checked."""
+    if outcome == "error":
+        return f"could not be checked: {reason}"
+    return f"failing since {since or 'tonight'}, not reported yet: {reason}"
+
+
+def link_check_line(item: Mapping[str, Any]) -> str:
+    """One link of ``crawler links``: where it is cited, the URL, what it answered."""
+    where = ", ".join(item.get("where") or ())
+    outcome = item.get("outcome")
+    if outcome == "moved":
+        said = f"moved permanently to {item.get('moved_to')}"
+    elif outcome == "ok":
+        said = "ok"
+    elif outcome == "error":
+        said = f"could not be checked: {item.get('reason')}"
+    else:
+        said = f"failed: {item.get('reason')}"
+    return f"{where}: {item.get('url')}: {said}"
+
+
+def link_check_summary(summary: Mapping[str, int]) -> str:
+    """``12 links checked: 10 ok, 1 moved, 1 failed, 0 could not be checked``."""
+    return (
+        f"{plural(summary.get('checked', 0), 'link')} checked: {summary.get('ok', 0)} ok, "
+        f"{summary.get('moved', 0)} moved, {summary.get('failing', 0)} failed, "
+        f"{summary.get('error', 0)} could not be checked"
+    )
+
+
+def link_cost(usage: Mapping[str, Any]) -> str:
+    """What tonight's link checks cost: ``12 links checked (9 requests, 7 unchanged (304), 3
+    answered by the forge); 40 left for later nights``."""
+    said = (
+        f"{plural(int(usage.get('checked') or 0), 'link')} checked "
+        f"({plural(int(usage.get('requests') or 0), 'request')}, "
+        f"{usage.get('not_modified') or 0} unchanged (304), "
+        f"{usage.get('answered_by_forge') or 0} answered by the forge)"
+    )
+    waiting = int(usage.get("left_for_later") or 0)
+    return said + (f"; {waiting} left for later nights" if waiting else "")
 
 
 def last_checked(since: datetime | None, now: datetime) -> str:

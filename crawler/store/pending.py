@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from crawler.diff.pending import (
     PendingItem,
+    fixed_links,
     newest_first,
     pending_changes,
     pending_value,
@@ -152,3 +153,11 @@ def close_taken(store: Store, curated: Mapping[str, Any], when: datetime) -> lis
     taken = set(taken_by_catalog(items, curated))
     close_pending(store, sorted(taken), "merged", when)
     return [item for item in items if item.id in taken]
+
+
+def close_fixed_links(store: Store, bad_links: set[str], when: datetime) -> list[PendingItem]:
+    """Close the link findings whose link is fixed (``fixed``); the items closed."""
+    items = open_pending(store)
+    fixed = set(fixed_links(items, bad_links))
+    close_pending(store, sorted(fixed), "fixed", when)
+    return [item for item in items if item.id in fixed]

@@ -111,7 +111,7 @@ class AuditLockRow(Base):
     owner: Mapped[str] = mapped_column(Text)
     host: Mapped[str] = mapped_column(Text)
     pid: Mapped[int] = mapped_column(Integer)
-    # what tells this PID's process from a later one given the same PID (None before 0005)
+    # what tells this PID's process from a later one given the same PID (None before 0006)
     process_start: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     boot_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
     backend_pid: Mapped[int | None] = mapped_column(Integer, nullable=True)  # PostgreSQL only
@@ -136,3 +136,22 @@ class PendingRow(Base):
     first_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     closed_how: Mapped[str | None] = mapped_column(String(16), nullable=True)
+
+
+class LinkCheckRow(Base):
+    """One link's history between nights (crawler.diff.links.LinkHistory); keyed by the URL's
+    SHA-256, as a URL may be longer than an index allows."""
+
+    __tablename__ = "link_checks"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    url: Mapped[str] = mapped_column(Text)
+    outcome: Mapped[str] = mapped_column(String(16))  # ok | moved | broken | unreachable | ...
+    last_checked: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    last_ok: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    failing_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    gone_nights: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    moved_to: Mapped[str | None] = mapped_column(Text, nullable=True)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    etag: Mapped[str | None] = mapped_column(Text, nullable=True)
+    last_modified: Mapped[str | None] = mapped_column(Text, nullable=True)

@@ -15,7 +15,9 @@ What every such API needs, in one place:
   from every message, URL shown and cache key.
 
 Errors are ``SourceError`` (for good) or ``SourceDeferred`` (budget spent); a caller turns them
-into an error or a deferral for that project only.
+into an error or a deferral for that project only. ``get`` reads JSON; ``exchange`` sends any
+method and body and returns the answer's bytes, with the same retries, caps and guard (git's
+smart HTTP protocol uses it).
 """
 
 from __future__ import annotations
@@ -120,6 +122,7 @@ class ApiResponse:
     url: str  # as shown: credentials removed
     headers: Mapping[str, str] = field(default_factory=dict)
     from_cache: bool = False
+    final_url: str = ""  # where the answer came from, after redirects (credentials removed)
 
     @property
     def links(self) -> dict[str, str]:
@@ -256,34 +259,68 @@ class JsonApi:
         """GET with validators; a 304 replays the stored body. ``allow`` lists statuses that
         are answers rather than failures (404 for "no such file")."""
         url = self.absolute(path, params)
-        key = cache_key("GET", url, self._accept, self._identity)
-        cached = self._cache.get_response(key)
-        headers = {"Accept": self._accept, **self._auth_headers}
+        return self._request(url, allow, lambda body: self._parse(body, expect, url))
+
+    def exchange(
+        self,
+        path: str,
+        *,
+        method: str = "GET",
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        allow: tuple[int, ...] = (),
+        follow_redirects: bool = True,
+        limit: int | None = None,
+    ) -> ApiResponse:
+        """Any request whose answer is not JSON: ``data`` is the answer's bytes (capped like any
+        answer, or at ``limit`` when smaller). A GET is conditional like ``get`` (keyed by its
+        headers too); another method is never cached, and a redirect it meets is returned
+        (status 3xx) when ``follow_redirects`` is off."""
+        url = self.absolute(path)
+        return self._request(url, allow, lambda body: body, method, content, headers,
+                             follow_redirects, limit)  # fmt: skip
+
+    def _request(
+        self,
+        url: str,
+        allow: tuple[int, ...],
+        parse: Callable[[bytes], Any],
+        method: str = "GET",
+        content: bytes | None = None,
+        extra: Mapping[str, str] | None = None,
+        follow: bool = True,
+        limit: int | None = None,
+    ) -> ApiResponse:
+        headers = {"Accept": self._accept, **(extra or {}), **self._auth_headers}
+        varies = "\n".join(f"{k}: {v}" for k, v in sorted((extra or {}).items()))
+        key = cache_key(method, url, f"{headers['Accept']}\n{varies}".rstrip(), self._identity)
+        cached = self._cache.get_response(key) if method == "GET" else None
         if cached and cached.etag:
             headers["If-None-Match"] = cached.etag
         if cached and cached.last_modified:
             headers["If-Modified-Since"] = cached.last_modified
 
         def attempt() -> ApiResponse:
-            status, answer_headers, body = self._send(url, headers)
+            status, answer_headers, body, final = self._send(
+                url, headers, method, content, follow, limit
+            )
             if status == 304 and cached is not None:
                 with self._lock:
                     self.usage.not_modified += 1
-                data = self._parse(cached.body, expect, url)
-                return ApiResponse(200, data, url, answer_headers, True)
-            if status in allow:
-                return ApiResponse(status, None, url, answer_headers)
+                return ApiResponse(200, parse(cached.body), url, answer_headers, True, final)
+            if status in allow or (not follow and 300 <= status < 400):
+                return ApiResponse(status, None, url, answer_headers, False, final)
             if status >= 400:
                 said = self.redact(upstream_message(body))
                 raise SourceError(f"HTTP {status} from {self.name}: {said}", url, status)
-            data = self._parse(body, expect, url)
+            data = parse(body)
             etag, modified = answer_headers.get("etag"), answer_headers.get("last-modified")
-            if etag or modified:
+            if method == "GET" and (etag or modified):
                 self._cache.put_response(
                     key,
                     CachedResponse(url, etag, modified, body, answer_headers.get("content-type")),
                 )
-            return ApiResponse(status, data, url, answer_headers)
+            return ApiResponse(status, data, url, answer_headers, False, final)
 
         response: ApiResponse = self._with_retries(attempt, url)
         return response
@@ -315,16 +352,21 @@ class JsonApi:
                 if k not in self._auth_params]  # fmt: skip
         return urlunsplit(parts._replace(query=urlencode(kept)))
 
-    def _send(self, url: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    def _send(
+        self, url: str, headers: dict[str, str], method: str = "GET",
+        content: bytes | None = None, follow: bool = True, limit: int | None = None,
+    ) -> tuple[int, dict[str, str], bytes, str]:  # fmt: skip
+        """(status, headers, body, the URL answered from)."""
         from crawler.upstream.deadline import deadline
 
         self._check_budget(url)
         with deadline(self._deadline):
-            return self._send_within_deadline(url, headers)
+            return self._send_within_deadline(url, headers, method, content, follow, limit)
 
     def _send_within_deadline(
-        self, url: str, headers: dict[str, str]
-    ) -> tuple[int, dict[str, str], bytes]:
+        self, url: str, headers: dict[str, str], method: str, content: bytes | None,
+        follow: bool, limit: int | None = None,
+    ) -> tuple[int, dict[str, str], bytes, str]:  # fmt: skip
         import httpx
 
         from crawler.upstream.deadline import deadline_passed
@@ -343,13 +385,16 @@ class JsonApi:
                 params = self._auth_params if own and self._auth_params else None
                 if not own:
                     self._check_redirect(current, url)
-                with self._client.stream("GET", current, headers=sent, params=params) as response:
+                with self._client.stream(
+                    method, current, headers=sent, params=params, content=content
+                ) as response:
                     answered = True
                     location = response.headers.get("location")
-                    if response.status_code in (301, 302, 303, 307, 308) and location:
+                    moved = response.status_code in (301, 302, 303, 307, 308) and location
+                    if moved and follow:
                         current = self._strip_credentials(str(response.url.join(location)))
                         continue
-                    body = self._read_capped(response, url)  # bounded by the deadline too
+                    body = self._read_capped(response, url, limit)  # and by the deadline
                     break
             else:
                 raise SourceError(f"more than {MAX_REDIRECTS} redirects from {self.name}", url)
@@ -396,7 +441,7 @@ class JsonApi:
             )
         if status == 403 and self.budget.remaining == 0:
             raise SourceDeferred(f"{self.name} rate limit reached (HTTP {status})", url, status)
-        return status, answer, body
+        return status, answer, body, current
 
     def _check_redirect(self, target: str, url: str) -> None:
         """A redirect away from the API's own host goes through the page fetcher's guard: no
@@ -410,16 +455,20 @@ class JsonApi:
         except PageFetchError as exc:
             raise SourceError(f"{self.name} redirected to a refused address: {exc}", url) from None
 
-    def _read_capped(self, response: httpx.Response, url: str) -> bytes:
+    def _read_capped(self, response: httpx.Response, url: str, limit: int | None) -> bytes:
         """The body, decompressed, refused once it passes ``answer_size_limit`` (counted as it
         streams in: a small gzip bomb is stopped at the limit, not after it expanded)."""
-        limit = self._settings.answer_size_limit
-        hint = f"raise {self.name.split()[0].lower()}.answer_size_limit in sources.yaml"
+        setting = self._settings.answer_size_limit
+        key = f"{self.name.split()[0].lower()}.answer_size_limit"
+        hint = f"raise {key} in sources.yaml if it is legitimate"
+        if limit is not None and limit < setting:  # the caller's own bound for this request
+            hint = f"this request's own bound, below {key}"
+        limit = min(limit or setting, setting)
         length = response.headers.get("content-length", "").strip()
         if length.isdigit() and int(length) > limit:
             raise SourceError(
                 f"{self.name} answer is {int(length)} bytes, over the answer size limit of "
-                f"{limit} bytes ({hint} if it is legitimate)",
+                f"{limit} bytes ({hint})",
                 url,
             )
         chunks: list[bytes] = []
@@ -429,7 +478,7 @@ class JsonApi:
             if total > limit:
                 raise SourceError(
                     f"{self.name} answer is larger than the answer size limit of {limit} bytes "
-                    f"once decompressed (stopped reading; {hint} if it is legitimate)",
+                    f"once decompressed (stopped reading; {hint})",
                     url,
                 )
             chunks.append(chunk)

@@ -33,7 +33,7 @@ import re
 import socket
 import stat
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
@@ -81,10 +81,13 @@ _EVERY_BYTE = bytes(range(256))
 class PageFetchError(Exception):
     """A page could not be fetched; ``status`` is the HTTP status when there was one."""
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, unresolved: bool = False
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
+        self.unresolved = unresolved  # the host's name did not resolve
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,7 @@ def display_url(url: str) -> str:
     return shown_url(url)
 
 
-def _secrets(url: str, names: Iterable[str] = ()) -> list[str]:
+def secrets_in_url(url: str, names: Iterable[str] = ()) -> list[str]:
     """What of ``url`` must not be written: its userinfo and secret-looking query values (by
     shown_url's names, or any name with token, key, secret, sig, pass, auth, session in it)."""
     found = url_secrets(url, names)
@@ -121,6 +124,7 @@ def _secrets(url: str, names: Iterable[str] = ()) -> list[str]:
     return sorted(set(found), key=len, reverse=True)
 
 
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 _NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
 
 
@@ -148,8 +152,16 @@ def _forbidden_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | 
     return None if ip.is_global else "non-global"
 
 
-def check_url(url: str, *, allow_private: bool) -> None:
-    """Refuse non-http(s) URLs and hosts that resolve to private/internal addresses."""
+def allowed_networks(settings: Settings) -> tuple[IPNetwork, ...]:
+    """``settings.private_networks``: the private networks reachable although the guard is on."""
+    return tuple(ipaddress.ip_network(net, strict=False) for net in settings.private_networks)
+
+
+def check_url(
+    url: str, *, allow_private: bool, allowed: Sequence[IPNetwork] = ()
+) -> None:
+    """Refuse non-http(s) URLs and hosts that resolve to private/internal addresses (except
+    those in ``allowed``)."""
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https"):
         raise PageFetchError(f"refusing {display_url(url)}: only http:// and https:// are fetched")
@@ -165,11 +177,16 @@ def check_url(url: str, *, allow_private: bool) -> None:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
-        raise PageFetchError(f"cannot resolve host {host!r} of {display_url(url)}: {exc}") from None
+        raise PageFetchError(
+            f"cannot resolve host {host!r} of {display_url(url)}: {exc}",
+            unresolved=isinstance(exc, socket.gaierror),
+        ) from None
     for info in infos:
         ip = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
         if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
             ip = ip.ipv4_mapped
+        if any(ip in net for net in allowed):
+            continue
         kind = _forbidden_kind(ip)
         if kind is not None:
             raise PageFetchError(
@@ -226,7 +243,7 @@ def _media_type(content_type: str | None) -> str | None:
     return content_type.split(";", 1)[0].strip().lower() or None if content_type else None
 
 
-def _host_key(url: str) -> str:
+def host_key(url: str) -> str:
     parts = urlsplit(url)
     return f"{(parts.hostname or '').lower()}:{parts.port or parts.scheme}"
 
@@ -247,6 +264,7 @@ class PageFetcher:
         self._env: Mapping[str, str] = env if env is not None else {}  # ${NAME} in a page URL
         self._names = settings.secret_url_parameters
         self._allow_private = private_addresses_allowed(settings)
+        self._allowed = allowed_networks(settings)
         self._own_client = client is None
         self._http: httpx.Client | None = client
         self._http_lock = threading.Lock()
@@ -284,7 +302,7 @@ class PageFetcher:
     def _host_slot(self, url: str) -> Iterator[None]:
         with self._slots_lock:
             slot = self._slots.setdefault(
-                _host_key(url), threading.BoundedSemaphore(self._settings.per_host_concurrency)
+                host_key(url), threading.BoundedSemaphore(self._settings.per_host_concurrency)
             )
         with slot:
             yield
@@ -309,7 +327,7 @@ class PageFetcher:
             real = expand_environment(url, self._env)
         except ValueError as exc:
             raise PageFetchError(f"{shown}: {exc}") from None
-        secrets = [*_secrets(real, self._names), *_secrets(url, self._names)]
+        secrets = [*secrets_in_url(real, self._names), *secrets_in_url(url, self._names)]
         try:
             _ = urlsplit(real).port  # urllib refuses a bad port or an unclosed IPv6 bracket here
         except ValueError as exc:
@@ -345,7 +363,7 @@ class PageFetcher:
             return {}
         by_host: dict[str, list[str]] = {}
         for url in unique:
-            by_host.setdefault(_host_key(url), []).append(url)
+            by_host.setdefault(host_key(url), []).append(url)
         # round-robin over hosts so one slow host's queue does not hold every worker
         queues = list(by_host.values())
         order = [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
@@ -372,14 +390,14 @@ class PageFetcher:
             headers["If-Modified-Since"] = cached.last_modified
         current = real
         for _ in range(MAX_REDIRECTS + 1):
-            check_url(current, allow_private=self._allow_private)
+            check_url(current, allow_private=self._allow_private, allowed=self._allowed)
             request = self._client.build_request("GET", current, headers=headers)
             response = self._client.send(request, stream=True, follow_redirects=False)
             try:
                 location = response.headers.get("location")
                 if response.status_code in _REDIRECTS and location:
                     current = urljoin(current, location.strip())
-                    secrets.extend(_secrets(current, self._names))
+                    secrets.extend(secrets_in_url(current, self._names))
                     continue
                 return self._finish(url, current, response, cached, key)
             finally:

@@ -23,6 +23,7 @@ from crawler.cli_ops import EXAMPLES, FAIL_ON_KINDS
 from crawler.locations import db_url as find_db_url
 from crawler.logs import configure_output
 from crawler_fakes.github import FakeGitHub
+from tests.support import ROOT
 from tests.support.ops import PROJECTS, WebhookReceiver, closed_port, upstream
 
 
@@ -128,13 +129,46 @@ def test_the_command_imports_with_the_collector_paused_then_resumes_it() -> None
 def test_check_validates_without_fetching(workdir: Path) -> None:
     (workdir / "sources.yaml").write_text(
         PROJECTS + "  - name: Gamma\n    gitee: vendor/gamma\n    pypi: gamma\n"
+        "  - name: torch-npu\n    git: https://gitcode.com/Ascend/pytorch.git\n"
     )
     result = CliRunner().invoke(cli, ["check"])  # no fake is running: nothing may be fetched
     assert result.exit_code == 0, result.output
     assert result.output == (
-        "sources.yaml: ok: 3 projects (2 GitHub, 1 Gitee, 1 PyPI), 0 pages, "
+        "sources.yaml: ok: 4 projects (2 GitHub, 1 Gitee, 1 PyPI, 1 git server), 0 pages, "
         "schedule '0 3 * * *' UTC\n"
+        "sources.yaml: 4 items: 4 tracked, 0 part of another item, 0 not trackable; "
+        "0 evidence pages give records on 0 platforms\n"
     )
+
+
+def test_check_passes_on_the_shipped_sources_yaml_without_a_warning() -> None:
+    """The shipped catalog: every item of the page, each tracked, riding or with its reason;
+    every evidence page mapped to integration records."""
+    shipped = str(ROOT / "sources.yaml")
+    result = CliRunner().invoke(cli, ["check", "--config", shipped])
+    assert (result.exit_code, result.stderr) == (0, ""), result.output
+    assert result.stdout.splitlines()[1] == (
+        f"{shipped}: 84 items: 58 tracked, 10 part of another item, 16 not trackable; "
+        "17 snapshot rows; 4 evidence pages give records on 10 platforms (AMD GPU, Apple "
+        "Silicon, CPU, Enflame GCU, Huawei Ascend, Iluvatar CoreX, MetaX GPU, Moore Threads, "
+        "NVIDIA GPU, WebGPU)"
+    )
+
+
+def test_check_warns_about_an_item_without_a_source_or_a_reason_and_still_passes(
+    workdir: Path,
+) -> None:
+    (workdir / "sources.yaml").write_text(
+        PROJECTS + "  - name: Vendor SDK\n    homepage: https://sdk.vendor.example\n"
+    )
+    result = CliRunner().invoke(cli, ["check"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "warning: sources.yaml:6: project 'Vendor SDK': no source and no reason: add "
+        "'not_trackable: <why no source can follow it>', or a source ('repo', 'pypi', a "
+        "page…)\n"
+    )
+    assert result.stdout.startswith("sources.yaml: ok: 3 projects")
 
 
 def test_check_answers_a_misspelt_key_with_did_you_mean(workdir: Path) -> None:

@@ -30,7 +30,12 @@ def test_demo_shows_every_change_kind_flag_and_an_error(tmp_path: Path) -> None:
     latest = tmp_path / "demo" / "reports" / "latest"
     report = json.loads((latest / "report.json").read_text())
     validate_report(report)
-    assert set(report["summary"]["changes_by_kind"]) == {kind.value for kind in ChangeKind}
+    # not the link checks' kinds: they are judged over real nights (a 404 must repeat on the
+    # next one, dormancy begins on a date), and the demo's fakes answer with the public hosts'
+    # URLs, which a link check would look up: tests/integration/test_audit_links.py and
+    # test_upstream_health.py show them on loopback instead
+    over_nights = {"link_moved", "link_broken", "upstream_dormant"}
+    assert set(report["summary"]["changes_by_kind"]) == {k.value for k in ChangeKind} - over_nights
     kinds: dict[str, set[str]] = defaultdict(set)
     for change in report["changes"]:
         kinds[change["project"]].add(change["kind"])

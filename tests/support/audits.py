@@ -4,6 +4,7 @@ that audits against a fake on loopback and a real database."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -73,3 +74,25 @@ def changes(report: Report | Mapping[str, Any], *more: str) -> list[tuple[Any, .
 def project_statuses(report: Report | Mapping[str, Any]) -> dict[str, str]:
     """Each project's status in this audit: ok, error, deferred, untracked."""
     return {p["name"]: p["status"] for p in as_json(report)["projects"]}
+
+
+def a_day_passes(store: Any) -> None:
+    """Every stored audit, link check and pending item moves one day into the past, as if the
+    next night had come (the test clock of the multi-night tests)."""
+    from sqlalchemy import select, update
+
+    from crawler.store.tables import AuditRow, LinkCheckRow, PendingRow
+
+    moved: dict[Any, tuple[str, tuple[str, ...]]] = {
+        AuditRow: ("id", ("started_at", "finished_at")),
+        LinkCheckRow: ("key", ("last_checked", "last_ok", "failing_since")),
+        PendingRow: ("id", ("first_seen_at", "closed_at")),
+    }
+    with store.engine.begin() as conn:
+        for table, (key, columns) in moved.items():
+            for row in conn.execute(select(table.__table__)).mappings().all():
+                earlier = {c: row[c] - timedelta(days=1) for c in columns if row[c] is not None}
+                if earlier:
+                    conn.execute(
+                        update(table).where(getattr(table, key) == row[key]).values(**earlier)
+                    )

@@ -24,7 +24,7 @@ from crawler.analysis.licenses import (
     text_span,
     word_diff,
 )
-from crawler.report.words import noassertion_explanation, render_analysis
+from crawler.report.words import noassertion_explanation, render_analysis, why_forge_differs
 from tests.support import SHARED
 
 CORPUS = SHARED / "corpus"
@@ -340,6 +340,18 @@ def test_noassertion_explanation() -> None:
     assert noassertion_explanation(exact) == (
         "Standard X11 text, word for word apart from title, copyright and SPDX lines; "
         "GitHub's licensee does not recognise it in this form.")
+
+
+def test_a_forge_that_gives_no_verdict_is_not_said_to_miss_a_standard_text() -> None:
+    """A git server (or Forgejo) judges no license: it did not fail to recognise one."""
+    exact = _analysis("exact", spdx_ids=("MIT",), matches=(LicenseMatch("MIT", 1, 20, 1.0,
+                                                                         "exact"),))
+    assert why_forge_differs(exact, "git server", None, "MIT", False) == (
+        "Standard MIT text, word for word apart from title, copyright and SPDX lines; "
+        "git server gives no license verdict of its own.")
+    assert why_forge_differs(exact, "Gitee", "NOASSERTION", "MIT", False) == (
+        "Standard MIT text, word for word apart from title, copyright and SPDX lines; "
+        "Gitee does not recognise it in this form.")
 
 
 def test_word_diff_is_compact() -> None:

@@ -41,6 +41,8 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     environment.filters["plural"] = words.plural  # {{ n|plural("project") }}: "1 project"
+    environment.filters["layer_title"] = words.layer_title
+    environment.globals["item_counts"] = words.item_counts
     return environment
 
 

@@ -40,3 +40,4 @@ class Part:
 
     text: str
     href: str | None = None
+    broken: str = ""  # the link checks found it broken or unreachable: the day last seen working

@@ -6,8 +6,8 @@ revision count as delivered, so an upgrade sends nothing old again. ``audit_lock
 and ``boot_id``: a PID reused by another process (a restarted container's PID 1) no longer
 passes for the holder.
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0005"
-down_revision = "0004"
+revision = "0006"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,82 @@
+"""Upstream health: a repository nobody commits to or releases from any more. Pure.
+
+Judged from the snapshot's own dates: the default branch's head commit and the newest release
+or tag. A snapshot without a dated head commit (a source that reads the head only when there
+is no release or tag, e.g. GitHub's REST path) is not judged: its releases alone cannot say
+that nobody commits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from crawler.model import Change, ChangeKind, ProjectSnapshot
+
+
+@dataclass(frozen=True)
+class Dormancy:
+    last_commit: str  # ISO timestamp of the default branch's head commit
+    last_release: str | None  # the newest release's or tag's date, None when it has none
+    days: int  # since the later of the two
+
+    def details(self) -> dict[str, str | int | None]:
+        return {"last_commit": self.last_commit, "last_release": self.last_release,
+                "days": self.days}  # fmt: skip
+
+
+def _when(stamp: str | None) -> datetime | None:
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def newest_release_date(snapshot: ProjectSnapshot) -> str | None:
+    """The newest date among the snapshot's published releases and dated tags."""
+    stamps = [r.published_at for r in snapshot.releases or () if not r.draft and r.published_at]
+    stamps += [t.date for t in snapshot.tags or () if t.date]
+    dated = [(when, stamp) for stamp in stamps if (when := _when(stamp)) is not None]
+    return max(dated)[1] if dated else None
+
+
+def dormancy(
+    snapshot: ProjectSnapshot | None, now: datetime | None, after: timedelta
+) -> Dormancy | None:
+    """The snapshot's dormancy as of ``now``, or None (lively, or not judged)."""
+    if snapshot is None or now is None or snapshot.head is None:
+        return None
+    commit = _when(snapshot.head.date)
+    if commit is None or now - commit < after:
+        return None
+    release = newest_release_date(snapshot)
+    released = _when(release)
+    if released is not None and now - released < after:
+        return None
+    latest = max(commit, released) if released is not None else commit
+    return Dormancy(snapshot.head.date or "", release, (now - latest).days)
+
+
+def dormant_change(
+    name: str,
+    before: ProjectSnapshot | None,
+    after: ProjectSnapshot,
+    now: datetime,
+    baseline_at: datetime | None,
+    after_days: timedelta,
+) -> Change | None:
+    """``upstream_dormant`` the night a project becomes dormant: dormant now, and not dormant in
+    its previous state as of the previous audit (then it was reported already; a previous state
+    of unknown date is judged as of tonight)."""
+    found = dormancy(after, now, after_days)
+    if found is None or dormancy(before, baseline_at or now, after_days) is not None:
+        return None
+    return Change(
+        project=name,
+        kind=ChangeKind.UPSTREAM_DORMANT,
+        after=found.last_commit,
+        evidence_url=after.repo.url if after.repo else after.head.url if after.head else None,
+        details={**found.details(), "repo": after.repo.full_name if after.repo else None},
+    )

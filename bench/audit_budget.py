@@ -10,10 +10,8 @@ latency per request), both tools each in a child process of their own:
   source (``use_max_release``) at its default concurrency, served over TLS on
   ``api.localhost`` by a second listener of the same fake, with a throw-away CA (``trustme``).
 
-It also runs the first audit of the shipped catalog (``sources.yaml``) with and without a
-token: GitHub from ``FakeGitHub``, the ``pypi:`` channels from ``crawler_fakes.pypi`` and the
-``gitee:`` project from ``crawler_fakes.gitee``; nothing leaves the machine. And it keeps the
-database-growth figure: the SQLite file after K unchanged audits.
+It also keeps the database-growth figure: the SQLite file after K unchanged audits. What the
+nights of the shipped catalog (``sources.yaml``) cost is ``bench/catalog_nights.py``.
 
 Reproduce (from the repository root, in the project's virtualenv):
 
@@ -35,8 +33,8 @@ How figures are taken:
 - nvchecker keeps no validators between runs, so its first run and its re-runs are the same
   work: both of its rows show the median of all its runs in that mode;
 - the budgets are refilled before every run: GitHub's 5,000 with a token; anonymous REST is
-  unlimited here (it measures cost, not GitHub's 60 an hour; the shipped catalog's anonymous
-  audit runs on 60);
+  unlimited here (it measures cost, not GitHub's 60 an hour; bench/catalog_nights.py runs the
+  shipped catalog on 60);
 - database size = SQLite file + WAL after ``PRAGMA wal_checkpoint(TRUNCATE)``; growth is from
   the end of the first audit to the end of the K-th unchanged audit after it (the audits
   after the timed ones run with ``--loop-latency``, default 0: latency changes nothing that is
@@ -75,8 +73,6 @@ UNCHANGED_TOKEN_RSS_MB = 90.0
 FIRST_TOKEN_WALL = 5.0  # x nvchecker
 FIRST_TOKEN_RSS_MB = 150.0
 UNCHANGED_ANONYMOUS_WALL = 10.0  # x nvchecker
-SHIPPED_TOKEN_REQUESTS = 30
-SHIPPED_ANONYMOUS_BUDGET = 60
 DB_GROWTH_MB = 5.0  # over 30 unchanged audits
 # Environment variables that would point a child elsewhere than this bench's fakes
 FOREIGN_ENV = ("GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "GITEE_TOKEN", "GITEE_API_URL",
@@ -387,163 +383,6 @@ def side_by_side(args: argparse.Namespace, log: Callable[[str], None]) -> tuple[
     return modes, note
 
 
-# ------------------------------------------------------------------------ the shipped catalog
-
-
-READMES = {
-    "tile-ai/tilelang": "# TileLang\n\n## Platform and Backend Support\n\n"
-    "| Backend | Target | Support level |\n|---|---|---|\n| NVIDIA CUDA | sm_80+ | Primary |\n"
-    "| AMD ROCm/HIP | gfx942 | Supported |\n| Apple Metal | M-series | Experimental |\n\n"
-    "## Install\n",
-    "vllm-project/vllm-ascend": "# vLLM Ascend\n\n## Branch\n\n"
-    "| Branch | Status | Note |\n|---|---|---|\n| main | Maintained | CI on vLLM main |\n"
-    "| v0.9.1-dev | Maintained | for vLLM 0.9.1 |\n\n## License\n",
-    "EnflameTechnology/torch-gcu": "# torch-gcu\n\n## TopsRider SDK Compatibility\n\n"
-    "| TopsRider Version | torch_gcu Version |\n|---|---|\n| 3.4.0 | 2.5.1 |\n\n"
-    "## Hardware Support\n\n| Product Model | Product Series |\n|---|---|\n"
-    "| S60 | Enflame CloudBlazer Inference |\n\n"
-    "## Install\n\n`pip install torch_gcu-2.5.1-cp310-linux_x86_64.whl`\n",
-}
-GITEE_README = (
-    "# vLLM Iluvatar plugin\n\nRequires vllm >=0.27.1,<0.28.0, CoreX runtime >=4.2.0 and "
-    "ixformer >=0.6.0.\n"
-)
-SHIPPED_VARIANTS = ("tags", "mixed", "tags + README pages via API")
-
-
-def shipped_config(pages_via_api: bool) -> Any:
-    """sources.yaml as shipped. Without ``pages_via_api`` the README pages kept in GitHub
-    repositories are left out: against api.github.com they come from
-    raw.githubusercontent.com, outside the API budget (this fake only serves them through the
-    contents API). The Gitee project's page is read from the Gitee fake in every variant."""
-    from crawler.config import load_config
-
-    config = load_config(ROOT / "sources.yaml")
-
-    def on_github(page: Any, spec: Any) -> bool:
-        location = page.location or spec.forge
-        return page.url is None and location is not None and location.source == "github"
-
-    projects = tuple(
-        spec.model_copy(update={"pages": tuple(
-            p for p in spec.pages if pages_via_api or not on_github(p, spec))})
-        for spec in config.projects
-    )  # fmt: skip
-    return config.model_copy(update={"projects": projects})
-
-
-def shipped_github(variant: str) -> Any:
-    """A fake GitHub holding the shipped catalog's repositories with plausible facts: three
-    releases and tags and a root license each, except TritonBench and MLC-LLM, which have no
-    release: in variant "tags" both have tags; in "mixed" TritonBench has no tag either
-    (tracked by its head commit). README pages have the tables and pins sources.yaml watches."""
-    from crawler.analysis.license_texts import reference_text
-    from crawler_fakes.github import FakeRelease, FakeRepo, FakeTag, GitHubState
-
-    licenses = [("mit", "MIT", "MIT License"), ("apache-2.0", "Apache-2.0", "Apache License 2.0"),
-                ("bsd-3-clause", "BSD-3-Clause", 'BSD 3-Clause "New" or "Revised" License')]
-    repos = []
-    github = [p for p in shipped_config(True).projects if p.forge and p.forge.source == "github"]
-    for index, spec in enumerate(github):
-        owner, name = spec.forge.path.split("/")
-        key, spdx, title = licenses[index % len(licenses)]
-        repo = FakeRepo(owner=owner, name=name, id=5000 + index, license_key=key, spdx_id=spdx,
-                        license_name=title, license_text=reference_text(spdx),
-                        head_sha=f"{index:02d}" + "f" * 38, head_date="2026-11-20T08:00:00Z",
-                        tree=[("src/main.py", "e" * 40)],
-                        files={"README.md": READMES.get(spec.forge.path, f"# {name}\n")})
-        no_release = spec.name in ("TritonBench", "MLC-LLM")
-        for minor in range(3):
-            version = f"v0.{index}.{minor}"
-            stamp = f"2026-{9 + minor:02d}-{10 + index:02d}T12:00:00Z"
-            if not (variant.startswith("mixed") and spec.name == "TritonBench"):
-                repo.tags.append(FakeTag(version, f"{index:02d}{minor:02d}" + "a" * 36, stamp))
-            if not no_release:
-                repo.releases.append(FakeRelease(version, version, stamp, stamp))
-        repos.append(repo)
-    return GitHubState(repos)
-
-
-def shipped_pypi() -> Any:
-    """Each ``pypi:`` channel of the catalog: three versions, a declared license."""
-    from crawler_fakes.pypi import FakePackage, FakeVersion, PyPIState
-
-    names = [c.path for p in shipped_config(True).projects for c in p.channels
-             if c.source == "pypi"]  # fmt: skip
-    return PyPIState([
-        FakePackage(name, [FakeVersion(f"0.{index}.{minor}", f"2026-{9 + minor:02d}-11T12:00:00Z")
-                           for minor in range(3)], license_expression="Apache-2.0")
-        for index, name in enumerate(names)
-    ])  # fmt: skip
-
-
-def shipped_gitee() -> Any:
-    from crawler.analysis.license_texts import reference_text
-    from crawler_fakes.gitee import GiteeRelease, GiteeRepo, GiteeState
-
-    projects = [p for p in shipped_config(True).projects if p.forge and p.forge.source == "gitee"]
-    repos = []
-    for index, spec in enumerate(projects):
-        owner, name = spec.forge.path.split("/")
-        repos.append(GiteeRepo(
-            owner=owner, name=name, id=9100 + index, license="Apache-2.0",
-            default_branch="release/v0.27.1", head_sha="c" * 40,
-            head_date="2026-11-01T02:00:00Z",
-            releases=[GiteeRelease("v0.27.1", "2026-10-02T02:00:00Z", "v0.27.1")],
-            files={"LICENSE": reference_text("Apache-2.0"), "README.md": GITEE_README},
-        ))  # fmt: skip
-    return GiteeState(repos)
-
-
-@dataclass
-class ShippedRun:
-    variant: str
-    mode: str
-    github_requests: int
-    github_points: int  # what GitHub charges: anonymous REST, or authenticated REST + GraphQL
-    pypi_requests: int
-    gitee_requests: int
-    checked: int
-    deferred: list[str]
-    errors: list[str]
-    status: str
-    exit_code: int
-
-
-def run_shipped(variant: str, mode: str) -> ShippedRun:
-    from crawler.audit import run_audit
-    from crawler.store import Store
-    from crawler_fakes.gitee import FakeGitee
-    from crawler_fakes.github import FakeGitHub
-    from crawler_fakes.pypi import FakePyPI
-
-    token = TOKEN if mode == "token" else None
-    config = shipped_config(pages_via_api=variant.endswith("via API"))
-    with tempfile.TemporaryDirectory() as tmp, FakeGitHub(
-        shipped_github(variant), token=TOKEN, unauth_limit=SHIPPED_ANONYMOUS_BUDGET
-    ) as github, FakePyPI(shipped_pypi()) as pypi, FakeGitee(shipped_gitee()) as gitee:
-        store = Store(f"sqlite:///{tmp}/crawler.sqlite")
-        env = {**github.env(token), **pypi.env(), **gitee.env()}
-        try:
-            outcome = run_audit(config, store, Path(tmp) / "reports", env=env,
-                                sleep=lambda _seconds: None)  # fmt: skip
-        finally:
-            store.close()
-        report = outcome.report.as_json()
-        deferred = [p["name"] for p in report["projects"] if p["status"] == "deferred"]
-        wanted = sum(1 for spec in config.projects for page in spec.pages
-                     if (page.location or spec.forge).source == "github")  # fmt: skip
-        read = {r.path for r in github.requests if "/contents/" in r.path and r.status == 200}
-        if wanted > len(read):  # a page the budget did not reach keeps its last extraction
-            deferred.append(f"{wanted - len(read)} of {wanted} README pages")
-        used = github.points_used
-        points = used.core_anonymous if token is None else used.core_authenticated + used.graphql
-        errors = [f"{e['project']}: {e['error'][:70]}" for e in report["errors"]]
-        return ShippedRun(variant, mode, len(github.requests), points, len(pypi.requests),
-                          len(gitee.requests), report["summary"]["checked"], deferred, errors,
-                          outcome.status, outcome.exit_code)  # fmt: skip
-
-
 # ------------------------------------------------------------------------------- the report
 
 
@@ -636,28 +475,7 @@ def render_growth(modes: Sequence[Mode]) -> list[str]:
     return out
 
 
-def render_shipped(shipped: Sequence[ShippedRun]) -> list[str]:
-    out = ["\n## First audit of the shipped catalog (sources.yaml)\n"]
-    rows = [[r.variant, r.mode, r.github_requests, r.github_points, r.pypi_requests,
-             r.gitee_requests, r.checked, ", ".join(r.deferred) or "none",
-             "; ".join(r.errors) or "none", r.status, r.exit_code] for r in shipped]  # fmt: skip
-    out.append(table(["variant", "mode", "GitHub requests", "GitHub points", "PyPI requests",
-                      "Gitee requests", "checked", "deferred", "errors", "status", "exit"],
-                     rows))  # fmt: skip
-    out.append(
-        "\nGitHub requests include the free GET /rate_limit; points are what GitHub charges "
-        f"(anonymous REST on a budget of {SHIPPED_ANONYMOUS_BUDGET}; authenticated REST + "
-        "GraphQL with a token). PyPI channels are served by crawler_fakes.pypi and the Gitee "
-        "project by crawler_fakes.gitee. Variant 'tags': TritonBench and MLC-LLM have tags but "
-        "no release; 'mixed': TritonBench has neither (head commit). Against api.github.com "
-        "the README pages kept in GitHub repositories come from raw.githubusercontent.com, "
-        "outside the API budget, so the first two variants leave them out; the third reads "
-        "them through the contents API, as against GitHub Enterprise (and this fake)."
-    )
-    return out
-
-
-def render_targets(modes: Sequence[Mode], shipped: Sequence[ShippedRun]) -> list[str]:
+def render_targets(modes: Sequence[Mode]) -> list[str]:
     by = {m.name: m for m in modes}
     rows: list[list[object]] = []
 
@@ -695,18 +513,6 @@ def render_targets(modes: Sequence[Mode], shipped: Sequence[ShippedRun]) -> list
         total = sum(r.rest for r in anonymous.unchanged)
         rows.append(["unchanged re-audit, no token: every request answered 304",
                      f"{not_304} of {total} not 304", verdict(not_304 == 0)])  # fmt: skip
-    for run in shipped:
-        if run.variant.endswith("via API"):
-            continue
-        if run.mode == "token":
-            rows.append([f"shipped catalog ({run.variant}), token: <= 30 GitHub requests",
-                         run.github_requests,
-                         verdict(run.github_requests <= SHIPPED_TOKEN_REQUESTS)])  # fmt: skip
-        else:
-            fits = run.github_points <= SHIPPED_ANONYMOUS_BUDGET and not run.deferred
-            rows.append([f"shipped catalog ({run.variant}), no token: fits in 60, none deferred",
-                         f"{run.github_points} points, deferred: "
-                         f"{', '.join(run.deferred) or 'none'}", verdict(fits)])  # fmt: skip
     for mode in modes:
         growth = mode.db_after_unchanged - mode.db_after_first
         scaled = growth * 30 / max(mode.unchanged_audits, 1)
@@ -733,7 +539,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="200 projects, 1 run of each kind, 3 unchanged audits")
     parser.add_argument("--no-nvchecker", action="store_true")
-    parser.add_argument("--no-shipped", action="store_true")
     args = parser.parse_args(argv)
     args.n = args.n or (200 if args.quick else 1000)
     args.repeat = args.repeat or (1 if args.quick else 3)
@@ -748,17 +553,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(line, file=sys.stderr, flush=True)
 
     modes, note = side_by_side(args, log)
-    shipped: list[ShippedRun] = []
-    if not args.no_shipped:
-        for variant in SHIPPED_VARIANTS:
-            for mode in ("token", "anonymous"):
-                shipped.append(run_shipped(variant, mode))
-        log("  shipped catalog done")
     out = render_side_by_side(modes, note, args)
     out += render_details(modes, args)
-    out += render_targets(modes, shipped)
-    if shipped:
-        out += render_shipped(shipped)
+    out += render_targets(modes)
     out += render_growth(modes)
     print("\n".join(out))
     print(f"\n(total bench time {time.perf_counter() - started:.0f} s)")

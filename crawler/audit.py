@@ -2,8 +2,10 @@
 (sources, pages, database, report files) to the pure core.
 
 The report is written before the audit is recorded as finished: an audit whose report could
-not be written (read-only or full disk, a kill in between) never becomes the baseline, so the
-next audit reports its findings again instead of losing them.
+not be written (read-only or full disk, a kill in between) never becomes the baseline and opens
+nothing pending (its pending changes are opened in the transaction that finishes it), so the
+next audit reports its findings again, as new, instead of losing them. Delivering the report
+is the caller's (crawler.notify; a finished audit left undelivered is delivered late).
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import json
 import logging
 import os
 import re
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -27,14 +28,16 @@ import msgspec
 from sqlalchemy.exc import SQLAlchemyError
 
 from crawler.config import Config, ConfigError, ProjectSpec
+from crawler.config.credentials import config_secrets
 from crawler.diff import DiffRules, Findings, Tracked, diff_audit, forget_memos, removed_projects
 from crawler.diff.links import LinkTarget
-from crawler.diff.pending import PendingItem, pending_changes
+from crawler.diff.pending import PendingItem, newest_first, pending_changes, taken_by_catalog
 from crawler.diff.source_labels import Names as SourceNamesMap
+from crawler.failpoints import failpoint
 from crawler.findings import findings_between as findings_between  # re-exported
 from crawler.findings import location_of as _location
 from crawler.findings import source_names as source_names
-from crawler.gather import Gatherer, open_sources
+from crawler.gather import Gatherer, check_credentials, open_sources
 from crawler.link_audit import (
     LinkNight,
     LinkStep,
@@ -54,6 +57,7 @@ from crawler.model import (
     RepoInfo,
     audit_status,
 )
+from crawler.report.files import write_report
 from crawler.report.json_report import (
     AuditHeader,
     ReportParts,
@@ -65,9 +69,16 @@ from crawler.report.json_report import (
     link_entries,
     pending_entry,
     project_entry,
+    riding_entry,
 )
-from crawler.report.markdown import write_markdown
-from crawler.report.model import ChangeEntry, ErrorEntry, FlagEntry, ProjectEntry, Report
+from crawler.report.model import (
+    MIN_CHECKED_SHARE,
+    ChangeEntry,
+    ErrorEntry,
+    FlagEntry,
+    ProjectEntry,
+    Report,
+)
 from crawler.report.spool import InOrder, Spool, joined
 from crawler.report.words import change_summary
 from crawler.report.words import last_checked as _since
@@ -79,6 +90,8 @@ from crawler.upstream.http import redact
 from crawler.upstream.pages import PageFetcher
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from crawler.progress import AuditProgress
 
 log = logging.getLogger(__name__)
@@ -94,12 +107,14 @@ class AuditOutcome:
     report: Report
     report_dir: Path | None
     report_error: str | None = None  # why the report files could not be written
+    stopped: bool = False  # asked to stop (SIGTERM): what it left unchecked is not a failure
 
     @property
     def exit_code(self) -> int:
         """0 all checked and reported; 1 when anything needs a person (errors, stale
-        projects, a report that could not be written)."""
-        return 1 if self.report_error or self.report.needs_attention else 0
+        projects, a report that could not be written, an audit that checked too little)."""
+        too_little = self.report.summary.checked_too_little() and not self.stopped
+        return 1 if self.report_error or self.report.needs_attention or too_little else 0
 
 
 def _now() -> datetime:
@@ -156,32 +171,11 @@ def check_removals(config: Config, baseline: AuditInfo | None, allow_removals: b
         )
 
 
-def write_report(report: Report, reports_dir: Path, *, refresh_latest: bool = True) -> Path:
-    """reports/<UTC timestamp>-audit<N>/report.{md,json}, then (for the audit just run)
-    refresh reports/latest/."""
-    stamp = report.audit.started_at.replace(":", "").replace("-", "")
-    target = reports_dir / f"{stamp}-audit{report.audit.id}"
-    target.mkdir(parents=True, exist_ok=True)
-    with (target / "report.json").open("wb") as out:
-        report.write_json(out)
-    with (target / "report.md").open("w", encoding="utf-8") as text:
-        write_markdown(report, text)
-    if not refresh_latest:
-        return target
-    latest = reports_dir / "latest"
-    staging = reports_dir / ".latest.tmp"
-    shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(target, staging)
-    shutil.rmtree(latest, ignore_errors=True)
-    staging.rename(latest)
-    return target
-
-
 def _overall_status(tally: _Tally, stopped: bool) -> AuditStatus:
     if tally.tracked and tally.failed == tally.tracked:
         return "failed"
-    if stopped or len(tally.errors):
-        return "partial"
+    if stopped or len(tally.errors) or len(tally.checked) < tally.tracked * MIN_CHECKED_SHARE:
+        return "partial"  # checked too little: a night lost to a limit is no quiet night
     return "complete"
 
 
@@ -192,6 +186,9 @@ def _outcomes(results: Mapping[str, ProjectResult]) -> dict[str, ProjectOutcome]
         for name, r in results.items()
         if r.status != ProjectStatus.OK or r.note or r.errors
     }
+
+
+_NEVER_STALE = (ProjectStatus.OK, ProjectStatus.UNTRACKED, ProjectStatus.RIDING)
 
 
 def stale_flags(
@@ -207,7 +204,7 @@ def stale_flags(
     flags = []
     for name in names:
         outcome = results.get(name)
-        if outcome is None or outcome.status in (ProjectStatus.OK, ProjectStatus.UNTRACKED):
+        if outcome is None or outcome.status in _NEVER_STALE:
             continue
         since = last_checked.get(name)
         waited = now - (since or first_audit or now)
@@ -284,7 +281,7 @@ class _Tally:
     each project's worded row, flags, changes and errors written to a temporary file (their
     places in it kept, 16 bytes an entry), the pending-worthy changes and the outcomes."""
 
-    def __init__(self, order: dict[str, int]) -> None:
+    def __init__(self, order: dict[str, int], hosts: Iterable[str] = ()) -> None:
         self.order = order  # sources.yaml position of each project of the audit
         self.spool = Spool()
         self.rows = InOrder(self.spool, ProjectEntry)
@@ -302,6 +299,8 @@ class _Tally:
         self.collect_links = False  # settings.links_per_night > 0
         self.links: list[LinkTarget] = []
         self.repos: dict[tuple[str, str], RepoInfo] = {}
+        # the rows of the items others ride on (part_of): a riding item's row is its host's
+        self.host_rows: dict[str, ProjectEntry | None] = dict.fromkeys(hosts)
 
     def position(self, project: str) -> int:
         return self.order.get(project, len(self.order))  # removed projects: after the others
@@ -354,8 +353,10 @@ def _run_audit(
     batch_size: int,
 ) -> AuditOutcome:
     env = dict(os.environ if env is None else env)
-    secrets = secrets_in(env)
+    secrets = [*secrets_in(env), *config_secrets(config, env)]
     specs = select_projects(config, only)
+    riders = [spec for spec in specs if spec.part_of is not None]  # never fetched: no request
+    fetched = [spec for spec in specs if spec.part_of is None]
     baseline = store.baseline_for()
     check_removals(config, baseline, allow_removals or bool(only))
     last_checked = store.last_checked()
@@ -363,14 +364,17 @@ def _run_audit(
     listed = [p.name for p in config.projects]
     # its temporary file made before the audit begins: a machine without a writable TMPDIR
     # stops here, with no audit left 'running'
-    tally = _Tally({spec.name: i for i, spec in enumerate(specs)})
+    tally = _Tally(
+        {spec.name: i for i, spec in enumerate(specs)}, (str(r.part_of) for r in riders)
+    )
     tally.collect_links = config.settings.links_per_night > 0
+    check_credentials(fetched, env)  # a broken key: no audit begins (ConfigError, exit 2)
     audit_id = store.begin_audit(config.path, listed, started)
 
     def clock() -> str:
         return _iso(_now())
 
-    web = PageFetcher(config.settings, store)
+    web = PageFetcher(config.settings, store, env=env)
     asked_to_stop = should_stop or (lambda: False)
     abandoned = threading.Event()  # the audit ended early: a batch still fetched stops
 
@@ -397,10 +401,10 @@ def _run_audit(
     results: dict[str, ProjectResult] = {}  # the batch in hand
     lock_lost: AuditLockLost | None = None
     if progress is not None:
-        progress.start(len(specs))
+        progress.start(len(fetched))
     try:
         sources = open_sources(
-            config, specs, env=env, cache=store, web=web, clock=clock, sleep=sleep,
+            config, fetched, env=env, cache=store, web=web, clock=clock, sleep=sleep,
             should_stop=stop, on_fetched=gatherer.on_fetched,
         )  # fmt: skip
         # A batch at a time: its prior states read, fetched, compared, recorded and worded,
@@ -411,7 +415,7 @@ def _run_audit(
         fetching = ThreadPoolExecutor(max_workers=1, thread_name_prefix="audit-fetch")
         try:
             in_hand: _Fetching | None = None
-            for batch in [*batches(fetch_order(specs, last_checked), batch_size), None]:
+            for batch in [*batches(fetch_order(fetched, last_checked), batch_size), None]:
                 ahead = None
                 if batch is not None:
                     prior = _prior_states(store, baseline, batch)
@@ -441,6 +445,7 @@ def _run_audit(
     if store.failure is not None:
         raise StoreError(_store_failed(store, audit_id, results.values()))
 
+    riding = _ride(riders, tally)
     links = check_links(  # after the fetch, whose end set `abandoned`: asked to stop, or not
         config, store, started, tally, lambda: asked_to_stop() or store.failure is not None
     )
@@ -452,7 +457,7 @@ def _run_audit(
         timedelta(days=config.settings.stale_after_days),
     )  # fmt: skip
     status = _overall_status(tally, stopped)
-    pending = _pending(
+    pending, open_pending = _pending(
         config, store, audit_id, started,
         [*tally.ordered(tally.pending, lambda c: c.project), *removed], names,
         links.still_bad() if links is not None else None,
@@ -513,6 +518,7 @@ def _run_audit(
         return AuditOutcome(audit_id, "failed", report, None, report_error)
     try:
         report_dir = write_report(report, reports_dir)
+        failpoint("report-written")
     except OSError as exc:
         # Not recorded as a usable audit: the next one diffs against the last reported
         # baseline and reports these findings again.
@@ -521,13 +527,26 @@ def _run_audit(
         log.error("%s", report_error)
     try:
         store.finish_audit(
-            audit_id, [], status, finished, baseline.id if baseline else None, stats,
-            checked_earlier=tally.checked,
+            audit_id, riding, status, finished, baseline.id if baseline else None, stats,
+            checked_earlier=tally.checked, also=open_pending if status != "failed" else None,
         )  # fmt: skip
     except SQLAlchemyError as exc:
         store.failed("recording the audit", exc)
         raise StoreError(_store_failed(store, audit_id, [])) from None
-    return AuditOutcome(audit_id, status, report, report_dir, report_error)
+    failpoint("audit-finished")
+    return AuditOutcome(audit_id, status, report, report_dir, report_error, stopped)
+
+
+def _ride(riders: Sequence[ProjectSpec], tally: _Tally) -> list[ProjectResult]:
+    """Each riding item's row, from the row of the item it ships with, and its result to
+    record: status riding, its note the host's name (a fact; the report words it)."""
+    results = []
+    for spec in riders:
+        host = str(spec.part_of)
+        entry = riding_entry(spec.name, host, tally.host_rows.get(host))
+        tally.rows.add(tally.position(spec.name), entry)
+        results.append(ProjectResult(spec.name, ProjectStatus.RIDING, note=host))
+    return results
 
 
 @dataclass(frozen=True)
@@ -595,6 +614,8 @@ def _tally_batch(
     for row in findings.projects:
         entry = project_entry(row, current.get(row.project), outcomes.get(row.project), names)
         tally.rows.add(at(row.project), entry)
+        if row.project in tally.host_rows:
+            tally.host_rows[row.project] = entry
     for spec in batch if tally.collect_links else ():
         tally.links += project_targets(spec, current.get(spec.name))
         checked = results.get(spec.name)
@@ -611,6 +632,7 @@ def _tally_batch(
         store.failed("recording the audit", exc)
         return None
     tally.batches_recorded += 1
+    failpoint("batch-recorded")
     return None
 
 
@@ -685,21 +707,35 @@ def _pending(
     changes: Sequence[Change],
     names: SourceNamesMap,
     bad_links: set[str] | None = None,
-) -> list[PendingItem]:
-    """Record tonight's pending-worthy changes, close the link findings whose link is fixed
-    (``bad_links``: the cited links that still do not answer where cited; None when links were
-    not checked), close what the curated catalog (if configured) already holds, and return
-    everything still pending, newest first."""
-    from crawler.store.pending import close_fixed_links, close_taken, open_pending, record_pending
+) -> tuple[list[PendingItem], Callable[[Session], None]]:
+    """Everything pending after tonight, newest first, and what opens tonight's new items in
+    the transaction that finishes the audit (never before: a night killed before its report
+    leaves nothing open, and the next audit counts those changes as new). The link findings
+    whose link is fixed (``bad_links``: the cited links that still do not answer where cited;
+    None when links were not checked) and what the curated catalog (if configured) already
+    holds are closed now, or never opened."""
+    from crawler.store.pending import (
+        as_items,
+        close_fixed_links,
+        close_pending,
+        new_pending,
+        open_pending,
+        opener,
+    )
 
-    record_pending(store, audit_id, started, changes, lambda change: change_summary(change, names))
     if bad_links is not None:
         close_fixed_links(store, bad_links, started)
+    found = new_pending(store, changes, lambda change: change_summary(change, names))
+    stored, tonight = open_pending(store), as_items(found, audit_id, started)
     path = curated_catalog_path(config)
     curated = read_curated(path) if path is not None else None
     if curated is not None:
-        close_taken(store, curated, started)
-    return open_pending(store)
+        taken = set(taken_by_catalog([*stored, *tonight], curated))
+        close_pending(store, sorted(i for i in taken if i > 0), "merged", started)
+        found = [new for new, item in zip(found, tonight, strict=True) if item.id not in taken]
+        stored = [item for item in stored if item.id not in taken]
+        tonight = [item for item in tonight if item.id not in taken]
+    return newest_first([*stored, *tonight]), opener(found, audit_id, started)
 
 
 # -- re-rendering stored audits -------------------------------------------------------------------

@@ -13,13 +13,14 @@ import os
 import stat
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from crawler import __version__
-from crawler.cli_db import audit_lock_or_exit, db, prune
+from crawler.cli_db import audit_lock_or_exit, db, prune, take_audit_lock
 from crawler.cli_db import open_store as _open_store
 from crawler.cli_ops import (
     Failure,
@@ -30,6 +31,7 @@ from crawler.cli_ops import (
     fail_on_exit,
     fail_on_option,
     load_or_fail,
+    main_in_json,
     notify,
 )
 from crawler.config import (
@@ -39,7 +41,8 @@ from crawler.config import (
     check_timezone,
     load_config,
 )
-from crawler.logs import LogFormat, Output, configure_output
+from crawler.failpoints import failpoint
+from crawler.logs import LogFormat, Output, configure_output, requested_format
 from crawler.store import DEFAULT_DB_URL, Store
 from crawler.store.database import StoreError
 from crawler.store.lock import AuditLocked
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
 
     from crawler.audit import AuditOutcome
     from crawler.diff.pending import PendingItem
+    from crawler.notify import Delivery
 
 DEFAULT_REPORTS = "reports"
 # audit ids are database integers: anything larger is refused by click, not by the database
@@ -128,6 +132,8 @@ def _audit_and_deliver(
     from crawler.report.words import audit_line
     from crawler.upstream.sources.github import github_endpoint
 
+    api_url, token = github_endpoint(config.source_settings("github"), os.environ)
+    _deliver_late(config, store, reports_dir, output, api_url, token)
     progress = make_progress(output)
     try:
         outcome = run_audit(
@@ -149,7 +155,6 @@ def _audit_and_deliver(
         )
         return outcome
     output.detail(f"report: {outcome.report_dir / 'report.md'}")
-    api_url, token = github_endpoint(config.source_settings("github"), os.environ)
     delivery = deliver(
         outcome.report,
         outcome.report_dir,
@@ -159,13 +164,33 @@ def _audit_and_deliver(
         env=os.environ,
         secrets=output.secrets,
     )
+    failpoint("delivered")
+    store.mark_delivered(outcome.audit_id, datetime.now(UTC).replace(microsecond=0))
+    _show_delivery(delivery, output)
+    return outcome
+
+
+def _deliver_late(
+    config: Config, store: Store, reports_dir: Path, output: Output, api_url: str, token: str | None
+) -> None:
+    """First, the reports of finished audits a killed run never delivered."""
+    from crawler.notify.late import deliver_late
+
+    for delivery in deliver_late(
+        store, config, reports_dir, api_url=api_url, token=token, env=os.environ,
+        secrets=output.secrets,
+    ):  # fmt: skip
+        output.note(f"audit #{delivery.audit_id} was never delivered: delivered late now")
+        _show_delivery(delivery, output)
+
+
+def _show_delivery(delivery: Delivery, output: Output) -> None:
     for result in delivery.results:
         line = f"notification {result.channel}: {result.detail}"
         if result.ok:
             output.note(line)
         else:
             output.error(line)
-    return outcome
 
 
 @cli.command()
@@ -190,12 +215,14 @@ def audit(
     """Fetch every project, store the snapshot, diff against the last good audit, report."""
     import threading
 
+    from crawler.config.credentials import config_secrets
     from crawler.schedule import stop_on_signals
-    from crawler.upstream.sources.github import github_endpoint
+    from crawler.upstream.sources.github import credential_in_use
 
     config = _load(config_path)
+    _output().add_secrets(config_secrets(config, os.environ))  # page and webhook credentials
     uses_github = any(p.forge and p.forge.source == "github" for p in config.projects)
-    if uses_github and not github_endpoint(config.source_settings("github"), os.environ)[1]:
+    if uses_github and credential_in_use(os.environ) is None:
         _output().note(
             "warning: no GITHUB_TOKEN or GH_TOKEN: GitHub allows 60 unauthenticated requests "
             "an hour; the audit uses REST with conditional requests and defers what does not fit"
@@ -255,9 +282,16 @@ def schedule(
     lets a running audit finish its current project (it ends as partial), then exits.
     """
 
+    from crawler.config.credentials import config_secrets
+    from crawler.gather import check_credentials
     from crawler.schedule import SchedulePlan, serve
 
     config = _load(config_path)  # fail fast on a bad file; it is re-read before every audit
+    _output().add_secrets(config_secrets(config, os.environ))
+    try:  # and on a broken App key: each audit would stop on it
+        check_credentials(config.projects, os.environ)
+    except ConfigError as exc:
+        raise Failure(str(exc)) from None
     zone = timezone or config.schedule.timezone
     try:
         check_timezone(zone)
@@ -281,15 +315,21 @@ def schedule(
     def job(stop: threading.Event) -> None:
         try:
             config = load_config(config_file(config_path))
+            output.add_secrets(config_secrets(config, os.environ))  # the file may have changed
             store = _open_store(db_url)
         except (ConfigError, click.ClickException) as exc:  # keep running: the next tick retries
             output.error(f"audit skipped: {exc}")
             return
         try:
-            with store.audit_lock("crawler schedule"):
+            lock = take_audit_lock(store, "crawler schedule")
+            try:
                 _audit_and_deliver(config, store, Path(reports_dir), None, stop, output)
+            finally:
+                lock.release()
         except AuditLocked as exc:  # keep the schedule; this tick is skipped
             output.error(f"{exc}; skipping this run")
+        except StoreError as exc:  # the database's failure, said once; the next tick retries
+            output.error(str(exc))
         except Exception as exc:  # logged, never kills the scheduler
             output.error(f"audit failed: {exc}")
         finally:
@@ -328,9 +368,12 @@ def health(heartbeat: str, max_age: int) -> None:
         state = check_heartbeat(Path(heartbeat), datetime.now(UTC), max_age)
     except UnreadableFile as exc:  # a FIFO or /dev/zero: unhealthy, said (never read)
         # exit 1, not 2: Docker reserves a HEALTHCHECK's exit status 2 ("do not use")
-        click.echo(f"unhealthy: --heartbeat {exc}", err=True)
+        _output().stderr(f"unhealthy: --heartbeat {exc}")
         sys.exit(1)
-    click.echo(state.message, err=not state.healthy)
+    if state.healthy:
+        click.echo(state.message)
+    else:
+        _output().stderr(state.message)
     sys.exit(0 if state.healthy else 1)
 
 
@@ -406,7 +449,8 @@ def report(
     stdout: bool,
 ) -> None:
     """Re-render the report of an audit (default: the latest) from the database."""
-    from crawler.audit import rebuild_report, write_report
+    from crawler.audit import rebuild_report
+    from crawler.report.files import write_report
     from crawler.report.markdown import render_markdown
 
     config = _load_if_present(config_path)
@@ -634,6 +678,13 @@ def validate(file: str) -> None:
     default=None,
     help="Also write the Compatibility Explorer (a static index.html) into this folder.",
 )
+@click.option(
+    "--follow-links-outside",
+    is_flag=True,
+    help="Write through a symbolic link in --out or --site that leads outside that folder "
+    "(refused by default: a link committed to a catalog repository would make the export "
+    "write anywhere the job can).",
+)
 def export_command(
     config_path: str | None,
     db_url: str | None,
@@ -641,6 +692,7 @@ def export_command(
     out_dir: str,
     into: str | None,
     site: str | None,
+    follow_links_outside: bool,
 ) -> None:
     """Turn a stored audit into the catalog's files: snapshot.md (the release and license
     snapshot), catalog.json and its schema; optionally merge into a curated catalog."""
@@ -657,6 +709,7 @@ def export_command(
         outcome = export_audit(
             store, config, audit_id, Path(out_dir), into=Path(into) if into else None,
             site=Path(site) if site else None, labels=labels,
+            follow_links_outside=follow_links_outside,
         )  # fmt: skip
     except (ExportError, MergeError, NothingToExport) as exc:
         problems = getattr(exc, "problems", None)
@@ -750,6 +803,8 @@ def main() -> None:
     # At exit, the interpreter's last collection walks every object (a tenth of an unchanged
     # night); frozen, it walks none. Files and the database are closed by then.
     atexit.register(gc.freeze)
+    if requested_format(sys.argv[1:], os.environ) == "json":
+        sys.exit(main_in_json(cli))
     cli(prog_name="crawler")
 
 

@@ -4,6 +4,7 @@ command-line face: a second audit on the same database says who runs and exits 3
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -11,10 +12,11 @@ from pathlib import Path
 
 import click
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 
-from crawler.cli_ops import Failure
+from crawler.cli_ops import Failure, output
 from crawler.store import DEFAULT_DB_URL, Store
-from crawler.store.database import display_db_url, scrub_db_secrets
+from crawler.store.database import StoreError, display_db_url, scrub_db_secrets
 from crawler.store.lock import AuditLock, AuditLocked
 
 EXIT_LOCKED = 3
@@ -64,24 +66,38 @@ def locked_message(exc: AuditLocked) -> str:
     return f"{exc}; not starting another (exit status {EXIT_LOCKED})"
 
 
+def take_audit_lock(store: Store, owner: str) -> AuditLock:
+    """The audit lock, taken; AuditLocked when another holds it; StoreError, in the one line an
+    audit that meets the same failure later says, when the database fails (a full disk)."""
+    lock = store.audit_lock(owner)
+    try:
+        lock.acquire()
+    except SQLAlchemyError as exc:
+        lock.release()  # whatever part of it was taken (a PostgreSQL session lock)
+        failure = store.failed("taking the audit lock", exc)
+        raise StoreError(
+            f"{failure}. No audit was started: nothing was fetched or recorded."
+        ) from None
+    return lock
+
+
 @contextlib.contextmanager
 def audit_lock_or_exit(store: Store, owner: str) -> Iterator[AuditLock]:
     """Hold the audit lock for the block, or print who holds it and exit with status 3."""
     try:
-        lock = store.audit_lock(owner)
-        lock.acquire()
+        lock = take_audit_lock(store, owner)
     except AuditLocked as exc:
-        click.echo(f"error: {locked_message(exc)}", err=True)
+        output().stderr(f"error: {locked_message(exc)}")
         sys.exit(EXIT_LOCKED)
     try:
         yield lock
     finally:
         lock.release()
     if lock.lost:
-        click.echo(
+        output().stderr(
             "warning: the audit lock was taken over while this audit ran (the process was "
             "frozen past its lease): another audit may have run at the same time",
-            err=True,
+            logging.WARNING,
         )
 
 
@@ -154,7 +170,7 @@ def prune(db_url: str | None, keep_days: int, dry_run: bool) -> None:
     try:
         result = prune_database(store, keep_days, dry_run=dry_run)
     except AuditLocked as exc:
-        click.echo(f"error: {exc}; not pruning (exit status {EXIT_LOCKED})", err=True)
+        output().stderr(f"error: {exc}; not pruning (exit status {EXIT_LOCKED})")
         sys.exit(EXIT_LOCKED)
     finally:
         store.close()

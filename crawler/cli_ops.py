@@ -4,6 +4,7 @@ found, and the examples every command's ``--help`` ends with."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections import Counter
@@ -14,10 +15,18 @@ import click
 
 from crawler.config import Config, ConfigError, load_config
 from crawler.locations import config_path
+from crawler.logs import Output, configure_output
 from crawler.model import ChangeKind, FlagKind
 from crawler.report.model import Report
 
 EXIT_FAIL_ON = 4  # the audit found a kind named by --fail-on
+
+
+def output() -> Output:
+    """How this run writes (chosen by the global options), or the default outside a command."""
+    context = click.get_current_context(silent=True)
+    obj = context.find_root().obj if context is not None else None
+    return obj if isinstance(obj, Output) else Output()
 
 
 class Failure(click.ClickException):
@@ -72,10 +81,19 @@ def _summary(config: Config) -> str:
 @config_option
 def check(config_path: str | None) -> None:
     """Validate sources.yaml without fetching anything: keys (with "did you mean"), values,
-    patterns, schedule. Exit 0 valid, 2 invalid."""
+    patterns, schedule, part_of references; say what the catalog covers and warn about an
+    item with neither a source nor a reason, a page that maps nothing to integration records,
+    or credentials written into a URL. Exit 0 valid (warnings or not), 2 invalid."""
+    from crawler.config import coverage, item_warnings
+    from crawler.config.credentials import credential_warnings
+    from crawler.report.words import coverage_line
+
     path = config_file(config_path)
     config = load_or_fail(str(path))  # the schedule's cron expression included
+    for warning in [*item_warnings(config.projects, str(path)), *credential_warnings(config)]:
+        output().stderr(f"warning: {warning}", logging.WARNING)
     click.echo(f"{path}: ok: {_summary(config)}")
+    click.echo(f"{path}: {coverage_line(coverage(config.projects))}")
 
 
 # -- crawler notify --test -------------------------------------------------------------------------
@@ -105,7 +123,11 @@ def notify(config_path: str | None, test: bool) -> None:
             "no notification channel configured: set notify.urls in sources.yaml or "
             "CRAWLER_NOTIFY" + (hint if issue else "")
         )
+    from crawler.config.credentials import config_secrets
+
     secrets = secrets_from_env(os.environ)
+    if path.exists():
+        secrets += config_secrets(load_or_fail(str(path)), os.environ)
     failed = 0
     for url in urls:
         result = send_apprise(
@@ -172,7 +194,7 @@ def fail_on_exit(report: Report, kinds: frozenset[str] | None) -> int | None:
     if not found:
         return None
     listed = ", ".join(f"{kind} ({n})" for kind, n in found.items())
-    click.echo(f"--fail-on: found {listed} (exit status {EXIT_FAIL_ON})", err=True)
+    output().stderr(f"--fail-on: found {listed} (exit status {EXIT_FAIL_ON})")
     return EXIT_FAIL_ON
 
 
@@ -237,3 +259,27 @@ def add_examples(group: click.Group) -> None:
                 key = f"{name} {sub_name}"
                 if key in EXAMPLES:
                     sub.epilog = _epilog(EXAMPLES[key])
+
+
+# -- --log-format json: click's own lines too ------------------------------------------------------
+
+
+def main_in_json(group: click.Group) -> int:
+    """Run the command line with click's own error lines (``Error:``, ``Usage:``) and any
+    traceback written as JSON objects too; the exit status."""
+    log = logging.getLogger("crawler.cli")
+    configure_output(0, False, "json", os.environ)  # before the options are read; redone then
+    try:
+        code = group.main(prog_name="crawler", standalone_mode=False)
+    except click.ClickException as exc:
+        context = exc.ctx if isinstance(exc, click.UsageError) else None
+        usage = {"usage": context.get_usage()} if context is not None else {}
+        log.error("%s", exc.format_message(), extra=usage)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        log.error("aborted")
+        return 1
+    except Exception as exc:  # a defect: its traceback, redacted, in one JSON object
+        log.critical("unexpected error: %s: %s", type(exc).__name__, exc, exc_info=True)
+        return 1
+    return code if isinstance(code, int) else 0

@@ -28,6 +28,7 @@ from crawler.model import (
     Provenance,
     Usage,
 )
+from crawler.report.words import no_source_note
 from crawler.upstream.guard import capped, failed, open_source, sealed
 from crawler.upstream.http import ResponseCache
 from crawler.upstream.pages import PageFetcher, PageFetchError
@@ -77,6 +78,14 @@ def used_sources(specs: Sequence[ProjectSpec]) -> list[str]:
     names = {loc.source for spec in specs for loc in spec.locations()}
     names |= {p.location.source for spec in specs for p in spec.pages if p.location is not None}
     return sorted(names)
+
+
+def check_credentials(specs: Sequence[ProjectSpec], env: Mapping[str, str]) -> None:
+    """Each source the audit uses checks the credentials it is given (ConfigError): a broken
+    key stops the audit before it begins, not as an error of every project, every night."""
+    kinds = source_kinds()
+    for name in used_sources(specs):
+        kinds[name].check_credentials(env)
 
 
 def open_sources(
@@ -220,8 +229,8 @@ class Gatherer:
                 note = None if spec.channels else "no repository to fetch; its pages are watched"
                 snapshot = ProjectSnapshot(project=spec.name, tracking=spec.tracking)
                 results[spec.name] = ProjectResult(spec.name, ProjectStatus.OK, snapshot, note=note)
-            else:
-                note = f"listed, not checked: no source can fetch it yet; homepage {spec.homepage}"
+            else:  # not trackable: its reason is its note (a riding item never comes here)
+                note = spec.not_trackable or no_source_note(spec.homepage)
                 results[spec.name] = ProjectResult(spec.name, ProjectStatus.UNTRACKED, note=note)
         for name, group in groups.items():
             source = self.sources.by_name[name]
@@ -329,7 +338,7 @@ class Gatherer:
                     f"not read: the project's pages took longer than its {limit:g}s deadline "
                     "(settings.project_deadline)"
                 )
-                errors.append(FetchError(spec.name, f"page:{page.name}", page.where, message))
+                errors.append(self._page_error(spec, page, message))
                 if page.name in earlier:
                     pages.append(earlier[page.name])
                     provenance += _page_provenance(prior, page.name)
@@ -346,15 +355,21 @@ class Gatherer:
                 notes.append(f"page '{page.name}' not checked: rate budget spent")
             except (PageFetchError, SourceError, ValueError) as exc:
                 message = _message(exc, self.secrets)
-                errors.append(FetchError(spec.name, f"page:{page.name}", page.where, message))
+                errors.append(self._page_error(spec, page, message))
             except Exception as exc:  # anything else from one page is that page's error
                 log.warning("page %s of %s failed", page.name, spec.name, exc_info=True)
                 message = f"internal error: {_message(exc, self.secrets)}"
-                errors.append(FetchError(spec.name, f"page:{page.name}", page.where, message))
+                errors.append(self._page_error(spec, page, message))
             if page.name in earlier:
                 pages.append(earlier[page.name])  # carry the last good extraction forward
                 provenance += _page_provenance(prior, page.name)  # ...with the day it was read
         return replace(snapshot, pages=tuple(pages), provenance=tuple(provenance)), errors, notes
+
+    def _page_error(self, spec: ProjectSpec, page: PageSpec, message: str) -> FetchError:
+        """The page's error, naming it by its URL as shown (never its credentials), or
+        repo:path."""
+        where = self.web.shown(page.url) if page.url is not None else page.where
+        return FetchError(spec.name, f"page:{page.name}", where, message)
 
     def _page_body(self, spec: ProjectSpec, page: PageSpec) -> tuple[str, str | None, str]:
         if page.url is not None:

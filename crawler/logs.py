@@ -65,6 +65,26 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     return untrusted.redact(text, secrets)
 
 
+# Libraries that give their own logger a handler when imported: PyGithub prints bare lines on
+# stderr with it ("Following Github server redirection …"), beside ours (twice in text mode,
+# once ours, once its own), and unredacted.
+OWN_HANDLER_LIBRARIES = ("github",)
+
+
+def adopt_library_loggers() -> None:
+    """Once this process's logging is configured: the handlers libraries put on their own
+    loggers removed, and their level left to ours (-vv shows their debug), so their records
+    reach our one handler, redacted, in our format. Called after the library is imported
+    (it is imported late: only when first needed)."""
+    if not any(getattr(h, _OURS, False) for h in logging.getLogger().handlers):
+        return  # not configured by us (a library use): their handlers are theirs to keep
+    for name in OWN_HANDLER_LIBRARIES:
+        library = logging.getLogger(name)
+        for handler in [h for h in library.handlers if not getattr(h, _OURS, False)]:
+            library.removeHandler(handler)
+        library.setLevel(logging.NOTSET)
+
+
 class _Redacting(logging.Formatter):
     def __init__(self, secrets: list[str], fmt: str | None = None) -> None:
         super().__init__(fmt)
@@ -107,6 +127,12 @@ class Output:
     terminal: bool = False  # stderr is a terminal and text output: rich progress
     result_log: logging.Logger = field(default_factory=lambda: logging.getLogger(RESULT_LOGGER))
 
+    def add_secrets(self, values: Iterable[str]) -> None:
+        """More strings never to write (read from sources.yaml once it is loaded): every
+        handler this run configured redacts them from then on (they share this list)."""
+        known = set(self.secrets)
+        self.secrets.extend(v for v in values if v and v not in known)
+
     def result(self, message: str, **fields: Any) -> None:
         """A result line (audit summary, report path): stdout, kept by --quiet."""
         if self.log_format == "json":
@@ -127,6 +153,13 @@ class Output:
             self.result_log.warning(message, extra=fields)
         else:
             click.echo(redact(message, self.secrets), err=True)
+
+    def stderr(self, line: str, level: int = logging.ERROR, **fields: Any) -> None:
+        """A line for stderr as it is written in text mode; one JSON object in json mode."""
+        if self.log_format == "json":
+            self.result_log.log(level, line, extra=fields)
+        else:
+            click.echo(redact(line, self.secrets), err=True)
 
     def error(self, message: str, **fields: Any) -> None:
         """A failure the operator must see, even with --quiet (it does not stop the run)."""
@@ -174,6 +207,7 @@ def configure_output(
     own.setLevel(logging.ERROR if quiet else logging.DEBUG if verbose else logging.INFO)
     result_log = logging.getLogger(RESULT_LOGGER)
     result_log.setLevel(logging.INFO)
+    adopt_library_loggers()  # those imported already; the others when they are
     return Output(log_format, quiet, secrets, terminal, result_log)
 
 
@@ -197,3 +231,18 @@ def rich_log_handler(secrets: list[str]) -> logging.Handler:
     )
     handler.setFormatter(_Redacting(secrets, "%(message)s"))
     return handler
+
+
+def requested_format(args: list[str], env: Mapping[str, str]) -> LogFormat:
+    """The --log-format the command line asks for (it comes before the command), else
+    CRAWLER_LOG_FORMAT's, read before click parses anything: a command line click refuses
+    is answered in that format too."""
+    chosen = env.get("CRAWLER_LOG_FORMAT", "text")
+    for index, arg in enumerate(args):
+        if arg == "--log-format" and index + 1 < len(args):
+            chosen = args[index + 1]
+        elif arg.startswith("--log-format="):
+            chosen = arg.partition("=")[2]
+        elif not arg.startswith("-"):
+            break  # the command: global options come before it
+    return "json" if chosen == "json" else "text"

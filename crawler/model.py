@@ -107,7 +107,8 @@ class ProjectStatus(StrEnum):
     OK = "ok"  # checked in this audit
     ERROR = "error"  # could not be checked: the last good state is kept
     DEFERRED = "deferred"  # not attempted (rate budget, deadline, stop requested)
-    UNTRACKED = "untracked"  # nowhere the crawler can fetch from
+    UNTRACKED = "untracked"  # nowhere the crawler can fetch from (its note: the reason)
+    RIDING = "riding"  # ships with another item (its note: that item's name): never fetched
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 # C0 and C1 controls but tab and newline; soft hyphen; the combining grapheme joiner; Arabic,
 # Syriac and other prepended format marks; Hangul and Khmer fillers; Mongolian variation
@@ -145,6 +145,65 @@ def _mask_run(match: re.Match[str], forms: tuple[str, ...]) -> str:
 
 def _mask_header(match: re.Match[str]) -> str:
     return match.group(0) if match.group(2) == MASK else match.group(1) + MASK
+
+
+# Query parameters whose values are credentials, by name (or by one word of a longer name:
+# private_token, client_secret, X-Amz-Signature); settings.secret_url_parameters adds names.
+SECRET_QUERY_NAMES = frozenset(
+    {"token", "key", "api_key", "apikey", "access_token", "secret", "password", "passwd",
+     "signature", "sig"}
+)  # fmt: skip
+_NAME_WORDS = re.compile(r"[^a-z0-9]+")
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
+_ENV_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
+
+
+def shown_url(url: str, secret_names: Iterable[str] = ()) -> str:
+    """A URL as it may be shown and stored anywhere (reports, the catalog, the database, logs):
+    without its ``user:password@`` and with the value of every secret-looking query parameter
+    (SECRET_QUERY_NAMES, and ``secret_names``) replaced by ``***``. Anything else stays as
+    written, so the link still leads to the page; a URL that does not parse loses whatever
+    stands where its userinfo would."""
+    names = {n.lower() for n in secret_names}
+    url = _USERINFO.sub(r"\1", url, count=1)
+    head, mark, rest = url.partition("?")
+    if not mark:
+        return url
+    query, hash_mark, fragment = rest.partition("#")
+    parts = []
+    for pair in query.split("&"):
+        name, equals, value = pair.partition("=")
+        if equals and value and _secret_name(unquote(name), names):
+            pair = f"{name}={MASK}"
+        parts.append(pair)
+    return f"{head}?{'&'.join(parts)}{hash_mark}{fragment}"
+
+
+def _secret_name(name: str, extra: set[str]) -> bool:
+    lower = name.lower()
+    if lower in SECRET_QUERY_NAMES or lower in extra:
+        return True
+    return any(word in SECRET_QUERY_NAMES for word in _NAME_WORDS.split(lower) if word)
+
+
+def url_secrets(url: str, secret_names: Iterable[str] = ()) -> list[str]:
+    """What ``shown_url`` hides of ``url``: its user name and password and the secret-looking
+    query values, as written and percent-decoded (for redacting text that quotes them)."""
+    found: list[str] = []
+    userinfo = re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)@", url)
+    if userinfo:
+        found += [p for p in userinfo.group(1).split(":", 1) if p]
+    names = {n.lower() for n in secret_names}
+    query = url.partition("?")[2].partition("#")[0]
+    for pair in query.split("&") if query else ():
+        name, _, value = pair.partition("=")
+        if value and _secret_name(unquote(name), names):
+            found.append(value)
+    # an environment reference (${NAME}) names a secret, it is none; a value of a character or
+    # three would mask every such word of a message, and guards nothing
+    spelled = {v for f in found for v in (f, unquote(f))}
+    values = {v for v in spelled if len(v) >= 4 and not _ENV_REF.fullmatch(v)}
+    return sorted(values, key=len, reverse=True)
 
 
 class UnreadableFile(Exception):

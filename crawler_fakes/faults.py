@@ -44,7 +44,8 @@ class FaultRule:
     path: str = ""  # regex, searched in the request path including the query string
     times: int = 1
     method: str | None = None
-    retry_after: int | None = None  # secondary_limit / rate_429 (default: the plan's)
+    # secondary_limit / rate_429 (default: the plan's); a string is sent as written (a date...)
+    retry_after: int | str | None = None
     delay: float | None = None  # delay (default: the plan's)
     # graphql_error: the error's message, "{token}" replaced by the credential the request
     # carried (a proxy or server that echoes it), and the alias (path) it concerns, if any

@@ -35,6 +35,11 @@ class FakeApp:
     rate_limit: int = 15_000  # an Enterprise Cloud organisation's installation
     token_ttl: float = 3600.0
     exchanges: list[float] = field(default_factory=list)  # when each token was issued
+    jwts: list[str] = field(default_factory=list)  # every JWT the exchange was given
+    # a 201 body served instead of a token (a garbled answer); a refusal that quotes the JWT
+    # it was given (as a proxy or a buggy server echoing it would)
+    answer: dict[str, Any] | None = None
+    echo_jwt: bool = False
     _tokens: dict[str, float] = field(default_factory=dict)  # token -> expiry (epoch seconds)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -49,6 +54,12 @@ class FakeApp:
         scheme, _, given = authorization.strip().partition(" ")
         if scheme.lower() != "bearer" or not given:
             return 401, dict(_BAD_JWT)
+        with self._lock:
+            self.jwts.append(given.strip())
+        if self.echo_jwt:
+            return 401, {"message": f"A JSON web token could not be decoded: {given.strip()}"}
+        if self.answer is not None:
+            return 201, dict(self.answer)
         try:
             claims = jwt.decode(given.strip(), self.public_key_pem, algorithms=["RS256"],
                                 options={"require": ["iat", "exp", "iss"]})  # fmt: skip

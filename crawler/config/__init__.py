@@ -6,6 +6,7 @@ the run before anything is fetched or stored. ``loader`` reads the file; ``proje
 """
 
 from crawler.config.common import LINE_KEY, ConfigError
+from crawler.config.items import Coverage, Standing, coverage, item_warnings, standing
 from crawler.config.loader import MAX_CONFIG_BYTES, MAX_PROJECTS, Config, load_config, parse_config
 from crawler.config.pages import (
     LAYERS,
@@ -42,6 +43,7 @@ __all__ = [
     "SUPPORT_STATUSES",
     "Config",
     "ConfigError",
+    "Coverage",
     "FieldSource",
     "GitHubIssueSettings",
     "Layer",
@@ -52,10 +54,14 @@ __all__ = [
     "ProjectSpec",
     "ScheduleSettings",
     "Settings",
+    "Standing",
     "SupportStatus",
     "TableIntegrations",
     "TableSpec",
     "check_timezone",
+    "coverage",
+    "item_warnings",
     "load_config",
     "parse_config",
+    "standing",
 ]

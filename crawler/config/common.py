@@ -3,11 +3,14 @@ check that a user's regular expression compiles in the engine that will run it."
 
 from __future__ import annotations
 
+import hashlib
 import re
+import unicodedata
 
 from pydantic import BaseModel, ConfigDict
 
 from crawler.patterns import compile_pattern
+from crawler.untrusted import visible
 
 LINE_KEY = "__line__"  # where a mapping of sources.yaml starts; stripped before validation
 # a GitHub repository's "owner/name": the GitHub source and the notification issue both name one
@@ -30,6 +33,22 @@ def check_regex(value: str | None, what: str) -> str | None:
     except ValueError as exc:
         raise ValueError(f"{what} {exc}") from None
     return value
+
+
+def catalog_id(text: str) -> str:
+    """The id the catalog derives from a name: ``NVIDIA GPU`` → ``nvidia-gpu`` (accents,
+    case, spaces, punctuation and invisible characters aside); non-Latin names get a hash."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    result = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    if not result:
+        return "x-" + hashlib.sha256(text.encode()).hexdigest()[:10]
+    return result
+
+
+def name_keys(name: str) -> tuple[str, str]:
+    """What two names must not share to be told apart in every output: the catalog id, and
+    the name as a reader sees it (invisible characters and spacing aside, case folded)."""
+    return catalog_id(name), " ".join(visible(name).split()).casefold()
 
 
 def check_github_repo(value: str) -> str:

@@ -14,7 +14,8 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 from yaml.composer import Composer
 
-from crawler.config.common import LINE_KEY, ConfigError, Model
+from crawler.config.common import LINE_KEY, ConfigError, Model, catalog_id, name_keys
+from crawler.config.items import check_items
 from crawler.config.projects import ProjectSpec
 from crawler.config.settings import NotifySettings, ScheduleSettings, Settings
 
@@ -307,6 +308,21 @@ def _explain(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
     return "; ".join(parts)
 
 
+def _same_name(path: str, line: int, name: str, first: str, first_at: int) -> str:
+    if name == first:
+        return (
+            f"{path}:{line}: project {name!r}: duplicate name (first at line {first_at}): names "
+            "must be unique"
+        )
+    ident = catalog_id(name)
+    both = f"; both have the id {ident!r}" if ident == catalog_id(first) else ""
+    return (
+        f"{path}:{line}: project {name!r} and project {first!r} (line {first_at}) are the same "
+        f"name to the catalog (case, spaces, accents and invisible characters aside{both}), so "
+        "one could pass for the other: give them distinct names"
+    )
+
+
 def load_config(path: str | Path) -> Config:
     """Read and validate ``sources.yaml``; raise ConfigError naming file, line and project."""
     path = Path(path)
@@ -363,7 +379,7 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
     if len(text) > max_bytes or len(text.encode("utf-8")) > max_bytes:
         raise ConfigError(_too_large(path))
     projects: list[ProjectSpec] = []
-    first_line: dict[str, int] = {}
+    first_line: dict[str, tuple[str, int]] = {}  # each name key → the first name with it
     problem: list[str] = []  # the first project's error: said after the file's own errors
 
     def take(index: int, entry: Any) -> None:
@@ -380,13 +396,12 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
         except ValidationError as exc:
             problem.append(f"{path}:{line}: project {name!r}: {_explain(exc, ProjectSpec)}")
             return
-        if spec.name in first_line:
-            problem.append(
-                f"{path}:{line}: project {spec.name!r}: duplicate name "
-                f"(first at line {first_line[spec.name]}): names must be unique"
-            )
+        keys = name_keys(spec.name)
+        clash = next((first_line[k] for k in keys if k in first_line), None)
+        if clash is not None:
+            problem.append(_same_name(path, line, spec.name, *clash))
             return
-        first_line[spec.name] = line
+        first_line.update(dict.fromkeys(keys, (spec.name, line)))
         projects.append(spec)
 
     try:
@@ -444,4 +459,5 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
     sections["sources"] = source_settings
     if problem:
         raise ConfigError(problem[0])
+    check_items(projects, path)
     return Config(path=path, projects=tuple(projects), **sections)

@@ -1,5 +1,6 @@
-"""One tracked project: where its repository lives (a forge), the channels beside it, what its
-catalog row follows, and the pages it watches."""
+"""One catalog item: where its repository lives (a forge), the channels beside it, what its
+catalog row follows, and the pages it watches; or, for an item with no source of its own, the
+item it ships with (``part_of``) or why no source can follow it (``not_trackable``)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from crawler.config.common import Model, check_regex
-from crawler.config.pages import Location, PageSpec, _forge_keys, _take_locations
+from crawler.config.pages import Layer, Location, PageSpec, _forge_keys, _take_locations
 from crawler.model import Tracking, TrackMode
+
+MAX_REASON = 300  # a not_trackable reason: one sentence, shown in every output
 
 
 class ProjectSpec(Model):
@@ -22,6 +25,10 @@ class ProjectSpec(Model):
     prereleases: Literal["include", "exclude"] = "include"
     note: str | None = None
     pages: tuple[PageSpec, ...] = ()
+    layer: Layer | None = None  # where the catalog page lists it (its section's layer)
+    snapshot: bool = False  # a row of the page's "Release and license snapshot" table
+    part_of: str | None = None  # the item it ships with: its record shows that item's facts
+    not_trackable: str | None = None  # why no source can follow it (a closed SDK, …)
     line: int = 0
 
     @model_validator(mode="before")
@@ -48,12 +55,47 @@ class ProjectSpec(Model):
     def _pattern(cls, value: str | None) -> str | None:
         return check_regex(value, "tag_pattern")
 
+    @field_validator("part_of", "not_trackable")
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        text = " ".join(value.split())
+        if not text:
+            raise ValueError("must not be empty: name the item it ships with, or say why")
+        if len(text) > MAX_REASON:
+            raise ValueError(f"is {len(text)} characters long: say it in at most {MAX_REASON}")
+        return text
+
     @model_validator(mode="after")
     def _somewhere(self) -> ProjectSpec:
+        sources = self._sources_named() if self.part_of or self.not_trackable else []
+        if self.part_of is not None:
+            if self.part_of == self.name:
+                raise ValueError("part_of names the item itself: name the item it ships with")
+            if self.not_trackable is not None:
+                raise ValueError(
+                    "has both 'part_of' and 'not_trackable': an item that ships with another "
+                    "shows that item's facts; keep one of them"
+                )
+            if sources:
+                raise ValueError(
+                    f"rides on {self.part_of!r} (part_of) but also names {', '.join(sources)}: "
+                    "a riding item has no source of its own; remove them, or drop part_of "
+                    "to track it on its own"
+                )
+            return self
+        if self.not_trackable is not None:
+            if sources:
+                raise ValueError(
+                    f"says not_trackable but names {', '.join(sources)}: an item a source can "
+                    "follow is trackable; remove not_trackable or the source"
+                )
+            return self
         if self.forge is None and not self.channels and self.homepage is None:
             raise ValueError(
-                f"needs where it lives: {_forge_keys()}, a release channel, or 'homepage' "
-                "when no source can fetch it"
+                f"needs where it lives: {_forge_keys()}, a release channel, 'part_of' (the "
+                "item it ships with) or 'not_trackable' (why no source can follow it)"
             )
         for page in self.pages:
             if page.url is None and page.location is None and self.forge is None:
@@ -63,9 +105,25 @@ class ProjectSpec(Model):
                 )
         return self
 
+    def _sources_named(self) -> list[str]:
+        """The keys naming a source of its own, as written: 'repo', 'pypi', 'pages'…"""
+        from crawler.config.kinds import source_kinds
+
+        kinds = source_kinds()
+        named = [
+            f"'{kinds[loc.source].project_key if loc.source in kinds else loc.source}'"
+            for loc in self.locations()
+        ]
+        return named + (["'pages'"] if self.pages else [])
+
     @property
     def tracking(self) -> Tracking:
         return Tracking(self.track, self.tag_pattern, self.prereleases)
+
+    @property
+    def fetched(self) -> bool:
+        """A source follows it (its forge, a channel or a page): the audit reads it."""
+        return self.forge is not None or bool(self.channels) or bool(self.pages)
 
     def locations(self) -> tuple[Location, ...]:
         return ((self.forge,) if self.forge else ()) + self.channels

@@ -36,6 +36,10 @@ class Settings(Model):
     # the curated catalog.json (`crawler export --into` target), relative to sources.yaml's
     # folder: a change stays pending until this file holds it; without one, until `crawler ack`
     catalog: str | None = Field(default=None, min_length=1)
+    # query parameters whose values are credentials, beside the usual names (token, key,
+    # api_key, access_token, secret, password, signature, sig...): masked wherever a URL is
+    # shown or stored (crawler.untrusted.shown_url)
+    secret_url_parameters: tuple[str, ...] = ()
     # link checks (docs/links.md): a link failing with a timeout, 5xx or TLS error is reported
     # unreachable only after this many days; an upstream is dormant after this many days
     # without a commit on its default branch and without a release or tag

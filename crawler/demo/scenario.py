@@ -72,8 +72,8 @@ projects:
   - name: Runtime Shim
     gitlab: demo-group/runtime-shim
   - name: Closed SDK
+    not_trackable: no public repository; its versions go to customers only
     homepage: https://vendor.example/sdk
-    note: no public repository; listed, not fetched
   - name: Vendor Platform
     repo: demo-org/vendor-platform
     pages:

@@ -6,6 +6,7 @@ so one upstream change is one small hunk.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -17,8 +18,8 @@ from crawler.export.export_input import (
     ProjectInput,
 )
 from crawler.export.integrations import ExportError, IntegrationBuilder, is_http_url, slug
-from crawler.export.labels import is_release_candidate, license_cell, plain, ref_cell
-from crawler.untrusted import INVISIBLE, visible
+from crawler.export.labels import is_release_candidate, item_ref_cell, license_cell, plain
+from crawler.untrusted import INVISIBLE, shown_url, visible
 
 SCHEMA_VERSION = 1
 MAX_NAME = 200  # a tag, path or name from upstream, in the catalog
@@ -26,7 +27,8 @@ MAX_QUOTE = 300  # the first line of extra license text
 
 
 def _url(url: str | None) -> str | None:
-    return url if is_http_url(url) and len(url or "") <= 2048 else None
+    """An http(s) link as the catalog may publish it (crawler.untrusted.shown_url)."""
+    return shown_url(url) if url and is_http_url(url) and len(url) <= 2048 else None
 
 
 def _cap(text: str | None, limit: int = MAX_NAME) -> str | None:
@@ -99,7 +101,24 @@ def license_record(facts: LicenseFacts) -> dict[str, Any]:
     }
 
 
-def project_record(project: ProjectInput, ident: str, audit_id: int) -> dict[str, Any]:
+def _placing(project: ProjectInput, ids: Mapping[str, str]) -> dict[str, Any]:
+    """Where the page lists an item and how it is followed: only what sources.yaml says."""
+    placing: dict[str, Any] = {}
+    if project.layer is not None:
+        placing["layer"] = project.layer
+    if project.homepage is not None and _url(project.homepage):
+        placing["homepage"] = project.homepage
+    if project.part_of is not None:
+        placing["part_of"] = ids.get(project.part_of, slug(project.part_of))
+    if project.not_trackable is not None:
+        placing["not_trackable"] = _cap(project.not_trackable, MAX_QUOTE)
+    return placing
+
+
+def project_record(
+    project: ProjectInput, ident: str, audit_id: int, ids: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """``ids`` (name → id) resolves a riding item's ``part_of`` to its host's record."""
     ref = project.ref
     tracked = None
     if ref is not None:
@@ -109,14 +128,14 @@ def project_record(project: ProjectInput, ident: str, audit_id: int) -> dict[str
             "date": ref.date.isoformat() if ref.date else None,
             "prerelease": ref.prerelease or is_release_candidate(ref.name or ""),
             "url": _url(ref.url),
-            "label": plain(ref_cell(ref, project.forge)),
+            "label": plain(item_ref_cell(project)),
         }
     checked = project.last_checked.isoformat() if project.last_checked else None
     evidence = []
     for link in dict.fromkeys(project.evidence):
         if is_http_url(link.url):
             evidence.append(
-                {"about": link.about, "url": link.url, "audit": audit_id, "date": checked}
+                {"about": link.about, "url": _url(link.url), "audit": audit_id, "date": checked}
             )
     record = {
         "id": ident,
@@ -126,7 +145,7 @@ def project_record(project: ProjectInput, ident: str, audit_id: int) -> dict[str
         "license": license_record(project.license) if project.license is not None else None,
         "last_checked": checked,
         "evidence": evidence,
-    } | ({"stale": True} if project.stale else {})
+    } | _placing(project, ids or {}) | ({"stale": True} if project.stale else {})
     if project.links:
         record["links"] = [_link(link) for link in project.links if is_http_url(link.url)]
     if project.maturity_suggestion is not None:
@@ -158,7 +177,8 @@ def build_catalog(export: ExportInput) -> dict[str, Any]:
             "schema_version": SCHEMA_VERSION,
             "audit": {"id": export.audit_id, "date": export.audit_date.isoformat()},
             "projects": [
-                project_record(p, ids[p.name], export.audit_id) for p in ordered_projects(export)
+                project_record(p, ids[p.name], export.audit_id, ids)
+                for p in ordered_projects(export)
             ],
             "platforms": builder.platform_records(),
             "integrations": builder.integration_records(),

@@ -147,10 +147,12 @@ class LinkStatus:
 
 @dataclass(frozen=True)
 class ProjectInput:
-    """One tracked project: its last good state, and whether this audit checked it.
+    """One catalog item: its last good state, and whether this audit checked it.
 
     A project not checked in the audit (error, deferred) carries its last good values and
-    ``last_checked`` is the date they were observed; one never observed has ``ref=None``."""
+    ``last_checked`` is the date they were observed; one never observed has ``ref=None``. A
+    riding item (``part_of``) carries the facts of the item it ships with, as of that item's
+    state; a not-trackable one has none, and says why."""
 
     name: str
     order: int  # position in sources.yaml: rows are printed in this order
@@ -164,6 +166,11 @@ class ProjectInput:
     pages: tuple[WatchedPage, ...] = ()
     links: tuple[LinkStatus, ...] = ()  # empty when its links were never checked
     maturity_suggestion: Literal["archived", "dormant"] | None = None
+    layer: str | None = None  # where the catalog page lists it (sources.yaml's layer)
+    snapshot: bool = False  # a row of the page's release and license snapshot table
+    part_of: str | None = None  # riding: the name of the item whose facts it shows
+    not_trackable: str | None = None  # why no source follows it (then it has no facts)
+    homepage: str | None = None
 
     @property
     def stale(self) -> bool:

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from crawler.analysis.licenses import is_license_file
-from crawler.config import Config, PageSpec, ProjectSpec
+from crawler.config import Config, PageSpec, ProjectSpec, standing
 from crawler.diff.licenses import forge_spdx
 from crawler.diff.pending import PendingItem
 from crawler.export.export_input import (
@@ -33,9 +33,10 @@ from crawler.export.export_input import (
     license_facts_from_analysis,
 )
 from crawler.export.merge import MergeError
-from crawler.model import FetchError, PageSnapshot, ProjectSnapshot, ProjectStatus
+from crawler.model import FetchError, PageSnapshot, ProjectOutcome, ProjectSnapshot, ProjectStatus
+from crawler.report.words import NO_SOURCE, riding_count
 from crawler.store import AuditInfo, Store
-from crawler.untrusted import one_line
+from crawler.untrusted import one_line, shown_url
 from crawler.versions import current_version, is_prerelease
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ def _pages(
         pages.append(
             WatchedPage(
                 name=page.name,
-                url=page.url,
+                url=shown_url(page.url),  # a state stored before the sources masked it
                 observed_on=read_on or _page_day(snapshot, page) or observed or fallback,
                 tables=tuple(
                     WatchedTable(
@@ -238,9 +239,15 @@ def export_input(
     for index, name in enumerate(order):
         snapshot = states.get(name)
         last_checked = last[name].date() if name in last else None
+        placed = _placed(specs.get(name), outcomes.get(name))
         if snapshot is None:
             projects.append(
-                ProjectInput(name, index, None, None, None, None, last_checked, name in checked)
+                replace(
+                    ProjectInput(
+                        name, index, None, None, None, None, last_checked, name in checked
+                    ),
+                    **placed,
+                )
             )
             continue
         ref = _ref(name, snapshot)
@@ -265,11 +272,54 @@ def export_input(
                     if name in checked
                     else {page.name: last_checked for page in snapshot.pages},
                 ),
+                **placed,
             )
         )
     dormant_after = timedelta(days=config.settings.dormant_after_days if config else 365.0)
     projects = _with_health(store, projects, states, audit.started_at, dormant_after)
-    return ExportInput(audit.id, audit_day, tuple(projects))
+    by_name = {p.name: p for p in projects}  # a riding item takes its host's facts, health too
+    return ExportInput(
+        audit.id, audit_day, tuple(_riding(p, by_name.get(p.part_of or "")) for p in projects)
+    )
+
+
+class _Placed(TypedDict):
+    layer: str | None
+    snapshot: bool
+    part_of: str | None
+    not_trackable: str | None
+    homepage: str | None
+
+
+def _placed(spec: ProjectSpec | None, outcome: ProjectOutcome | None) -> _Placed:
+    """Where sources.yaml places an item and how it is followed; without sources.yaml, what
+    the audit recorded (a riding item's note is its host's name, an untracked one's its
+    reason)."""
+    if spec is not None:
+        reason = spec.not_trackable
+        if reason is None and standing(spec) == "no source":
+            reason = NO_SOURCE
+        return _Placed(layer=spec.layer, snapshot=spec.snapshot, part_of=spec.part_of,
+                       not_trackable=reason, homepage=spec.homepage)  # fmt: skip
+    status = outcome.status if outcome else None
+    note = outcome.note if outcome else None
+    return _Placed(
+        layer=None, snapshot=False, homepage=None,
+        part_of=note if status == ProjectStatus.RIDING else None,
+        not_trackable=(note or NO_SOURCE) if status == ProjectStatus.UNTRACKED else None,
+    )  # fmt: skip
+
+
+def _riding(item: ProjectInput, host: ProjectInput | None) -> ProjectInput:
+    """A riding item with its host's release, license and repository facts as of the host's
+    state (stale when the host is); its pages and records stay the host's."""
+    if item.part_of is None or host is None:
+        return item
+    return replace(
+        host, name=item.name, order=item.order, pages=(), layer=item.layer,
+        snapshot=item.snapshot, part_of=item.part_of, not_trackable=None,
+        homepage=item.homepage,
+    )  # fmt: skip
 
 
 def _with_health(
@@ -309,10 +359,14 @@ def _with_health(
 def describe(export: ExportInput) -> list[str]:
     """What the export took from where, for the terminal: the audit, the projects it read, and
     each project or page whose facts come from an earlier audit, with their own date."""
-    read = sum(p.checked_in_audit for p in export.projects)
+    read = sum(p.checked_in_audit and p.part_of is None for p in export.projects)
+    riding = sum(p.part_of is not None for p in export.projects)
+    closed = sum(p.not_trackable is not None for p in export.projects)
     lines = [
         f"exported audit #{export.audit_id} ({export.audit_date.isoformat()}): "
         f"{len(export.projects)} projects, {read} checked in that audit"
+        + (f", {riding_count(riding)}" if riding else "")
+        + (f", {closed} not trackable" if closed else "")
     ]
     stale = [p for p in export.projects if p.stale]
     if stale:
@@ -322,7 +376,11 @@ def describe(export: ExportInput) -> list[str]:
             if p.last_checked is not None
         )
         lines.append(f"stale, kept from earlier audits: {shown}")
-    unread = [one_line(p.name) for p in export.projects if p.last_checked is None]
+    unread = [
+        one_line(p.name)
+        for p in export.projects
+        if p.last_checked is None and p.not_trackable is None
+    ]
     if unread:
         lines.append(f"never read yet (no facts exported): {', '.join(unread)}")
     pages = [
@@ -383,9 +441,10 @@ def site_input(
     return SiteInput(
         catalog=catalog,
         checked_on=export.audit_date,
-        history={p.name: _history(store, p.name, audit.id) for p in export.projects},
+        history={p.name: _history(store, p.part_of or p.name, audit.id) for p in export.projects},
         changes=[
-            SiteChange(c.project, c.kind.value, change_summary(c, names), c.evidence_url)
+            SiteChange(c.project, c.kind.value, change_summary(c, names),
+                       shown_url(c.evidence_url) if c.evidence_url else None)
             for c in findings.changes
         ],
         stale_after_days=stale_after_days,
@@ -401,28 +460,33 @@ def export_audit(
     into: Path | None = None,
     site: Path | None = None,
     labels: Mapping[str, str],
+    follow_links_outside: bool = False,
 ) -> ExportOutcome:
     """Write the export of one audit; with ``into``, also merge its catalog into a curated file
     (the curated file is rewritten only when the merged result validates) and write the merge
-    report beside the export. ExportError, MergeError or NothingToExport when it cannot."""
+    report beside the export. Every file is checked, then all are written as one set
+    (crawler.export.file_set: none leads out of its folder through a link unless
+    ``follow_links_outside``; a failure leaves every file as it was). ExportError, MergeError
+    or NothingToExport when it cannot, ExportWriteError when a file cannot be written."""
     from crawler.export.catalog import build_catalog
+    from crawler.export.file_set import OutputFile, write_set
     from crawler.export.merge import merge_file
     from crawler.export.validate import validate_catalog
-    from crawler.export.writer import write_export, write_json
+    from crawler.export.writer import dump_json, export_output
 
     audit = chosen_audit(store, audit_id)
     export = export_input(store, audit, config, labels)
-    written = write_export(export, out_dir)
+    files = export_output(export, out_dir)
     if site is not None:
-        from crawler.export.site import write_site
+        from crawler.export.site.render import site_output
 
         stale = config.settings.stale_after_days if config else 3.0
         explorer = site_input(
             store, audit, export, build_catalog(export), config, max(1, round(stale))
         )
-        written += write_site(explorer, site)
+        files += site_output(explorer, site)
     merge_report: dict[str, Any] | None = None
-    taken: list[PendingItem] = []
+    merged: dict[str, Any] | None = None
     if into is not None:
         merged, merge_report = merge_file(into, build_catalog(export))
         problems = validate_catalog(merged, today=export.audit_date)
@@ -431,13 +495,16 @@ def export_audit(
                 f"{into}: the merged catalog would not validate, so it was not written: "
                 + "; ".join(str(p) for p in problems[:10])
             )
-        write_json(into, merged)
+        files += [
+            OutputFile(into, dump_json(merged).encode("utf-8"), None),  # the user named it
+            OutputFile(out_dir / "merge-report.json", dump_json(merge_report).encode(), out_dir),
+        ]
+    written = write_set(files, follow_links_outside=follow_links_outside)
+    taken: list[PendingItem] = []
+    if merged is not None:
         from crawler.store.pending import close_taken
 
         taken = close_taken(store, merged, datetime.now(UTC).replace(microsecond=0))
-        report_path = out_dir / "merge-report.json"
-        write_json(report_path, merge_report)
-        written += [into, report_path]
     newer = tuple(a.id for a in store.audits() if a.id > audit.id and a.status == "failed")
     return ExportOutcome(export, tuple(written), merge_report, tuple(taken), newer)
 

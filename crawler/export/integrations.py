@@ -7,16 +7,16 @@ the export stops on any of them rather than guess a status.
 
 from __future__ import annotations
 
-import hashlib
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from crawler.analysis.placeholders import is_placeholder
 from crawler.config import SUPPORT_STATUSES, FieldSource
+from crawler.config.common import catalog_id
 from crawler.export.export_input import ProjectInput, TableMapping, WatchedPage, WatchedTable
+from crawler.untrusted import shown_url
 
 MAX_VALUE = 200  # a version cell or wording kept in the catalog
 _NO_VALUE = {"", "-", "–", "—", "n/a", "none"}
@@ -32,13 +32,7 @@ class ExportError(Exception):
         super().__init__("\n".join(problems))
 
 
-def slug(text: str) -> str:
-    """A stable id fragment: ``NVIDIA GPU`` → ``nvidia-gpu``; non-Latin names get a hash."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    result = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
-    if not result:
-        return "x-" + hashlib.sha256(text.encode()).hexdigest()[:10]
-    return result
+slug = catalog_id  # a stable id fragment (the configuration compares names by it too)
 
 
 def is_http_url(url: str | None) -> bool:
@@ -109,7 +103,7 @@ class IntegrationBuilder:
         for page in project.pages:
             where = f"project {project.name!r}, page {page.name!r}"
             if not is_http_url(page.url):
-                self.problems.append(f"{where}: page URL {page.url!r} is not http(s)")
+                self.problems.append(f"{where}: page URL {shown_url(page.url)!r} is not http(s)")
                 continue
             for table in page.tables:
                 if table.mapping is not None:
@@ -122,7 +116,7 @@ class IntegrationBuilder:
         wording: str | None, status: str,
     ) -> dict[str, Any]:  # fmt: skip
         return {
-            "url": page.url,
+            "url": shown_url(page.url),  # as the catalog may publish it, whatever was stored
             "date": page.observed_on.isoformat(),
             "audit": self.audit_id,
             "page": page.name,

@@ -82,6 +82,24 @@ def ref_cell(ref: TrackedRef | None, forge: str | None) -> Cell:
     )
 
 
+def item_ref_cell(project: ProjectInput) -> Cell:
+    """The release cell of an item: its ref; a riding item's host's, labelled ``part of
+    HOST: …``; ``not trackable: WHY`` for an item no source follows."""
+    if project.not_trackable is not None:
+        return (fixed(f"{words.NOT_TRACKABLE}: "), upstream(project.not_trackable, limit=300))
+    cell = ref_cell(project.ref, project.forge)
+    if project.part_of is not None:
+        return (fixed(f"{words.PART_OF} "), upstream(project.part_of), fixed(": "), *cell)
+    return cell
+
+
+def item_license_cell(project: ProjectInput) -> Cell:
+    """The license cell of an item (a riding item's is its host's); ``—`` when not trackable."""
+    if project.not_trackable is not None:
+        return (fixed(words.NO_DATE),)
+    return license_cell(project.license)
+
+
 def ref_date(ref: TrackedRef | None) -> str | None:
     return words.day(ref.date) if ref is not None else None
 

@@ -3,7 +3,8 @@
 Ownership (also in ``catalog.schema.json``'s descriptions):
 
 * crawler-owned, replaced by the crawl: the top-level ``schema_version`` and ``audit``; a
-  project's ``name``, ``repository``, ``tracked_ref``, ``license``, ``last_checked``; an
+  project's ``name``, ``repository``, ``tracked_ref``, ``license``, ``last_checked``, and what
+  sources.yaml says of it (``layer``, ``homepage``, ``part_of``, ``not_trackable``); an
   integration's ``version_range`` and ``pins``; every evidence entry that carries an ``audit``
   (the crawler wrote it; the page-derived status lives there);
 * everything else is curated: kept as it is. A crawled value is added only where the curated
@@ -27,11 +28,18 @@ COLLECTIONS = ("projects", "platforms", "integrations")
 TOP_LEVEL_OWNED = ("schema_version", "audit")
 CRAWLER_OWNED: dict[str, tuple[str, ...]] = {
     "projects": (
-        "name", "repository", "tracked_ref", "license", "last_checked", "stale", "links",
+        *("name", "repository", "tracked_ref", "license", "last_checked", "stale", "links"),
         "maturity_suggestion",
+        *("layer", "homepage", "part_of", "not_trackable"),  # what sources.yaml says of it
     ),
     "platforms": (),
     "integrations": ("version_range", "pins"),
+}
+
+# crawler-owned fields a record has only when they apply: gone from the crawl, gone from the file
+OPTIONAL_OWNED: dict[str, tuple[str, ...]] = {
+    "projects": ("stale", "links", "maturity_suggestion", "layer", "homepage", "part_of",
+                 "not_trackable"),
 }
 
 
@@ -126,11 +134,10 @@ def _merge_record(
     """Update one curated record in place; return the fields it changed."""
     changed: list[str] = []
     owned = CRAWLER_OWNED[collection]
-    markers = ("stale", "links", "maturity_suggestion") if collection == "projects" else ()
-    for marker in markers:
-        if marker in record and marker not in fresh:
-            del record[marker]  # the crawler's own marker, no longer said: it goes
-            changed.append(marker)
+    for key in OPTIONAL_OWNED.get(collection, ()):
+        if key in record and key not in fresh:
+            del record[key]  # no longer so (read again, no longer riding…): the field goes
+            changed.append(key)
     for key, value in sorted(fresh.items()):
         if key == "id":
             continue

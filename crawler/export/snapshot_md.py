@@ -1,7 +1,8 @@
 """``snapshot.md``: the catalog's "Release and license snapshot", in the seed's shape. Pure.
 
-Heading, the dated sentence, the four-column table (one row per project, in ``sources.yaml``
-order), the license caution paragraph, and the note on projects tracked by tag or commit.
+Heading, the dated sentence, the four-column table (one row per item ``sources.yaml`` marks
+``snapshot: true``, in its order; every item when it marks none), the license caution
+paragraph, and the note on projects tracked by tag or commit.
 Every upstream string is escaped for a Markdown table cell; links only to http(s) URLs.
 """
 
@@ -12,8 +13,8 @@ from crawler.export.export_input import ExportInput, ProjectInput
 from crawler.export.labels import (
     Cell,
     caution_sentences,
-    license_cell,
-    ref_cell,
+    item_license_cell,
+    item_ref_cell,
     ref_date,
 )
 from crawler.report import words
@@ -53,16 +54,18 @@ def render_cell(cell: Cell) -> str:
 
 
 def _row(project: ProjectInput) -> str:
-    release = render_cell(ref_cell(project.ref, project.forge))
+    release = render_cell(item_ref_cell(project))
     if not project.checked_in_audit and project.last_checked is not None:
         release += f" ({words.stale_marker(project.last_checked)})"
     date = ref_date(project.ref)
-    cells = [escape(project.name), release, date or "—", render_cell(license_cell(project.license))]
+    license = render_cell(item_license_cell(project))
+    cells = [escape(project.name), release, date or words.NO_DATE, license]
     return "| " + " | ".join(cells) + " |"
 
 
 def _caution(projects: list[ProjectInput]) -> str:
-    sentences = [render_cell(s) for p in projects for s in caution_sentences(p)]
+    own = [p for p in projects if p.part_of is None]  # a riding item's are its host's
+    sentences = [render_cell(s) for p in own for s in caution_sentences(p)]
     if not sentences:
         sentences = [
             "the checked files show no NOASSERTION verdict, extra license text or separately "
@@ -73,7 +76,9 @@ def _caution(projects: list[ProjectInput]) -> str:
 
 def _tracked_note(projects: list[ProjectInput]) -> str | None:
     names = [
-        escape(p.name) for p in projects if p.ref is not None and p.ref.kind in ("tag", "commit")
+        escape(p.name)
+        for p in projects
+        if p.ref is not None and p.ref.kind in ("tag", "commit") and p.part_of is None
     ]
     if not names:
         return None
@@ -84,8 +89,16 @@ def _tracked_note(projects: list[ProjectInput]) -> str | None:
     )
 
 
-def render_snapshot(export: ExportInput) -> str:
+def snapshot_rows(export: ExportInput) -> list[ProjectInput]:
+    """The rows sources.yaml marks (``snapshot: true``), in its order; every item when it
+    marks none."""
     projects = ordered_projects(export)
+    marked = [p for p in projects if p.snapshot]
+    return marked or projects
+
+
+def render_snapshot(export: ExportInput) -> str:
+    projects = snapshot_rows(export)
     lines = [
         "## Release and license snapshot",
         "",

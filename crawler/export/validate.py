@@ -21,7 +21,7 @@ from typing import Any
 
 import jsonschema
 
-from crawler.untrusted import UnreadableFile, read_regular_file
+from crawler.untrusted import UnreadableFile, read_regular_file, shown_url
 
 EXIT_VALID, EXIT_INVALID, EXIT_NOT_JSON = 0, 1, 2
 MAX_CATALOG_BYTES = 64 * 1024 * 1024  # a curated catalog of the seed's size is well under 1 MiB
@@ -155,6 +155,32 @@ def _reference_problems(data: Any, ids: dict[str, set[str]]) -> list[Problem]:
     return problems
 
 
+def _riding_problems(data: Any, ids: dict[str, set[str]]) -> list[Problem]:
+    """A project's ``part_of`` names a project that exists, does not ride itself, and is not
+    not_trackable too (a riding item shows its host's facts; a not-trackable one has none)."""
+    projects = dict(_records(data, "projects"))
+    riding = {r.get("id"): r.get("part_of") for r in projects.values()}
+    problems = []
+    for index, record in projects.items():
+        host = record.get("part_of")
+        if not isinstance(host, str):
+            continue
+        path = f"$.projects[{index}].part_of"
+        if host not in ids["projects"]:
+            what = f"{host!r} is not the id of any record in $.projects: fix the reference"
+        elif isinstance(riding.get(host), str):
+            what = (f"{host!r} is itself part of {riding[host]!r}: name {riding[host]!r} "
+                    "directly (no chains)")  # fmt: skip
+        elif host == record.get("id"):
+            what = "a project cannot be part of itself: name the project it ships with"
+        elif "not_trackable" in record:
+            what = "a riding project shows its host's facts: drop part_of or not_trackable"
+        else:
+            continue
+        problems.append(Problem(path, what))
+    return problems
+
+
 def _row_named(record: dict[str, Any]) -> str:
     evidence = record.get("evidence")
     first = evidence[0] if isinstance(evidence, list) and evidence else None
@@ -223,6 +249,29 @@ def _date_problems(data: Any, today: date) -> list[Problem]:
     return problems
 
 
+def _credential_problems(data: Any) -> list[Problem]:
+    """Links that carry a credential (``user:password@``, ``?token=…``): a published catalog
+    must not (crawler.untrusted.shown_url says what may be shown)."""
+    problems = []
+    stack: list[tuple[Any, str]] = [(data, "$")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                where = f"{path}.{key}"
+                if key == "url" and isinstance(item, str) and shown_url(item) != item:
+                    problems.append(Problem(
+                        where,
+                        f"{_show(shown_url(item))} holds a credential (a user name or password, "
+                        "or a secret-looking query value): publish the link without it",
+                    ))  # fmt: skip
+                else:
+                    stack.append((item, where))
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{n}]") for n, item in enumerate(value))
+    return sorted(problems)
+
+
 def validate_catalog(data: Any, today: date | None = None) -> list[Problem]:
     """Every problem of a parsed catalog, schema first; an empty list means valid."""
     today = today or datetime.now(UTC).date()
@@ -231,8 +280,10 @@ def validate_catalog(data: Any, today: date | None = None) -> list[Problem]:
         schema_problems(data)
         + id_problems
         + _reference_problems(data, ids)
+        + _riding_problems(data, ids)
         + _contradiction_problems(data)
         + _date_problems(data, today)
+        + _credential_problems(data)
     )
 
 

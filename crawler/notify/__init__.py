@@ -21,9 +21,11 @@ from crawler.logs import redact
 from crawler.notify.channels import ChannelResult, send_apprise
 from crawler.notify.github_issue import publish_issue
 from crawler.notify.message import comment_body, headline, issue_body, should_notify, summary_body
+from crawler.report.files import write_file
 from crawler.report.model import Report
 
 __all__ = ["ChannelResult", "Delivery", "deliver", "notify_urls", "report_link"]
+
 
 log = logging.getLogger(__name__)
 DELIVERY_FILE = "delivery.json"
@@ -35,6 +37,7 @@ class Delivery:
     wanted: bool
     reason: str
     results: tuple[ChannelResult, ...]
+    late: bool = False  # delivered by a later run (this one was killed before sending)
 
     @property
     def failed(self) -> list[ChannelResult]:
@@ -43,17 +46,18 @@ class Delivery:
     def record(self) -> DeliveryRecord:
         """What delivery.json holds."""
         return DeliveryRecord(
-            self.audit_id, self.wanted and bool(self.results), self.reason, self.results
+            self.audit_id, self.wanted and bool(self.results), self.reason, self.results, self.late
         )
 
 
-class DeliveryRecord(msgspec.Struct, frozen=True):
+class DeliveryRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     """delivery.json: whether the audit's summary was sent, why, and on which channels."""
 
     audit: int
     sent: bool
     reason: str
     channels: tuple[ChannelResult, ...]
+    late: bool = False  # sent by a later run: this audit's own run stopped before sending
 
 
 def notify_urls(settings: NotifySettings, env: Mapping[str, str]) -> list[str]:
@@ -88,8 +92,10 @@ def deliver(
     env: Mapping[str, str],
     secrets: Sequence[str] = (),
     issue_write_pause: float | None = 1.0,
+    late: bool = False,
 ) -> Delivery:
-    """Send the audit's summary on every configured channel, if ``settings.when`` asks for it."""
+    """Send the audit's summary on every configured channel, if ``settings.when`` asks for it;
+    ``late``: a later run sends it (the message says so, and which night it belongs to)."""
     secret_list = [s for s in (*secrets, token) if s]
     audit_id = report.audit.id
     urls = notify_urls(settings, env)
@@ -100,15 +106,15 @@ def deliver(
         except ValidationError:
             log.error("CRAWLER_ISSUE_REPO must look like 'owner/name'")
     if not urls and issue is None:
-        return Delivery(audit_id, False, "no notify channels configured", ())
+        return Delivery(audit_id, False, "no notify channels configured", (), late)
     wanted, reason = should_notify(report, settings.when)
     results: list[ChannelResult] = []
     if wanted:
         link = report_link(settings, env, audit_id, report_dir)
         markdown_path = report_dir / "report.md"
         shown_path = str(markdown_path)
-        title = headline(report)
-        body = summary_body(report, link, shown_path)
+        title = headline(report, late=late)
+        body = summary_body(report, link, shown_path, late=late)
         failure = report.summary.errors > 0
         attachment = markdown_path if settings.attach_report and markdown_path.is_file() else None
         for url in urls:
@@ -131,11 +137,11 @@ def deliver(
                     api_url=api_url,
                     token=token,
                     body=issue_body(markdown, link, shown_path),
-                    comment=comment_body(report, link, shown_path),
+                    comment=comment_body(report, link, shown_path, late=late),
                     seconds_between_writes=issue_write_pause,
                 )
             )
-    delivery = Delivery(audit_id, wanted, reason, tuple(results))
+    delivery = Delivery(audit_id, wanted, reason, tuple(results), late)
     for failed in delivery.failed:  # the caller shows failures to the operator
         log.debug("notification to %s failed: %s", failed.channel, failed.detail)
     _record(delivery, report_dir, secret_list)
@@ -147,6 +153,6 @@ def _record(delivery: Delivery, report_dir: Path, secrets: list[str]) -> None:
     encoded = msgspec.json.format(msgspec.json.encode(delivery.record()), indent=2)
     text = redact(encoded.decode("utf-8") + "\n", secrets)
     try:
-        (report_dir / DELIVERY_FILE).write_text(text, encoding="utf-8")
+        write_file(report_dir / DELIVERY_FILE, lambda path: path.write_text(text, "utf-8"))
     except OSError as exc:
         log.error("could not record the delivery in %s: %s", report_dir, exc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,10 +14,24 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ChannelResult:
-    channel: str  # the Apprise URL with its secrets masked, or "github-issue owner/name"
+    channel: str  # the Apprise URL's scheme and host (channel_label), or "github-issue owner/name"
     ok: bool
     detail: str
     url: str | None = None  # where the message can be seen (the issue), when known
+
+
+def channel_label(url: str) -> str:
+    """A channel as shown on the terminal, in logs and in delivery.json: its scheme and host
+    only. The rest of an Apprise URL is often the credential itself (a Slack or Discord
+    webhook's token, a password, a secret path); a "host" that is a token too (slack://T0/…,
+    discord://id/…: no dot) is not shown either."""
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        return "(not a URL)"
+    host = re.split(r"[/?#]", rest, maxsplit=1)[0].rpartition("@")[2]
+    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host
+    readable = "." in name or name.startswith("[") or name == "localhost"
+    return f"{scheme[:20]}://{host if readable else '…'}"
 
 
 def send_apprise(
@@ -28,15 +43,13 @@ def send_apprise(
     attachment: Path | None,
     secrets: list[str],
 ) -> ChannelResult:
-    """Send one message; never raises. The result names the URL only in Apprise's privacy form."""
+    """Send one message; never raises. The result names the channel by its scheme and host."""
     import apprise  # only when a channel is configured: it is slow to import
 
     sender = apprise.Apprise()
+    masked = redact(channel_label(url), secrets)
     if not sender.add(url):
-        masked = redact(url.split("://", 1)[0] + "://…", secrets)
         return ChannelResult(masked, False, "not a valid Apprise URL (unknown service or syntax)")
-    private_url: str = sender[0].url(privacy=True)  # type: ignore[no-untyped-call]
-    masked = redact(private_url.split("?", 1)[0], secrets)  # the query is Apprise's options
     attach = apprise.AppriseAttachment(str(attachment)) if attachment else None
     # Apprise says why a send failed only in its log: capture it for the delivery record (the
     # caller reports it once), rather than let it reach the log a second time.

@@ -4,7 +4,7 @@ latest report and a comment added per audit. PyGithub against the configured API
 from __future__ import annotations
 
 from crawler.config import GitHubIssueSettings
-from crawler.logs import redact
+from crawler.logs import adopt_library_loggers, redact
 from crawler.notify.channels import ChannelResult
 from crawler.notify.message import ISSUE_MARKER
 from crawler.upstream.http import USER_AGENT
@@ -26,6 +26,8 @@ def publish_issue(
     clear of its secondary rate limits (tests against the loopback fake turn it off).
     """
     from github import Auth, Github, GithubException
+
+    adopt_library_loggers()
 
     channel = f"github-issue {settings.repo}"
     if not token:

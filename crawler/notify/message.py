@@ -10,7 +10,16 @@ from typing import Literal
 
 from crawler.report.markdown import escape, link
 from crawler.report.model import Report
-from crawler.report.words import audit_line, kind_name, pending_of, pending_phrase, plural
+from crawler.report.words import (
+    audit_line,
+    checked_too_little,
+    kind_name,
+    late_delivery,
+    late_mark,
+    pending_of,
+    pending_phrase,
+    plural,
+)
 
 When = Literal["always", "changes", "errors"]
 ISSUE_BODY_LIMIT = 65536  # GitHub refuses an issue or comment body longer than this
@@ -26,6 +35,8 @@ def should_notify(report: Report, when: When) -> tuple[bool, str]:
     errors = report.summary.errors
     if when == "always":
         return True, "notify.when is 'always'"
+    if report.summary.checked_too_little():  # a night lost to a limit is not a quiet night
+        return True, checked_too_little(report.summary)
     if when == "errors":
         if errors:
             return True, plural(errors, "error")
@@ -47,13 +58,16 @@ def should_notify(report: Report, when: When) -> tuple[bool, str]:
     return False, f"no changes, new flags or errors (notify.when is 'changes'{also})"
 
 
-def headline(report: Report) -> str:
-    return f"crawler {audit_line(report)}"
+def headline(report: Report, *, late: bool = False) -> str:
+    """``crawler audit #7 complete: …``; a report a later run delivers says which night."""
+    return f"crawler {late_mark(report) + ' ' if late else ''}{audit_line(report)}"
 
 
-def summary_body(report: Report, report_link: str | None, report_path: str) -> str:
+def summary_body(
+    report: Report, report_link: str | None, report_path: str, *, late: bool = False
+) -> str:
     """A short Markdown message: the headline's details, the first changes, where the report is."""
-    lines: list[str] = []
+    lines: list[str] = [f"_{escape(late_delivery(report))}_", ""] if late else []
     for change in report.changes[:MAX_LISTED]:
         lines.append(
             f"- **{escape(change.project)}** {escape(kind_name(change.kind))}: "
@@ -75,7 +89,7 @@ def summary_body(report: Report, report_link: str | None, report_path: str) -> s
             )
             + ")"
         )
-    if not lines:
+    if not lines or lines[-1] == "":
         lines.append("- no changes")
     where = link("full report", report_link) if report_link else f"full report: `{report_path}`"
     return "\n".join([*lines, "", where])
@@ -100,5 +114,9 @@ def issue_body(markdown_report: str, report_link: str | None, report_path: str) 
     return head + markdown_report[:cut].rstrip() + notice
 
 
-def comment_body(report: Report, report_link: str | None, report_path: str) -> str:
-    return f"**{headline(report)}**\n\n" + summary_body(report, report_link, report_path)
+def comment_body(
+    report: Report, report_link: str | None, report_path: str, *, late: bool = False
+) -> str:
+    return f"**{headline(report, late=late)}**\n\n" + summary_body(
+        report, report_link, report_path, late=late
+    )

@@ -57,6 +57,7 @@ from crawler.report.model import (
     SpanEntry,
     Summary,
 )
+from crawler.untrusted import shown_url
 
 SCHEMA_VERSION = 2
 
@@ -71,6 +72,12 @@ class AuditHeader:
     not_selected: int = 0  # projects of sources.yaml that --only left out of this audit
 
 
+
+def _shown(url: str | None) -> str | None:
+    """A URL as a report may show it (crawler.untrusted.shown_url): the sources store only
+    that form; a state stored before they did is shown so too."""
+    return shown_url(url) if url else url
+
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
@@ -83,7 +90,7 @@ def change_entry(change: Change, names: Names) -> ChangeEntry:
         summary=words.change_summary(change, names),
         before=_plain(change.before),
         after=_plain(change.after),
-        evidence_url=change.evidence_url,
+        evidence_url=_shown(change.evidence_url),
         details=_plain(change.details),
     )
 
@@ -105,7 +112,7 @@ def _packages(snapshot: ProjectSnapshot | None, names: Names) -> tuple[PackageEn
                 registry=package.registry,
                 registry_label=label_of(names, package.registry),
                 name=package.name,
-                url=package.url,
+                url=_shown(package.url),
                 version=newest.version if newest else None,
                 uploaded_at=newest.uploaded_at if newest else None,
                 prerelease=newest.prerelease if newest else False,
@@ -128,7 +135,7 @@ def license_reading(snapshot: ProjectSnapshot | None, names: Names) -> LicenseRe
     label = label_of(names, snapshot.repo.forge if snapshot.repo else None)
     return LicenseReading(
         path=snapshot.license_file.path,
-        url=snapshot.license_file.url or None,
+        url=_shown(snapshot.license_file.url or None),
         blob_sha=snapshot.license_file.blob_sha,
         spdx_ids=tuple(analysis.spdx_ids),
         expression=analysis.expression,
@@ -157,7 +164,7 @@ def pending_entry(item: PendingItem, audit_id: int) -> PendingEntry:
         kind=item.kind,
         value=item.value,
         summary=item.summary,
-        evidence_url=item.evidence_url,
+        evidence_url=_shown(item.evidence_url),
         first_audit=item.first_audit_id,
         first_seen=words.day(item.first_seen_at) or "",
         new=item.first_audit_id == audit_id,
@@ -199,7 +206,7 @@ def project_entry(
         repo=row.repo,
         forge=repo.forge if repo else None,
         forge_label=label_of(names, repo.forge) if repo else None,
-        repo_url=repo.url if repo else None,
+        repo_url=_shown(repo.url) if repo else None,
         status=(outcome.status if outcome else ProjectStatus.OK).value,
         note=outcome.note if outcome else None,
         version_source=row.version_source,
@@ -212,8 +219,25 @@ def project_entry(
         detected_license=detected_license(snapshot),
         license_analysis=license_reading(snapshot, names),
         packages=_packages(snapshot, names),
-        url=row.url,
+        url=_shown(row.url),
     )
+
+
+def riding_entry(name: str, host: str, host_entry: ProjectEntry | None) -> ProjectEntry:
+    """A riding item's row: the release and license facts of the item it ships with (the
+    host's own row keeps the license reading and the packages), labelled "part of HOST"."""
+    note = words.part_of(host)
+    if host_entry is None:  # the host was not in this audit (--only)
+        return ProjectEntry(
+            name=name, repo=None, forge=None, forge_label=None, repo_url=None,
+            status="riding", note=note, version_source=None, version=None, published_at=None,
+            prerelease=False, newest_prerelease=None, license=None, forge_license=None,
+            detected_license=None, license_analysis=None, packages=(), url=None, part_of=host,
+        )  # fmt: skip
+    return msgspec.structs.replace(
+        host_entry, name=name, status="riding", note=note, license_analysis=None,
+        packages=(), part_of=host,
+    )  # fmt: skip
 
 
 def flag_entry(flag: Flag, snapshot: ProjectSnapshot | None, names: Names) -> FlagEntry:
@@ -223,7 +247,7 @@ def flag_entry(flag: Flag, snapshot: ProjectSnapshot | None, names: Names) -> Fl
         flag.kind.value,
         words.flag_detail(flag, names, analysis_of(snapshot)),
         flag.new,
-        flag.evidence_url,
+        _shown(flag.evidence_url),
         _plain(flag.details),
     )
 
@@ -252,20 +276,24 @@ def build_report(
 ) -> Report:
     """``outcomes`` names the projects not plainly checked (error, deferred, untracked, or
     checked with a note); every other project was checked."""
+    rows = {
+        row.project: project_entry(row, states.get(row.project), outcomes.get(row.project), names)
+        for row in findings.projects
+    }
+    for name, outcome in outcomes.items():  # a riding item's note names the item it rides on
+        if outcome.status == ProjectStatus.RIDING and name in rows and outcome.note:
+            rows[name] = riding_entry(name, outcome.note, rows.get(outcome.note))
     parts = ReportParts(
         changes=tuple(change_entry(c, names) for c in findings.changes),
         flags=tuple(flag_entry(f, states.get(f.project), names) for f in findings.flags),
         errors=tuple(error_entry(e) for e in errors),
-        projects=tuple(
-            project_entry(row, states.get(row.project), outcomes.get(row.project), names)
-            for row in findings.projects
-        ),
+        projects=tuple(rows.values()),
     )
     return assemble_report(audit=audit, parts=parts, usage=usage)
 
 
 def error_entry(error: FetchError) -> ErrorEntry:
-    return ErrorEntry(error.project, error.source, error.url, error.message)
+    return ErrorEntry(error.project, error.source, shown_url(error.url), error.message)
 
 
 def assemble_report(
@@ -275,7 +303,7 @@ def assemble_report(
     for change in parts.changes:
         counts[change.kind] = counts.get(change.kind, 0) + 1
     with_errors = {e.project for e in parts.errors}
-    by_status = dict.fromkeys(("ok", "deferred", "untracked"), 0)
+    by_status = dict.fromkeys(("ok", "deferred", "untracked", "riding"), 0)
     in_part = 0
     for project in parts.projects:  # one pass: spooled rows are read, not held
         if project.status in by_status:
@@ -304,6 +332,7 @@ def assemble_report(
             flags=len(parts.flags),
             changes_by_kind=dict(sorted(counts.items())),
             not_selected=audit.not_selected,
+            riding=by_status["riding"],
         ),
         changes=parts.changes,
         flags=parts.flags,

@@ -319,7 +319,9 @@ def _headline(report: Report) -> list[str]:
     checked = f"{summary.checked} checked" + (f" ({in_part} only in part)" if in_part else "")
     lines = [
         f"**{audit.status}**: {words.plural(summary.projects, 'project')}, {checked}, "
-        f"{summary.deferred} deferred, {summary.untracked} not trackable; "
+        f"{summary.deferred} deferred, {summary.untracked} not trackable"
+        + (f", {words.riding_count(summary.riding)}" if summary.riding else "")
+        + "; "
         f"{words.plural(summary.changes, 'change')} {since}, "
         f"{words.plural(summary.flags, 'flag')}, {words.plural(summary.errors, 'error')}"
         + (f"; {words.plural(left_out, 'other project')} not selected (--only)" if left_out else "")
@@ -328,15 +330,18 @@ def _headline(report: Report) -> list[str]:
     ]
     if words.reached_nothing(summary):
         lines[0] = lines[0][:-1] + (
-            "; **reached nothing**: no project could be read (offline, or every source "
-            "unreachable)."
+            f"; **reached nothing**: no project could be read ({words.why_nothing(summary)})."
         )
+    elif summary.checked_too_little():
+        lines[0] = lines[0][:-1] + f"; **{words.checked_too_little(summary)}**."
     gaps = []
     if summary.deferred:
         were = "was" if summary.deferred == 1 else "were"
         gaps.append(
             f"{words.plural(summary.deferred, 'project')} {were} not checked (deferred)"
-            + words.rotation_nights(summary.projects, summary.deferred, summary.untracked)
+            + words.rotation_nights(
+                summary.projects, summary.deferred, summary.untracked + summary.riding
+            )
         )
     if summary.stale:
         have = "has" if summary.stale == 1 else "have"
@@ -519,7 +524,7 @@ def markdown_lines(report: Report) -> Iterator[str]:
         f"- **{escape(p.name)}** {escape(_status_text(p, p.name in with_errors))}"
         + (f": {escape(p.note, 300)}" if p.note else "")
         for p in report.projects
-        if p.status != "ok" or p.note or p.name in with_errors
+        if p.status != "riding" and (p.status != "ok" or p.note or p.name in with_errors)
     )
     not_selected = report.summary.not_selected
     if not_selected:  # an --only run: "every project" would claim the whole catalog
@@ -558,10 +563,13 @@ def _status_text(project: ProjectEntry, has_errors: bool) -> str:
 
 
 def _tracked_by(project: ProjectEntry) -> str | None:
+    if project.status == "untracked":
+        return words.not_trackable(project.note)
+    riding = f"{words.part_of(project.part_of)}: " if project.part_of else ""
     source = project.version_source
     if source is None:
-        return None
-    where = f"{project.forge_label} " if project.forge_label else ""
+        return riding[:-2] or None
+    where = riding + (f"{project.forge_label} " if project.forge_label else "")
     pre = words.prerelease_mark(project.prerelease)
     newer = project.newest_prerelease
     ahead = f"; pre-release {newer} is newer" if newer else ""

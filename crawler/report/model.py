@@ -15,7 +15,7 @@ import msgspec
 from crawler.model import AuditStatus, LicenseVerdict
 from crawler.report.spool import plain
 
-ProjectStatusName = Literal["ok", "error", "deferred", "untracked"]
+ProjectStatusName = Literal["ok", "error", "deferred", "untracked", "riding"]
 SectionName = Literal["releases", "licenses", "pages", "packages", "links", "other"]
 SpanEffectName = Literal["restriction", "condition", "grant", "other"]
 FlagKindName = Literal["license_noassertion", "no_tagged_release", "channel_mismatch", "stale"]
@@ -36,6 +36,12 @@ class AuditPart(_Part, frozen=True):
     baseline_audit_id: int | None
 
 
+# An audit that checked fewer than this share of the projects it tracks (untracked ones apart)
+# did not do its job, whatever stopped it (a rate limit spent until tomorrow, a source that
+# defers everything): it ends ``partial`` and exits 1, so cron mail speaks up that very night.
+MIN_CHECKED_SHARE = 0.1
+
+
 class Summary(_Part, frozen=True, omit_defaults=True):
     projects: int
     checked: int
@@ -49,6 +55,12 @@ class Summary(_Part, frozen=True, omit_defaults=True):
     flags: int
     changes_by_kind: dict[str, int]
     not_selected: int = 0  # left out by --only; absent from the JSON when none were
+    riding: int = 0  # items shown with the facts of the item they ship with (absent: none)
+
+    def checked_too_little(self) -> bool:
+        """Fewer than MIN_CHECKED_SHARE of the trackable projects were checked."""
+        trackable = self.projects - self.untracked
+        return trackable > 0 and self.checked < trackable * MIN_CHECKED_SHARE
 
 
 class ChangeEntry(_Part, frozen=True):
@@ -133,6 +145,7 @@ class ProjectEntry(_Part, frozen=True):
     license_analysis: LicenseReading | None
     packages: tuple[PackageEntry, ...]
     url: str | None
+    part_of: str | None = None  # a riding item: the item whose facts its row shows
 
 
 class PendingEntry(_Part, frozen=True):

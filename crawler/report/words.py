@@ -24,10 +24,11 @@ from typing import Any
 import msgspec
 
 from crawler.analysis.license_clauses import quote
+from crawler.config import Coverage
 from crawler.diff.licenses import LicenseLabelFacts
 from crawler.diff.source_labels import Names, key_of, label_of
 from crawler.model import Change, ChangeKind, Flag, FlagKind, LicenseAnalysis, TextSpan
-from crawler.report.model import PendingEntry, Report, Summary
+from crawler.report.model import MIN_CHECKED_SHARE, PendingEntry, Report, Summary
 
 NOASSERTION = "NOASSERTION"
 NO_DATE = "—"  # a date no source gave
@@ -79,6 +80,80 @@ def rotation_nights(projects: int, deferred: int, untracked: int) -> str:
 def line_range(start: int, end: int) -> str:
     """``line 5`` or ``lines 5–9``; never ``lines 5–5``."""
     return f"line {start}" if start == end else f"lines {start}–{end}"
+
+
+# -- how an item is followed ----------------------------------------------------------------------
+
+
+PART_OF = "part of"  # a riding item's label, before its host's name
+NOT_TRACKABLE = "not trackable"  # an item no source follows, before its reason
+
+
+def part_of(host: str) -> str:
+    """A riding item's label: its facts are those of the item it ships with."""
+    return f"{PART_OF} {host}"
+
+
+def not_trackable(reason: str | None) -> str:
+    """``not trackable: closed SDK; no version list of its own``."""
+    return f"{NOT_TRACKABLE}: {reason}" if reason else NOT_TRACKABLE
+
+
+NO_SOURCE = "no source can fetch it yet"  # a homepage-only item that gives no reason
+
+
+def no_source_note(homepage: str | None) -> str:
+    """The audit's note on a homepage-only item that gives no reason."""
+    return f"listed, not checked: {NO_SOURCE}; homepage {homepage}"
+
+
+def riding_count(count: int) -> str:
+    """``10 part of another item`` (the report's headline)."""
+    return f"{count} part of another item"
+
+
+_LAYER_TITLES = {
+    "framework": "Frameworks",
+    "compiler": "Compilers and graph IR",
+    "kernel programming": "Kernel programming",
+    "kernel library": "Kernel libraries",
+    "serving": "Serving engines",
+    "distributed serving": "Distributed serving",
+    "platform sdk": "Platform SDKs",
+}
+
+
+def layer_title(layer: str) -> str:
+    """A layer as a heading of the Explorer's project cards (``""``: items of no layer)."""
+    return _LAYER_TITLES.get(layer, layer.capitalize()) if layer else "Other items"
+
+
+def item_counts(items: int, riding: int, not_trackable: int) -> str:
+    """``84 items: 58 tracked, 10 part of another item, 16 not trackable``; ``11 tracked
+    projects`` when every item is tracked."""
+    if not (riding or not_trackable):
+        return plural(items, "tracked project")
+    tracked = items - riding - not_trackable
+    return (
+        f"{plural(items, 'item')}: {tracked} tracked, {riding_count(riding)}, "
+        f"{not_trackable} {NOT_TRACKABLE}"
+    )
+
+
+def coverage_line(cov: Coverage) -> str:
+    """``84 items: 58 tracked, 10 part of another item, 16 not trackable; 17 snapshot rows;
+    4 evidence pages give records on 8 platforms (AMD GPU, …)``."""
+    parts = [f"{cov.tracked} tracked", riding_count(cov.riding),
+             f"{cov.not_trackable} not trackable"]  # fmt: skip
+    if cov.no_source:
+        parts.append(f"{cov.no_source} with neither a source nor a reason")
+    platforms = f" ({', '.join(cov.platforms)})" if cov.platforms else ""
+    rows = f"{plural(cov.snapshot_rows, 'snapshot row')}; " if cov.snapshot_rows else ""
+    return (
+        f"{plural(cov.items, 'item')}: {', '.join(parts)}; {rows}"
+        f"{plural(cov.evidence_pages, 'evidence page')} give records on "
+        f"{plural(len(cov.platforms), 'platform')}{platforms}"
+    )
 
 
 # -- change kinds -------------------------------------------------------------------------------
@@ -143,9 +218,15 @@ def stale_marker(checked_on: str | date | datetime | None) -> str:
     return f"stale: facts of {shown}" if shown else "not checked yet"
 
 
+def followed(summary: Summary) -> int:
+    """The projects a source follows: neither not trackable nor riding on another item."""
+    return summary.projects - summary.untracked - summary.riding
+
+
 def reached_nothing(summary: Summary) -> bool:
-    """An audit that read no project at all (offline, every source unreachable)."""
-    return bool(summary.projects) and not summary.checked and not summary.untracked
+    """An audit that read no project at all (offline, every source unreachable): a catalog
+    that also lists items no source follows reached nothing just the same."""
+    return followed(summary) > 0 and not summary.checked
 
 
 def summary_line(status: str, summary: Summary) -> str:
@@ -158,10 +239,28 @@ def summary_line(status: str, summary: Summary) -> str:
     line = f"{status}: " + ", ".join(parts)
     if reached_nothing(summary):
         line += (
-            f"; reached nothing: none of the {plural(summary.projects, 'project')} could be "
-            "read (offline, or every source unreachable)"
+            f"; reached nothing: none of the {plural(followed(summary), 'project')} could be "
+            f"read ({why_nothing(summary)})"
         )
+    elif summary.checked_too_little():
+        line += f"; {checked_too_little(summary)}"
     return line
+
+
+def why_nothing(summary: Summary) -> str:
+    """Why an audit read no project: every source unreachable, or every project deferred."""
+    if summary.errors or not summary.deferred:
+        return "offline, or every source unreachable"
+    return "every one deferred: a rate limit spent, or a source that asked to wait"
+
+
+def checked_too_little(summary: Summary) -> str:
+    """``checked only 1 of 20 projects (fewer than a tenth): see "Not checked"``."""
+    trackable = summary.projects - summary.untracked
+    return (
+        f"checked only {summary.checked} of {plural(trackable, 'project')} (fewer than "
+        f"{MIN_CHECKED_SHARE:.0%}): see \"Not checked\""
+    )
 
 
 def pending_phrase(pending: Sequence[PendingEntry]) -> str | None:
@@ -175,6 +274,19 @@ def pending_phrase(pending: Sequence[PendingEntry]) -> str | None:
 
 def pending_of(report: Report) -> tuple[PendingEntry, ...]:
     return () if isinstance(report.pending, msgspec.UnsetType) else report.pending
+
+
+def late_delivery(report: Report) -> str:
+    """What a report delivered by a later run says first: which night it belongs to."""
+    return (
+        f"sent late: audit #{report.audit.id} of the night of {day(report.audit.started_at)} "
+        "finished, but its run stopped before sending this"
+    )
+
+
+def late_mark(report: Report) -> str:
+    """The mark before a late notification's title: ``[late: night of 2026-11-30]``."""
+    return f"[late: night of {day(report.audit.started_at)}]"
 
 
 def audit_line(report: Report, status: str | None = None) -> str:

@@ -14,7 +14,7 @@ import re
 import sqlite3
 import time
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -56,6 +56,7 @@ from crawler.store.tables import (
     ProjectSetRow,
     SnapshotRow,
 )
+from crawler.untrusted import shown_url
 from crawler.upstream.http import CachedResponse
 
 log = logging.getLogger(__name__)
@@ -270,7 +271,7 @@ class Store:
                 "audit_id": audit_id,
                 "project": error.project,
                 "source": error.source,
-                "url": error.url,
+                "url": shown_url(error.url),  # never a credential a source was given
                 "message": error.message,
             }
             for result in results
@@ -292,12 +293,16 @@ class Store:
         stats: dict[str, Any],
         *,
         checked_earlier: Iterable[str] = (),
+        also: Callable[[Session], None] | None = None,
     ) -> None:
         """Record what is left of an audit (``results``, as ``record_results`` would) and
         finish it, atomically; ``checked_earlier`` names the projects checked in batches
-        recorded before."""
+        recorded before; ``also`` writes what belongs to the finished audit (its pending
+        changes) in the same transaction."""
         results = list(results)
         with self._sessions.begin() as session:
+            if also is not None:
+                also(session)
             checked = [*checked_earlier, *self._record(session, audit_id, results)]
             audit = session.get_one(AuditRow, audit_id)
             audit.checked_set_id = self._project_set(session, checked)
@@ -452,6 +457,22 @@ class Store:
                 select(AuditRow).where(AuditRow.status != "running").order_by(AuditRow.id.desc())
             )
             return self._info(session, row) if row else None
+
+    def mark_delivered(self, audit_id: int, when: datetime) -> None:
+        """The audit's report was delivered (sent, or found not worth sending)."""
+        with self._sessions.begin() as session:
+            session.get_one(AuditRow, audit_id).delivered_at = when
+
+    def undelivered_audits(self) -> list[AuditInfo]:
+        """Finished, usable audits whose report was never delivered (the run was killed between
+        finishing and sending), oldest first."""
+        with self._sessions() as session:
+            rows = session.scalars(
+                select(AuditRow)
+                .where(AuditRow.status.in_(GOOD_STATUSES), AuditRow.delivered_at.is_(None))
+                .order_by(AuditRow.id)
+            )
+            return [self._info(session, row) for row in rows]
 
     def first_audit_started(self) -> datetime | None:
         with self._sessions() as session:

@@ -6,14 +6,18 @@ container).
   ``audit_lock`` row only says who holds it.
 * SQLite (and anything else): the ``audit_lock`` row is the lock: owner, host, PID, start time
   and a lease that a heartbeat thread renews while the lock is held. A second process takes it
-  over when the holder's process is gone (same host, PID not alive) or its lease expired
-  (a different host, or a holder frozen past its lease); otherwise it gets ``AuditLocked``.
+  over when the holder's process is gone or its lease expired (a different host, or a holder
+  frozen past its lease); otherwise it gets ``AuditLocked``.
+
+The holder's process is gone when it was on this host and its PID is free, or its PID is now
+another process (its start time differs: a restarted container's PID 1), or the host booted
+since (crawler.store.process_identity). On PostgreSQL such a holder's server session may still
+linger (a connection the server has not yet seen close): it is ended, and the lock taken.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import threading
 import time
@@ -28,6 +32,7 @@ from sqlalchemy import Connection, Engine, Table, delete, insert, select, text, 
 from sqlalchemy.exc import IntegrityError
 
 from crawler.store.migration_guard import advisory_key
+from crawler.store.process_identity import ProcessIdentity, gone_because
 from crawler.store.stall import describe_error
 from crawler.store.tables import AuditLockRow
 
@@ -51,17 +56,7 @@ def iso(moment: datetime) -> str:
     return _as_utc(moment).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this PID exists on this host (signal 0 checks, sends nothing)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, belongs to another user
-        return True
-    return True
+_TERMINATED_WAIT = 5.0  # seconds a gone holder's ended PostgreSQL session gets to let go
 
 
 @dataclass(frozen=True)
@@ -71,15 +66,27 @@ class LockHolder:
     pid: int
     since: datetime
     lease_until: datetime
+    process_start: int | None = None  # clock ticks since boot (None: not recorded)
+    boot_id: str | None = None
 
     def describe(self) -> str:
         return f"{self.owner} (pid {self.pid} on {self.host}) since {iso(self.since)}"
 
+    @property
+    def process(self) -> ProcessIdentity:
+        return ProcessIdentity(self.pid, self.process_start, self.boot_id)
+
+    def gone_from(self, host: str) -> str | None:
+        """Why this holder's process no longer runs, if it ran on ``host`` (this host); None
+        when it may still run, or ran elsewhere (then only its lease says)."""
+        return gone_because(self.process) if self.host == host else None
+
     @staticmethod
     def from_row(row: Any) -> LockHolder:
         return LockHolder(
-            row.owner, row.host, row.pid, _as_utc(row.started_at), _as_utc(row.lease_until)
-        )
+            row.owner, row.host, row.pid, _as_utc(row.started_at), _as_utc(row.lease_until),
+            row.process_start, row.boot_id,
+        )  # fmt: skip
 
 
 class AuditLocked(Exception):
@@ -122,7 +129,8 @@ class AuditLock:
         self._clock = clock
         self.owner = owner
         self.host = host or socket.gethostname()
-        self.pid = os.getpid()
+        self.process = ProcessIdentity.current()
+        self.pid = self.process.pid
         self.token = str(uuid.uuid4())
         self.lost = False
         self.holder: LockHolder | None = None  # this process, once acquired
@@ -247,6 +255,8 @@ class AuditLock:
             "owner": self.owner,
             "host": self.host,
             "pid": self.pid,
+            "process_start": self.process.started,
+            "boot_id": self.process.boot,
             "backend_pid": None,
             "started_at": now,
             "lease_until": now + self._lease,
@@ -282,9 +292,7 @@ class AuditLock:
     def _takeover_reason(self, holder: LockHolder, now: datetime) -> str | None:
         if holder.lease_until < now:
             return f"its lease expired at {iso(holder.lease_until)}"
-        if holder.host == self.host and not pid_alive(holder.pid):
-            return f"process {holder.pid} is gone"
-        return None
+        return holder.gone_from(self.host)
 
     def _current_holder(self) -> LockHolder | None:
         with self._engine.connect() as conn:
@@ -319,8 +327,37 @@ class AuditLock:
             conn.close()
             if holder_backend is None:
                 continue  # released between our try and our look: try again
-            raise AuditLocked(self._recorded_holder(holder_backend))
+            holder = self._recorded_holder(holder_backend)
+            gone = holder.gone_from(self.host) if holder is not None else None
+            if holder is None or gone is None or not self._end_session(holder_backend):
+                raise AuditLocked(holder)
+            log.warning(
+                "took over the audit lock of %s: %s; its database session was ended",
+                holder.describe(),
+                gone,
+            )
         raise AuditLocked(None)
+
+    def _end_session(self, backend_pid: int) -> bool:
+        """End the server session of a holder whose process is gone (the server had not yet
+        seen its connection close) and wait for the lock to be let go; False when the server
+        refused (another role's session) or it is still held."""
+        try:
+            with self._engine.connect() as conn:
+                ended = conn.scalar(text("select pg_terminate_backend(:p)"), {"p": backend_pid})
+        except Exception as exc:  # not allowed to: say so, the caller reports the holder
+            log.warning("could not end the gone holder's session: %s", describe_error(exc))
+            return False
+        deadline = time.monotonic() + _TERMINATED_WAIT
+        while ended and time.monotonic() < deadline:
+            with self._engine.connect() as conn:
+                alive = conn.scalar(
+                    text("select count(*) from pg_stat_activity where pid = :p"), {"p": backend_pid}
+                )
+            if not alive:
+                return True
+            time.sleep(0.05)
+        return False
 
     def _recorded_holder(self, backend_pid: int) -> LockHolder | None:
         """The row of the session holding the advisory lock; a holder that got the lock a

@@ -32,7 +32,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
 from crawler.store.database import GOOD_STATUSES, Store
-from crawler.store.lock import LOCK_NAME, LockHolder, iso, pid_alive
+from crawler.store.lock import LOCK_NAME, LockHolder, iso
 from crawler.store.migration_guard import SchemaError, code_head, ensure_usable, read_state
 from crawler.store.tables import (
     AuditLockRow,
@@ -360,7 +360,7 @@ def _describe_lock(conn: Connection, report: CheckReport, now: datetime) -> None
         )
         stale = not alive
     else:
-        gone = holder.host == socket.gethostname() and not pid_alive(holder.pid)
+        gone = holder.gone_from(socket.gethostname()) is not None
         stale = gone or holder.lease_until < now
     if stale:
         report.notes.append(

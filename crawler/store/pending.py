@@ -1,9 +1,10 @@
-"""The pending changes in the database: recorded by each audit, closed when the curated catalog
-takes them or a person acknowledges them."""
+"""The pending changes in the database: opened by each audit as it finishes, closed when the
+curated catalog takes them or a person acknowledges them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,6 +22,7 @@ from crawler.diff.pending import (
 from crawler.model import Change
 from crawler.store.database import Store
 from crawler.store.tables import PendingRow
+from crawler.untrusted import shown_url
 
 
 def _utc(value: datetime) -> datetime:
@@ -40,41 +42,77 @@ def _item(row: PendingRow) -> PendingItem:
     )
 
 
-def record_pending(
-    store: Store,
-    audit_id: int,
-    seen_at: datetime,
-    changes: Iterable[Change],
-    summary: Callable[[Change], str],
-) -> int:
-    """Open an item for each pending-worthy change not already open (same project, kind and
-    value: a change reported again after a failed report is the same item). Returns how many.
-    ``summary`` words a change (crawler.report.words.change_summary, handed in by the audit)."""
-    added = 0
-    with Session(store.engine) as session, session.begin():
-        open_keys = {
-            (row.project, row.kind, row.value)
-            for row in session.scalars(select(PendingRow).where(PendingRow.closed_at.is_(None)))
-        }
-        for change in pending_changes(changes):
-            said = summary(change)
-            key = (change.project, change.kind.value, pending_value(change, said))
-            if key in open_keys:
+@dataclass(frozen=True)
+class NewPending:
+    """A pending-worthy change of tonight's audit not already open: opened in the database only
+    with the audit's completion (``opener``), so a night that never finished, or whose report
+    could not be written, leaves nothing open and the next audit counts the change as new."""
+
+    project: str
+    kind: str
+    value: str
+    summary: str
+    evidence_url: str | None
+
+
+def new_pending(
+    store: Store, changes: Iterable[Change], summary: Callable[[Change], str]
+) -> list[NewPending]:
+    """Tonight's pending-worthy changes not already open (same project, kind and value: a change
+    reported again after a failed report is the same item), in the order found. ``summary``
+    words a change (crawler.report.words.change_summary, handed in by the audit)."""
+    with Session(store.engine) as session:
+        open_keys = _open_keys(session)
+    found: list[NewPending] = []
+    for change in pending_changes(changes):
+        said = summary(change)
+        key = (change.project, change.kind.value, pending_value(change, said))
+        if key in open_keys:
+            continue
+        open_keys.add(key)
+        evidence = shown_url(change.evidence_url) if change.evidence_url else None
+        found.append(NewPending(*key, said[:2000], evidence))
+    return found
+
+
+def as_items(items: Sequence[NewPending], audit_id: int, seen_at: datetime) -> list[PendingItem]:
+    """The items as the report lists them before they are stored: negative ids, rising in the
+    order found as stored ids would (never one of a stored item)."""
+    return [
+        PendingItem(
+            n - len(items), i.project, i.kind, i.value, i.summary, i.evidence_url, audit_id, seen_at
+        )
+        for n, i in enumerate(items)
+    ]
+
+
+def opener(
+    items: Sequence[NewPending], audit_id: int, seen_at: datetime
+) -> Callable[[Session], None]:
+    """What opens ``items`` inside the transaction that finishes the audit."""
+
+    def open_items(session: Session) -> None:
+        open_keys = _open_keys(session)
+        for item in items:
+            if (item.project, item.kind, item.value) in open_keys:
                 continue
-            open_keys.add(key)
             session.add(
                 PendingRow(
-                    project=change.project,
-                    kind=change.kind.value,
-                    value=key[2],
-                    summary=said[:2000],
-                    evidence_url=change.evidence_url,
-                    first_audit_id=audit_id,
-                    first_seen_at=seen_at,
+                    project=item.project, kind=item.kind, value=item.value, summary=item.summary,
+                    evidence_url=item.evidence_url, first_audit_id=audit_id, first_seen_at=seen_at,
                 )
-            )
-            added += 1
-    return added
+            )  # fmt: skip
+
+    return open_items
+
+
+def _open_keys(session: Session) -> set[tuple[str, str, str]]:
+    rows = session.execute(
+        select(PendingRow.project, PendingRow.kind, PendingRow.value).where(
+            PendingRow.closed_at.is_(None)
+        )
+    )
+    return {(project, kind, value) for project, kind, value in rows}
 
 
 def open_pending(store: Store) -> list[PendingItem]:

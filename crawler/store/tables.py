@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import (
+    BigInteger,
     DateTime,
     ForeignKey,
     Index,
@@ -44,6 +45,9 @@ class AuditRow(Base):
         ForeignKey("project_sets.id", name="fk_audits_checked_set"), nullable=True
     )
     stats: Mapped[str] = mapped_column(Text, default="{}")  # JSON: requests, points, errors, ...
+    # when its report was delivered (sent, or found not worth sending); a finished audit
+    # without it is delivered late by the next run
+    delivered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class SnapshotRow(Base):
@@ -107,6 +111,9 @@ class AuditLockRow(Base):
     owner: Mapped[str] = mapped_column(Text)
     host: Mapped[str] = mapped_column(Text)
     pid: Mapped[int] = mapped_column(Integer)
+    # what tells this PID's process from a later one given the same PID (None before 0006)
+    process_start: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    boot_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
     backend_pid: Mapped[int | None] = mapped_column(Integer, nullable=True)  # PostgreSQL only
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     lease_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))

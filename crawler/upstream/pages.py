@@ -19,7 +19,9 @@
   ignored like an absent one.
 
 Every error, expected or not, is a PageFetchError whose message has credentials in the URL
-redacted.
+redacted; a page URL is fetched with the ``${NAME}`` references it holds expanded from the
+environment (crawler.config.credentials) and shown, stored and cached only in the form
+crawler.untrusted.shown_url gives it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from crawler.config import Settings
+from crawler.untrusted import shown_url, url_secrets
 from crawler.upstream.http import (
     USER_AGENT,
     CachedResponse,
@@ -104,24 +107,21 @@ def private_addresses_allowed(settings: Settings) -> bool:
 
 
 def display_url(url: str) -> str:
-    """The URL without user:password@ (safe to show), even when it does not parse."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # e.g. an unclosed IPv6 bracket: drop anything that looks like userinfo
-        return re.sub(r"(?<=//)[^/?#]*@", "", url)
-    if "@" not in parts.netloc:
-        return url
-    return parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
+    """The URL as it may be shown: crawler.untrusted.shown_url (no ``user:password@``,
+    secret-looking query values masked), even when it does not parse."""
+    return shown_url(url)
 
 
-def secrets_in_url(url: str) -> list[str]:
+def secrets_in_url(url: str, names: Iterable[str] = ()) -> list[str]:
+    """What of ``url`` must not be written: its userinfo and secret-looking query values (by
+    shown_url's names, or any name with token, key, secret, sig, pass, auth, session in it)."""
+    found = url_secrets(url, names)
     try:
         parts = urlsplit(url)
     except ValueError:
-        return []
-    found = [parts.password or "", parts.username or ""]
+        return found
     found += [v for k, v in parse_qsl(parts.query) if _SECRET_PARAM.search(k) and len(v) > 3]
-    return [s for s in found if s]
+    return sorted(set(found), key=len, reverse=True)
 
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -252,10 +252,17 @@ class PageFetcher:
     """Fetch pages politely and safely. Thread-safe; ``fetch_many`` runs them in parallel."""
 
     def __init__(
-        self, settings: Settings, cache: ResponseCache, *, client: httpx.Client | None = None
+        self,
+        settings: Settings,
+        cache: ResponseCache,
+        *,
+        client: httpx.Client | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self._settings = settings
         self._cache = cache
+        self._env: Mapping[str, str] = env if env is not None else {}  # ${NAME} in a page URL
+        self._names = settings.secret_url_parameters
         self._allow_private = private_addresses_allowed(settings)
         self._allowed = allowed_networks(settings)
         self._own_client = client is None
@@ -300,23 +307,35 @@ class PageFetcher:
         with slot:
             yield
 
+    def shown(self, url: str) -> str:
+        """``url`` as it is shown and stored (crawler.untrusted.shown_url, with the names of
+        ``settings.secret_url_parameters``)."""
+        return shown_url(url, self._names)
+
     def fetch(self, url: str) -> FetchedPage:
         """GET one page (conditional when cached); PageFetchError on any failure, expected or
-        not, so that one hostile page can only fail itself."""
+        not, so that one hostile page can only fail itself. ``url`` is as configured: its
+        ``${NAME}`` references are expanded here, and what comes back names it as ``shown``
+        makes it (never the credentials it was fetched with)."""
         import httpx
 
+        from crawler.config.credentials import expand_environment
         from crawler.upstream.deadline import deadline, deadline_passed
 
-        secrets = secrets_in_url(url)
-        shown = display_url(url)
+        shown = self.shown(url)
         try:
-            _ = urlsplit(url).port  # urllib refuses a bad port or an unclosed IPv6 bracket here
+            real = expand_environment(url, self._env)
+        except ValueError as exc:
+            raise PageFetchError(f"{shown}: {exc}") from None
+        secrets = [*secrets_in_url(real, self._names), *secrets_in_url(url, self._names)]
+        try:
+            _ = urlsplit(real).port  # urllib refuses a bad port or an unclosed IPv6 bracket here
         except ValueError as exc:
             raise PageFetchError(redact(f"invalid URL {shown}: {exc}", *secrets)) from None
         try:
-            with self._host_slot(url), deadline(self._settings.request_deadline):
+            with self._host_slot(real), deadline(self._settings.request_deadline):
                 try:
-                    return self._fetch(url, secrets)
+                    return self._fetch(url, real, secrets)
                 except httpx.TimeoutException:
                     if not deadline_passed():
                         raise
@@ -359,7 +378,9 @@ class PageFetcher:
         except PageFetchError as exc:
             return exc
 
-    def _fetch(self, url: str, secrets: list[str]) -> FetchedPage:
+    def _fetch(self, url: str, real: str, secrets: list[str]) -> FetchedPage:
+        """``url`` as configured (the cache key: a rotated credential keeps the validators),
+        fetched as ``real`` (its credentials expanded)."""
         key = cache_key("GET", url, ACCEPT, "anonymous")
         cached = self._cache.get_response(key)
         headers = {"Accept": ACCEPT}
@@ -367,7 +388,7 @@ class PageFetcher:
             headers["If-None-Match"] = cached.etag
         if cached is not None and cached.last_modified:
             headers["If-Modified-Since"] = cached.last_modified
-        current = url
+        current = real
         for _ in range(MAX_REDIRECTS + 1):
             check_url(current, allow_private=self._allow_private, allowed=self._allowed)
             request = self._client.build_request("GET", current, headers=headers)
@@ -376,12 +397,12 @@ class PageFetcher:
                 location = response.headers.get("location")
                 if response.status_code in _REDIRECTS and location:
                     current = urljoin(current, location.strip())
-                    secrets.extend(secrets_in_url(current))
+                    secrets.extend(secrets_in_url(current, self._names))
                     continue
                 return self._finish(url, current, response, cached, key)
             finally:
                 response.close()
-        raise PageFetchError(f"more than {MAX_REDIRECTS} redirects fetching {display_url(url)}")
+        raise PageFetchError(f"more than {MAX_REDIRECTS} redirects fetching {self.shown(url)}")
 
     def _finish(
         self,
@@ -398,19 +419,19 @@ class PageFetcher:
             body = self._read_capped(response, final)
             content_type = response.headers.get("content-type")
             etag, modified = response.headers.get("etag"), response.headers.get("last-modified")
-            if etag or modified:
-                entry = CachedResponse(url, etag, modified, body, content_type)
+            if etag or modified:  # stored under the URL as shown: the database holds no secret
+                entry = CachedResponse(self.shown(url), etag, modified, body, content_type)
                 self._cache.put_response(key, entry)
         else:
-            raise PageFetchError(f"HTTP {status} from {display_url(final)}", status=status)
+            raise PageFetchError(f"HTTP {status} from {self.shown(final)}", status=status)
         text, codec = decode_body(body, content_type)
         return FetchedPage(
-            url=url,
+            url=self.shown(url),
             body=text,
             content_type=_media_type(content_type),
             status=status,
             from_cache=status == 304,
-            final_url=final,
+            final_url=self.shown(final),
             charset=codec,
         )
 
@@ -420,7 +441,7 @@ class PageFetcher:
         length = response.headers.get("content-length", "").strip()
         if length.isdigit() and int(length) > limit:
             raise PageFetchError(
-                f"{display_url(url)} is {int(length)} bytes, over the page size limit "
+                f"{self.shown(url)} is {int(length)} bytes, over the page size limit "
                 f"of {limit} bytes: {hint}"
             )
         chunks: list[bytes] = []
@@ -429,7 +450,7 @@ class PageFetcher:
             total += len(chunk)
             if total > limit:
                 raise PageFetchError(
-                    f"{display_url(url)} is larger than the page size limit of {limit} bytes "
+                    f"{self.shown(url)} is larger than the page size limit of {limit} bytes "
                     f"(stopped reading): {hint}"
                 )
             chunks.append(chunk)
@@ -439,7 +460,7 @@ class PageFetcher:
 def _load(source: str, settings: Settings) -> tuple[str, str | None, str]:
     """(text, content type, location) of a URL (fetched) or a local file."""
     if re.match(r"^https?://", source, re.IGNORECASE):
-        with PageFetcher(settings, MemoryCache()) as fetcher:
+        with PageFetcher(settings, MemoryCache(), env=os.environ) as fetcher:
             page = fetcher.fetch(source)
         return page.body, page.content_type, page.final_url or page.url
     path = Path(source)

@@ -123,6 +123,11 @@ class SourceKind(KindInfo):
     (``crawler.upstream.guard``)."""
 
     open: Callable[[SourceContext], Source | ProjectSource] = field(kw_only=True)
+    # the credentials the environment gives this source, checked before an audit starts;
+    # ConfigError, in one line naming the variable, when they cannot be used
+    check_credentials: Callable[[Mapping[str, str]], None] = field(
+        kw_only=True, default=lambda _env: None
+    )
 
 
 @cache

@@ -16,8 +16,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+from sqlalchemy import text
+
+from crawler.audit import run_audit
+from crawler.config import parse_config
 from crawler.store import Store
+from crawler.store.process_identity import boot_id, process_start
 from crawler_fakes.github import FakeGitHub, GitHubState, mit_repo, release_on
+from tests.support.lock_rows import lingering_session, write_holder
 
 HOST = socket.gethostname()
 ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
@@ -131,4 +138,51 @@ def test_scheduled_run_skips_while_another_audit_holds_the_lock(
         f"on {HOST}) since {since}; skipping this run"
     ]
     assert store.audits() == []
+    store.close()
+
+
+@pytest.mark.skipif(process_start(1) is None, reason="no /proc/1/stat to read")
+def test_a_restarted_scheduler_takes_over_its_former_self_and_catches_up(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Issue 38 item 1: a container restarted after an OOM kill runs `crawler schedule` as
+    PID 1 again. The lock row its former self left (PID 1, an earlier start) no longer passes
+    for a live holder: the catch-up audit runs at start instead of being skipped for the
+    15-minute lease (on PostgreSQL, the former self's lingering session is ended)."""
+    (tmp_path / "sources.yaml").write_text(CONFIG)
+    store = Store(db_url)
+    with FakeGitHub(_state(), unauth_limit=5000) as server:
+        run_audit(parse_config(CONFIG), store, tmp_path / "reports", env=server.env(None))
+        with store.engine.begin() as conn:  # that audit ran two days ago: a tick was missed
+            conn.execute(text("update audits set started_at = :t"), {"t": "2026-01-01 03:00:00"})
+        started = process_start(1)
+        assert started is not None
+        write_holder(store, pid=1, started=started - 100, boot=boot_id())
+        stderr_path = tmp_path / "stderr"
+        with lingering_session(store), stderr_path.open("w") as stderr:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "crawler", "schedule", "--cron", "0 3 * * *"],
+                cwd=tmp_path,
+                env=_env(db_url, server.base_url),
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+            )
+
+
+            def ended() -> bool:
+                audits = store.audits()
+                caught_up = len(audits) == 2 and audits[1].status != "running"
+                return caught_up or "skipping" in stderr_path.read_text()
+
+            try:
+                _wait_for(ended, "the catch-up audit (or its skipping)")
+            finally:
+                child.terminate()
+                out = child.communicate(timeout=30)[0]
+    log = stderr_path.read_text()
+    assert "skipping this run" not in log, log
+    assert "took over the audit lock of crawler schedule (pid 1 on " in log
+    assert "missed the audit due 2026-01-02T03:00:00+00:00 (last audit 2026-01-01" in out
+    assert [(a.id, a.status) for a in store.audits()] == [(1, "complete"), (2, "complete")]
     store.close()

@@ -308,3 +308,53 @@ def test_report_of_a_killed_audit_is_refused_not_borrowed(run: Cli) -> None:
     assert not [p for p in (run.workdir / "reports").iterdir() if p.name.endswith("-audit2")]
     shown = run("report", "1", "--stdout")  # a finished audit still re-renders
     assert shown.exit_code == 0 and shown.stdout.startswith("# Upstream audit #1 — ")
+
+
+# -- issue 38 item 5: an audit that checked nothing, or too little, is no quiet night ---------
+
+
+def _limited_run(
+    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch, names: list[str], limit: int
+) -> tuple[Result, dict[str, Any], list[tuple[int, str]]]:
+    """One `crawler audit` of ``names`` with GitHub's unauthenticated budget at ``limit``."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CRAWLER_DB_URL", db_url)
+    for name in ("GITHUB_TOKEN", "GH_TOKEN", "CRAWLER_NOTIFY", "CRAWLER_ISSUE_REPO"):
+        monkeypatch.delenv(name, raising=False)
+    # one at a time: the budget goes to whole projects, not to the first request of each
+    (tmp_path / "sources.yaml").write_text("github: {concurrency: 1}\n" + _catalog(names))
+    with FakeGitHub(_many(names), unauth_limit=limit) as server:
+        monkeypatch.setenv("GITHUB_API_URL", server.base_url)
+        run = Cli(tmp_path, db_url, server)
+        result = run("audit")
+        return result, run.report(), run.audits()
+
+
+def test_an_audit_the_spent_rate_limit_deferred_whole_is_partial_and_exits_1(
+    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The primary limit spent until tomorrow: every project deferred. It said `complete …
+    reached nothing`, exit 0, and cron mail stayed silent for three days, until `stale`."""
+    result, report, audits = _limited_run(tmp_path, db_url, monkeypatch, _names(2), 0)
+    assert result.exit_code == 1, result.output
+    assert (
+        "audit #1 partial: 0 changes, 0 flags, 0 errors, 2 deferred; reached nothing: none of "
+        "the 2 projects could be read (every one deferred: a rate limit spent, or a source "
+        "that asked to wait)"
+    ) in result.stdout
+    assert audits == [(1, "partial")]
+    assert (report["audit"]["status"], report["summary"]["checked"]) == ("partial", 0)
+
+
+def test_an_audit_that_checked_under_a_tenth_of_its_projects_is_partial_and_exits_1(
+    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Budget for one project of twenty: the rotation would take twenty nights."""
+    result, report, audits = _limited_run(tmp_path, db_url, monkeypatch, _names(20), 4)
+    assert result.exit_code == 1, result.output
+    assert (
+        "audit #1 partial: 1 change, 0 flags, 0 errors, 19 deferred; checked only 1 of 20 "
+        'projects (fewer than 10%): see "Not checked"'
+    ) in result.stdout
+    assert audits == [(1, "partial")]
+    assert report["summary"]["checked"] == 1

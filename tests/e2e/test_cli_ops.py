@@ -23,6 +23,7 @@ from crawler.cli_ops import EXAMPLES, FAIL_ON_KINDS
 from crawler.locations import db_url as find_db_url
 from crawler.logs import configure_output
 from crawler_fakes.github import FakeGitHub
+from tests.support import ROOT
 from tests.support.ops import PROJECTS, WebhookReceiver, closed_port, upstream
 
 
@@ -135,7 +136,39 @@ def test_check_validates_without_fetching(workdir: Path) -> None:
     assert result.output == (
         "sources.yaml: ok: 4 projects (2 GitHub, 1 Gitee, 1 PyPI, 1 git server), 0 pages, "
         "schedule '0 3 * * *' UTC\n"
+        "sources.yaml: 4 items: 4 tracked, 0 part of another item, 0 not trackable; "
+        "0 evidence pages give records on 0 platforms\n"
     )
+
+
+def test_check_passes_on_the_shipped_sources_yaml_without_a_warning() -> None:
+    """The shipped catalog: every item of the page, each tracked, riding or with its reason;
+    every evidence page mapped to integration records."""
+    shipped = str(ROOT / "sources.yaml")
+    result = CliRunner().invoke(cli, ["check", "--config", shipped])
+    assert (result.exit_code, result.stderr) == (0, ""), result.output
+    assert result.stdout.splitlines()[1] == (
+        f"{shipped}: 84 items: 58 tracked, 10 part of another item, 16 not trackable; "
+        "17 snapshot rows; 4 evidence pages give records on 10 platforms (AMD GPU, Apple "
+        "Silicon, CPU, Enflame GCU, Huawei Ascend, Iluvatar CoreX, MetaX GPU, Moore Threads, "
+        "NVIDIA GPU, WebGPU)"
+    )
+
+
+def test_check_warns_about_an_item_without_a_source_or_a_reason_and_still_passes(
+    workdir: Path,
+) -> None:
+    (workdir / "sources.yaml").write_text(
+        PROJECTS + "  - name: Vendor SDK\n    homepage: https://sdk.vendor.example\n"
+    )
+    result = CliRunner().invoke(cli, ["check"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "warning: sources.yaml:6: project 'Vendor SDK': no source and no reason: add "
+        "'not_trackable: <why no source can follow it>', or a source ('repo', 'pypi', a "
+        "page…)\n"
+    )
+    assert result.stdout.startswith("sources.yaml: ok: 3 projects")
 
 
 def test_check_answers_a_misspelt_key_with_did_you_mean(workdir: Path) -> None:
@@ -152,6 +185,22 @@ def test_check_answers_a_misspelt_key_with_did_you_mean(workdir: Path) -> None:
     bad_cron = CliRunner().invoke(cli, ["check", "--config", "cron.yaml"])
     assert bad_cron.exit_code == 2
     assert "'fry' is not a day of week name: use sun-sat" in bad_cron.output
+
+
+def test_check_refuses_names_the_catalog_would_confuse(workdir: Path) -> None:
+    """Issue 38 item 13: four spellings of one name were four projects to `check`."""
+    (workdir / "sources.yaml").write_text(
+        "projects:\n"
+        + "".join(f'  - name: "{n}"\n    repo: o/p{i}\n'
+                  for i, n in enumerate(["Helion", "Helion\\u200b", " Helion ", "helion"]))
+    )  # fmt: skip
+    result = CliRunner().invoke(cli, ["check"])
+    assert result.exit_code == 2
+    assert result.output == (
+        "Error: sources.yaml:4: project 'Helion\\u200b' and project 'Helion' (line 2) are the "
+        "same name to the catalog (case, spaces, accents and invisible characters aside; both "
+        "have the id 'helion'), so one could pass for the other: give them distinct names\n"
+    )
 
 
 def test_validate_says_when_it_is_given_a_sources_yaml(workdir: Path) -> None:
@@ -180,8 +229,8 @@ def test_notify_test_sends_through_every_channel_and_says_which_worked(
         bodies = hook.json_bodies()
     assert result.exit_code == 1
     lines = result.output.splitlines()
-    assert lines[0] == f"ok: json://127.0.0.1:{hook.port}/crawler: sent"
-    assert lines[1].startswith(f"failed: json://127.0.0.1:{dead}/down: ")
+    assert lines[0] == f"ok: json://127.0.0.1:{hook.port}: sent"
+    assert lines[1].startswith(f"failed: json://127.0.0.1:{dead}: ")
     assert lines[-1] == "1 of 2 channels succeeded"
     assert [(b["title"], b["message"]) for b in bodies] == [
         (

@@ -19,9 +19,11 @@ from typing import Any
 
 import pytest
 
+from crawler.config import load_config
 from crawler.export.site import SiteInput, write_site
 from tests.support import ROOT
 from tests.support.browser import READ_MATRIX, Watched, chromium, open_watched
+from tests.support.catalog import TOKEN, Catalog
 from tests.support.explorer import (
     EXPECTED_MATRIX,
     HOSTILE_PLATFORM,
@@ -420,7 +422,7 @@ def test_a_stale_project_and_a_stale_page_are_marked_with_the_date_of_their_fact
     )
     assert ["SGLang", "stale: facts of 2026-10-30"] in marks
     assert ["vLLM", "stale: page facts of 2026-10-28"] in marks
-    card = page.locator('article.card[data-project="SGLang"] h3 .stale')
+    card = page.locator('article.card[data-project="SGLang"] h4 .stale')
     assert card.inner_text() == "stale: facts of 2026-10-30"
     page.fill("input[name=q]", "sglang")  # filtered, the marks stay with their project
     page.wait_for_function("() => location.hash === '#q=sglang'")
@@ -449,4 +451,93 @@ def test_a_broken_evidence_link_is_marked_with_the_day_it_last_worked(
         " a.nextElementSibling.textContent])",
     )
     assert marks == [[project["name"], broken, "broken link, last seen working 2026-10-30"]]
+    watched.check()
+
+
+# -- issue 34: every item of the shipped sources.yaml, by platform and by layer --------------------
+
+
+@pytest.fixture(scope="module")
+def full_catalog_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The site `crawler export --site` makes of an audit of the shipped sources.yaml (its 84
+    items) against the fakes of crawler_fakes.catalog."""
+    from crawler.audit import source_names
+    from crawler.export.from_store import export_audit
+
+    root = tmp_path_factory.mktemp("full-catalog")
+    catalog = Catalog(f"sqlite:///{root}/crawler.sqlite", root / "reports", TOKEN)
+    try:
+        outcome = catalog.audit()
+        assert (outcome.status, outcome.report.summary.checked) == ("complete", 58)
+        labels = {name: names.label for name, names in source_names().items()}
+        export_audit(catalog.store, catalog.config, None, root / "export", site=root / "site",
+                     labels=labels)  # fmt: skip
+    finally:
+        catalog.close()
+    return (root / "site" / "index.html").as_uri()
+
+
+def _layers_shown(page: Any) -> list[str]:
+    return list(page.eval_on_selector_all(
+        "section.layer", "els => els.filter(e => !e.hidden).map(e => e.dataset.layer)"
+    ))  # fmt: skip
+
+
+def test_the_full_catalog_holds_every_item_grouped_by_the_pages_layers(
+    open_page: Any, full_catalog_url: str
+) -> None:
+    watched = open_page(full_catalog_url)
+    page = watched.page
+    config = load_config(ROOT / "sources.yaml")
+    cards = page.eval_on_selector_all(
+        "article.card", "cards => cards.map(c => [c.dataset.layer, c.dataset.project])"
+    )
+    order = ["framework", "compiler", "kernel programming", "kernel library", "serving",
+             "distributed serving", "platform sdk"]  # fmt: skip
+    assert cards == [[p.layer, p.name] for layer in order for p in config.projects
+                     if p.layer == layer]  # fmt: skip
+    assert len(cards) == 84 and _layers_shown(page) == order
+    assert "84 items: 58 tracked, 10 part of another item, 16 not trackable" in page.inner_text(
+        ".lede"
+    )
+    inductor = page.locator('article.card[data-project="TorchInductor"]')
+    # (cards off screen are not rendered: their text is read from the DOM)
+    assert inductor.locator("dd").first.text_content() == "PyTorch: its release and license facts"
+    assert inductor.locator("dd a").first.get_attribute("href") == "#p-pytorch"
+    assert (inductor.locator(".kind + a").text_content() or "").startswith("part of PyTorch: v0.")
+    neuware = page.locator('article.card[data-project="Neuware"]')
+    assert neuware.locator("dt, dd").all_text_contents() == [
+        "Not trackable", "closed SDK: its versions show only through other projects' pins",
+        "Homepage", "developer.cambricon.com",
+    ]  # fmt: skip
+    watched.check()
+
+
+def test_the_full_catalog_filters_by_layer_and_by_platform(
+    open_page: Any, full_catalog_url: str
+) -> None:
+    watched = open_page(full_catalog_url)
+    page = watched.page
+    page.select_option("select[name=layer]", "compiler")
+    page.wait_for_function("() => location.hash === '#layer=compiler'")
+    assert _shown(page, "article.card") == [
+        "Apache TVM", "MLIR", "OpenXLA / XLA", "IREE", "TorchInductor", "Glow"
+    ]  # fmt: skip
+    assert _layers_shown(page) == ["compiler"]
+    assert page.evaluate(READ_MATRIX)["rows"] == {}  # no support table records a compiler
+    assert page.is_visible("#nomatch")
+    page.select_option("select[name=layer]", "")
+    page.select_option("select[name=platform]", "Huawei Ascend")
+    page.wait_for_function("() => location.hash === '#platform=Huawei%20Ascend'")
+    assert page.evaluate(READ_MATRIX) == {
+        "heads": ["Project", "Huawei Ascend"],
+        "rows": {"TileLang": [["official plugin"]],
+                 "vLLM": [["official plugin", "official plugin"]]},
+    }  # fmt: skip
+    assert _shown(page, "article.card") == ["TileLang", "vLLM"]
+    page.select_option("select[name=layer]", "serving")  # the records of that layer only
+    page.wait_for_function("() => location.hash === '#platform=Huawei%20Ascend&layer=serving'")
+    assert page.evaluate(READ_MATRIX)["rows"] == {"vLLM": [["official plugin", "official plugin"]]}
+    assert _shown(page, "article.card") == ["vLLM"]
+    assert _layers_shown(page) == ["serving"]
     watched.check()

@@ -442,7 +442,7 @@ def test_the_explorer_puts_the_matrix_first_and_marks_what_the_audit_could_not_r
     # Alpha could not be read: its card says so, with the date of its facts
     card = soup.find("article", attrs={"data-project": "Alpha"})
     assert "stale" in card["class"]
-    assert card.h3.find(class_="stale").get_text() == f"stale: facts of {day}"
+    assert card.h4.find(class_="stale").get_text() == f"stale: facts of {day}"
     # Vendor was read, but not its support page: the record in the matrix says so
     (record,) = soup.select('#matrix tr[data-project="Vendor"] td p')
     assert record["class"] == ["stale"]

@@ -18,6 +18,8 @@ import pytest
 
 from crawler.store import Store
 from crawler.store.lock import AuditLock, AuditLocked, LockHolder
+from crawler.store.process_identity import boot_id, process_start
+from tests.support.lock_rows import lingering_session, session_alive, write_holder
 
 HOST = socket.gethostname()
 ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
@@ -149,4 +151,66 @@ def test_heartbeat_renews_the_lease_while_held(tmp_path: Path) -> None:
         first = lease_until()
         _wait_for(lambda: lease_until() > first, "a heartbeat", 30)
         assert lock.lost is False
+    store.close()
+
+
+# -- a PID reused by another process (a restarted container's PID 1), a host restarted ------------
+
+PID_1_STARTED = process_start(1)
+REUSED = (
+    "process 1 is another process now (started at another moment: its PID was reused, as by a "
+    "restarted container's PID 1)"
+)
+
+
+@pytest.mark.skipif(PID_1_STARTED is None, reason="no /proc/1/stat to read")
+def test_a_holder_whose_pid_is_now_another_process_is_taken_over_at_once(
+    db_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 38 item 1: the image runs crawler as PID 1; after a restart the new PID 1 found
+    "itself" holding the lock for the 15-minute lease and skipped its night."""
+    assert PID_1_STARTED is not None
+    store = Store(db_url)
+    since = write_holder(store, pid=1, started=PID_1_STARTED - 100, boot=boot_id())
+    caplog.set_level(logging.WARNING, logger="crawler.store.lock")
+    with lingering_session(store) as lingering, store.audit_lock("restarted container") as lock:
+        holder = lock.holder
+        assert holder is not None
+        assert (holder.owner, holder.pid, holder.process_start, holder.boot_id) == (
+            "restarted container", os.getpid(), process_start(os.getpid()), boot_id()
+        )
+        if lingering is not None:  # its session was ended: the server let the lock go
+            assert session_alive(store, lingering) is False
+    ended = "; its database session was ended" if lingering is not None else ""
+    assert [r.getMessage() for r in caplog.records] == [
+        f"took over the audit lock of crawler schedule (pid 1 on {HOST}) since {since}: "
+        f"{REUSED}{ended}"
+    ]
+    store.close()
+
+
+def test_a_holder_from_before_the_host_restarted_is_taken_over_at_once(
+    db_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The same PID and start time, but another boot: the host has restarted since."""
+    store = Store(db_url)
+    me = os.getpid()
+    write_holder(store, pid=me, started=process_start(me), boot="before-the-reboot")
+    caplog.set_level(logging.WARNING, logger="crawler.store.lock")
+    with lingering_session(store), store.audit_lock("after the reboot") as lock:
+        assert lock.holder is not None and lock.holder.owner == "after the reboot"
+    assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
+        "the host has restarted since (another boot id)"
+        + ("; its database session was ended" if store.engine.dialect.name == "postgresql" else "")
+    ]
+    store.close()
+
+
+def test_a_holder_that_is_still_this_very_process_keeps_the_lock(db_url: str) -> None:
+    """Its PID, start time and boot all match: it runs, and nothing is taken over."""
+    store = Store(db_url)
+    with store.audit_lock("the holder"), pytest.raises(AuditLocked) as caught:
+        store.audit_lock("a second one").acquire()
+    assert caught.value.holder is not None and caught.value.holder.owner == "the holder"
+    assert caught.value.holder.process_start == process_start(os.getpid())
     store.close()

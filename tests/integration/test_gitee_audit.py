@@ -209,7 +209,8 @@ def test_a_spent_rate_budget_defers_and_the_next_audit_catches_up(harness: Harne
         "resets 20"
     )
     assert rows["Plugin"]["version"] == "v1.0.0"  # the last good state, not a finding
-    assert (outcome.status, outcome.exit_code) == ("complete", 0)
+    # nothing checked is no quiet night (issue 38 item 5): partial, and a person is told
+    assert (outcome.status, outcome.exit_code) == ("partial", 1)
 
     harness.server.set_rate_limit(5000, authenticated=True)
     caught_up = harness.audit(CONFIG).report.as_json()

@@ -13,17 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from crawler.analysis.license_texts import reference_text
 from crawler.audit import run_audit
+from crawler.cli import cli
 from crawler.config import parse_config
 from crawler.report.json_report import validate_report
 from crawler.store import Store
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.sources.github import GitHubSettings
-from crawler.upstream.sources.github.api import GitHubApi
+from crawler.upstream.sources.github.api import GitHubApi, GitHubError
 from crawler.upstream.sources.github.app_auth import (
     REFRESH_BEFORE,
     AppAuthError,
@@ -155,7 +157,9 @@ def test_the_token_is_renewed_before_it_expires_and_an_expired_one_is_refused(
         second = tokens.token()
         assert second != first
         assert len(github.app.exchanges) == 2
-        assert tokens.issued == [first, second]
+        # every token, and every JWT signed to ask for one, is a secret to redact
+        assert [t for t in tokens.issued if t.startswith("ghs_")] == [first, second]
+        assert [t.count(".") for t in tokens.issued if not t.startswith("ghs_")] == [2, 2]
     finally:
         api.close()
 
@@ -250,3 +254,199 @@ def test_a_first_audit_larger_than_the_budget_says_how_many_nights_it_takes(
             assert trees == ["p4", "p5", "p6", "p7"]  # the never-checked lead
         finally:
             store.close()
+
+
+# -- issue 38 item 11: App failures said for what they are, before the audit starts ------------
+
+SSH_PUBLIC = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 crawler@example"
+OPENSSH_PRIVATE = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB\n"
+    "-----END OPENSSH PRIVATE KEY-----"
+)
+
+
+def _cli_audit(
+    tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[Result, Store]:
+    monkeypatch.chdir(tmp_path)
+    for name in ("GITHUB_TOKEN", "GH_TOKEN", "GITHUB_APP_PRIVATE_KEY", "CRAWLER_NOTIFY",
+                 "GITHUB_APP_PRIVATE_KEY_FILE", "GITHUB_APP_ID", "GITHUB_APP_INSTALLATION_ID"):
+        monkeypatch.delenv(name, raising=False)  # fmt: skip
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    db = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    monkeypatch.setenv("CRAWLER_DB_URL", db)
+    (tmp_path / "sources.yaml").write_text("projects:\n  - name: p0\n    repo: org/p0\n")
+    result = CliRunner().invoke(cli, ["audit"])
+    return result, Store(db)
+
+
+def _key_file_env(server: FakeGitHub, path: Path) -> dict[str, str]:
+    env = _env(server)
+    del env["GITHUB_APP_PRIVATE_KEY"]
+    return {**env, "GITHUB_APP_PRIVATE_KEY_FILE": str(path)}
+
+
+def test_a_key_file_that_is_a_directory_stops_before_the_audit_in_one_line(
+    github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was a traceback and a 'failed' audit row, every night."""
+    folder = tmp_path / "keys"
+    folder.mkdir()
+    result, store = _cli_audit(tmp_path, _key_file_env(github, folder), monkeypatch)
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines() == [
+        f"Error: GITHUB_APP_PRIVATE_KEY_FILE: {folder} cannot be read (Is a directory)"
+    ]
+    assert store.audits() == [] and github.requests == []
+    store.close()
+
+
+def test_a_missing_key_file_stops_before_the_audit_in_one_line(
+    github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = tmp_path / "gone.pem"
+    result, store = _cli_audit(tmp_path, _key_file_env(github, missing), monkeypatch)
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines() == [
+        f"Error: GITHUB_APP_PRIVATE_KEY_FILE: {missing} cannot be read (No such file or "
+        "directory)"
+    ]
+    assert store.audits() == []
+    store.close()
+
+
+HINT = "use the .pem file GitHub gives when you generate the App's private key"
+
+
+@pytest.mark.parametrize(
+    ("key", "says"),
+    [
+        (SSH_PUBLIC, "an OpenSSH public key, not the App's private key"),
+        (OPENSSH_PRIVATE, "an OpenSSH private key, not a PEM one"),
+        ("\n".join(PRIVATE.splitlines()[:8]), "not a PEM private key (damaged or cut short)"),
+        ("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----",
+         "not a PEM private key (damaged or cut short)"),
+    ],
+)
+def test_a_key_that_is_not_the_apps_pem_key_stops_before_the_audit(
+    github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, says: str
+) -> None:
+    """A corrupt PEM or an ssh-rsa key read as 'no answer from GitHub', retried four times per
+    project, every night."""
+    result, store = _cli_audit(tmp_path, _env(github, key), monkeypatch)
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines() == [f"Error: GITHUB_APP_PRIVATE_KEY: {says}: {HINT}"]
+    assert store.audits() == [] and github.requests == []
+    store.close()
+
+
+def test_with_an_app_the_audit_does_not_warn_about_a_missing_token(
+    github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result, store = _cli_audit(tmp_path, _env(github), monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert "GITHUB_TOKEN" not in result.output
+    assert [(a.id, a.status) for a in store.audits()] == [(1, "complete")]
+    store.close()
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"token": None, "expires_at": None},
+        {"token": "ghs_x", "expires_at": "in an hour"},
+        {"message": "ok"},
+    ],
+)
+def test_a_garbled_token_answer_is_said_once_and_never_an_attribute_error(
+    github: FakeGitHub, db_url: str, tmp_path: Path, answer: dict[str, Any]
+) -> None:
+    """It was AttributeError: 'NoneType' object has no attribute 'tzinfo'."""
+    assert github.app is not None
+    github.app.answer = answer
+    store = Store(db_url)
+    try:
+        outcome = run_audit(_config(3), store, tmp_path / "r", env=_env(github),
+                            sleep=lambda _s: None)  # fmt: skip
+    finally:
+        store.close()
+    report = outcome.report.as_json()
+    assert {p["name"]: p["status"] for p in report["projects"]} == dict.fromkeys(
+        ("p0", "p1", "p2"), "error"
+    )
+    messages = {e["error"] for e in report["errors"]}
+    assert len(messages) == 1, messages
+    assert messages.pop().startswith(
+        "GitHub's answer to the installation token request is not one ("
+    )
+    exchanges = [r for r in github.requests if r.path.startswith("/app/")]
+    assert len(exchanges) == 1  # asked once: the rest of the audit knows the answer
+
+
+def test_a_jwt_echoed_in_a_refusal_never_reaches_the_report_or_the_database(
+    github: FakeGitHub, tmp_path: Path
+) -> None:
+    """The App's signed JWT is a credential for its ten minutes (item 8): an answer quoting
+    it reached the report."""
+    assert github.app is not None
+    github.app.echo_jwt = True
+    db = tmp_path / "c.sqlite"
+    store = Store(f"sqlite:///{db}")
+    try:
+        outcome = run_audit(_config(2), store, tmp_path / "r", env=_env(github),
+                            sleep=lambda _s: None)  # fmt: skip
+    finally:
+        store.close()
+    [jwt] = github.app.jwts
+    [message] = {e["error"] for e in outcome.report.as_json()["errors"]}
+    assert message == (
+        "GitHub refused the App's installation token: HTTP 401 A JSON web token could not be "
+        "decoded: ***…"  # GitHub's message is capped, then every piece of the JWT masked
+    )
+    written = db.read_bytes() + b"".join(
+        p.read_bytes() for p in (tmp_path / "r").rglob("*") if p.is_file()
+    )
+    assert jwt.encode() not in written and jwt.split(".")[2][:20].encode() not in written
+
+
+def test_a_401_names_the_credential_in_use(github: FakeGitHub) -> None:
+    """With App authentication a 401 said 'check GITHUB_TOKEN'."""
+    tokens = InstallationTokens(github.base_url, _credentials())
+    api = GitHubApi(github.base_url, None, MemoryCache(), GitHubSettings(), app_tokens=tokens)
+    try:
+        api.get_json("/repos/org/p0")
+        assert github.app is not None
+        github.app.expire_tokens()  # GitHub no longer takes the token the App holds
+        with pytest.raises(GitHubError) as refused:
+            api.get_json("/repos/org/p1")
+    finally:
+        api.close()
+    assert str(refused.value) == (
+        "GitHub rejected the App's installation token (HTTP 401): check that the App is still "
+        "installed (GITHUB_APP_INSTALLATION_ID) and not suspended"
+    )
+    plain = GitHubApi(github.base_url, "ghp_wrong_token_value", MemoryCache(), GitHubSettings(),
+                      credential="GH_TOKEN")  # fmt: skip
+    try:
+        with pytest.raises(GitHubError) as wrong:
+            plain.get_json("/repos/org/p0")
+    finally:
+        plain.close()
+    assert str(wrong.value) == "GitHub rejected the token (HTTP 401): check GH_TOKEN"
+
+
+def test_a_scheduler_with_a_broken_key_stops_at_start(
+    github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not an 'audit failed' line at every tick for as long as the container runs."""
+    monkeypatch.chdir(tmp_path)
+    for name, value in _env(github, SSH_PUBLIC).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("CRAWLER_DB_URL", f"sqlite:///{tmp_path / 'db.sqlite'}")
+    (tmp_path / "sources.yaml").write_text("projects:\n  - name: p0\n    repo: org/p0\n")
+    result = CliRunner().invoke(cli, ["schedule", "--run-now"])
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines() == [
+        f"Error: GITHUB_APP_PRIVATE_KEY: an OpenSSH public key, not the App's private key: {HINT}"
+    ]

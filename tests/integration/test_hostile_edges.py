@@ -21,7 +21,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from rich.console import Console
 from sqlalchemy import text
 
@@ -49,6 +49,7 @@ from crawler.upstream.sources.github import GitHubSettings
 from crawler.upstream.sources.github.api import GitHubApi
 from crawler_fakes.github import FakeGitHub
 from tests.support.export import seed_export
+from tests.support.file_limits import crawler_limited
 from tests.support.ops import upstream
 
 # --- item 8: one rule for invisible characters, in every output ----------------------------
@@ -317,16 +318,6 @@ def _curated(demo_db: Path, where: Path, notes: int = 10) -> Path:
     return path
 
 
-EXPORT_IN_CHILD = """
-import resource, signal, sys
-limit, killed = int(sys.argv[1]), sys.argv[2] == "kill"
-if killed:  # Python ignores SIGXFSZ: as a kill, the default action ends the process mid-write
-    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-from crawler.cli import main
-sys.argv = ["crawler", *sys.argv[3:]]
-main()
-"""
 
 
 def _export_limited(
@@ -337,12 +328,7 @@ def _export_limited(
     db = f"sqlite:///{demo_db / 'demo.sqlite'}"
     args = ["export", "--db", db, "--out", str(out), "--into", str(curated)]
     args += ["--config", str(demo_db / "none.yaml")]
-    return subprocess.run(
-        [sys.executable, "-c", EXPORT_IN_CHILD, "100000", how, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return crawler_limited(100_000, "kill" if how == "kill" else "full", args)
 
 
 def test_export_onto_a_full_disk_says_so_and_keeps_the_file(
@@ -354,7 +340,8 @@ def test_export_onto_a_full_disk_says_so_and_keeps_the_file(
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().endswith(
-        f"Error: cannot write {curated}: File too large; the file there is unchanged"
+        f"Error: cannot write {curated}: File too large; nothing was written: every file of the "
+        "export is as it was"
     )
     assert curated.read_bytes() == before
     assert sorted(p.name for p in curated.parent.iterdir()) == ["catalog.json"]
@@ -393,6 +380,87 @@ def test_export_into_keeps_the_mode_and_writes_through_a_symlink(
     merged = json.loads(real.read_text(encoding="utf-8"))
     assert merged["projects"][0]["notes"] == "n" * 10  # the curated note kept
     assert sorted(p.name for p in real.parent.iterdir()) == ["catalog.json"]
+
+
+# --- issue 38 item 9: the export through symbolic links, and as one set ----------------------
+
+
+def _export(demo_db: Path, *args: str) -> Result:
+    db = f"sqlite:///{demo_db / 'demo.sqlite'}"
+    return CliRunner().invoke(
+        cli, ["export", "--db", db, "--config", str(demo_db / "none.yaml"), *args]
+    )
+
+
+def _tree(*folders: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for f in folders for p in sorted(f.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("where", ["out", "site"])
+def test_a_link_leading_out_of_the_export_folder_is_refused_before_anything_is_written(
+    demo_db: Path, tmp_path: Path, where: str
+) -> None:
+    """A symbolic link committed in --out or --site (a pull request to a catalog repository)
+    made the nightly export write any file the job could write."""
+    victim = tmp_path / "elsewhere" / "victim.txt"
+    victim.parent.mkdir()
+    victim.write_text("not the export's\n")
+    out, site = tmp_path / "out", tmp_path / "site"
+    out.mkdir()
+    site.mkdir()
+    link = (out / "catalog.json") if where == "out" else (site / "index.html")
+    link.symlink_to(victim)
+    result = _export(demo_db, "--out", str(out), "--site", str(site))
+    assert result.exit_code == 2, result.output
+    folder = out if where == "out" else site
+    assert result.output == (
+        f"Error: {link} leads outside {folder} (to {victim}) through a symbolic link: refusing "
+        "to write through it; remove the link, or pass --follow-links-outside if the export "
+        "is meant to write there\n"
+    )
+    assert victim.read_text() == "not the export's\n"
+    assert [p.name for p in (*out.iterdir(), *site.iterdir())] == [link.name]  # none written
+
+
+def test_links_inside_the_folder_or_allowed_outside_are_written_through(
+    demo_db: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    (out / "kept").mkdir(parents=True)
+    (out / "snapshot.md").symlink_to(out / "kept" / "snapshot.md")  # inside: written through
+    outside = tmp_path / "published" / "catalog.json"
+    outside.parent.mkdir()
+    (out / "catalog.json").symlink_to(outside)
+    assert _export(demo_db, "--out", str(out)).exit_code == 2  # outside: refused by default
+    result = _export(demo_db, "--out", str(out), "--follow-links-outside")
+    assert result.exit_code == 0, result.output
+    demo = tmp_path / "plain"  # the same export, into a folder without links
+    assert _export(demo_db, "--out", str(demo)).exit_code == 0
+    assert (out / "kept" / "snapshot.md").read_bytes() == (demo / "snapshot.md").read_bytes()
+    assert outside.read_bytes() == (demo / "catalog.json").read_bytes()  # where the link leads
+    assert (out / "catalog.json").is_symlink() and (out / "snapshot.md").is_symlink()
+
+
+def test_an_export_that_fails_part_way_leaves_every_file_as_it_was(
+    demo_db: Path, tmp_path: Path
+) -> None:
+    """A full disk part-way (the Explorer's page is the largest file: 60 KB, over a 40 KB
+    limit) left the new snapshot.md and catalog.json beside the old site: new and old mixed."""
+    out, site = tmp_path / "out", tmp_path / "site"
+    assert _export(demo_db, "--audit", "1", "--out", str(out), "--site", str(site)).exit_code == 0
+    before = _tree(out, site)
+    db = f"sqlite:///{demo_db / 'demo.sqlite'}"
+    args = ["export", "--db", db, "--config", str(demo_db / "none.yaml"), "--out", str(out),
+            "--site", str(site)]  # fmt: skip
+    run = crawler_limited(40_000, "full", args)
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.strip().endswith(
+        f"Error: cannot write {site / 'index.html'}: File too large; nothing was written: "
+        "every file of the export is as it was"
+    )
+    assert _tree(out, site) == before  # the older audit's files, all of them, and nothing else
+    assert _export(demo_db, "--out", str(out), "--site", str(site)).exit_code == 0
+    assert _tree(out, site) != before  # the newest audit's, once the disk has room
 
 
 # --- item 13: a lock holder frozen past its lease checks before it records -----------------

@@ -67,7 +67,7 @@ def test_webhook_and_catalog_issue_created_then_updated(
     assert second.exit_code == 0, second.output
     first_dir = sorted(workdir.glob("reports/*-audit1"))[0]
     second_dir = sorted(workdir.glob("reports/*-audit2"))[0]
-    hook_label = f"json://127.0.0.1:{hook.port}/hook/***"
+    hook_label = f"json://127.0.0.1:{hook.port}"  # a channel is its scheme and host
     assert f"notification {hook_label}: sent with report.md attached" in first.output
     assert "notification github-issue org/catalog: created #1, comment added" in first.output
     assert "notification github-issue org/catalog: updated #1, comment added" in second.output
@@ -149,11 +149,11 @@ def test_receiver_down_the_audit_completes_and_says_the_notification_failed(
     record = json.loads((report_dir / "delivery.json").read_text())
     assert record["sent"] is True and record["reason"] == "notify.when is 'always'"
     [channel] = record["channels"]
-    assert channel["channel"] == f"json://127.0.0.1:{port}/hook"
+    assert channel["channel"] == f"json://127.0.0.1:{port}"
     assert channel["ok"] is False
     refused = "A Connection error occurred sending JSON notification to 127.0.0.1."  # Apprise's
     assert channel["detail"] == refused
-    assert f"error: notification json://127.0.0.1:{port}/hook: " in result.output
+    assert f"error: notification json://127.0.0.1:{port}: " in result.output
     assert TOKEN not in result.output and TOKEN not in _files_text(report_dir)
 
 
@@ -296,3 +296,59 @@ def test_when_changes_sends_a_new_flag_once_not_every_night(
     assert [(f["project"], f["kind"], f["new"]) for f in report["flags"]] == [
         ("Beta", "license_noassertion", False)
     ]
+
+
+WEBHOOK_TOKEN = "whk_0d1c2b3a4f5e6d7c8b9a"
+
+
+def test_a_token_in_a_notify_url_path_is_shown_nowhere(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38 item 8: a token in a notify.urls path (in sources.yaml) was printed at default
+    verbosity and stored in delivery.json; with -vv the libraries' debug lines carried it too.
+    A channel is shown as its scheme and host; every line goes through our redaction."""
+    dead = closed_port()
+    with WebhookReceiver() as hook, FakeGitHub(upstream("v1.0"), token=TOKEN) as github:
+        monkeypatch.setenv("GITHUB_API_URL", github.base_url)
+        _config(workdir, "notify:\n  when: always\n  urls:\n"
+                         f'    - "json://127.0.0.1:{hook.port}/hook/{WEBHOOK_TOKEN}"\n'
+                         f'    - "json://127.0.0.1:{dead}/hook/{WEBHOOK_TOKEN}"\n')  # fmt: skip
+        default = _run("audit")
+        loud = _run("-vv", "audit")
+    assert [p["path"] for p in hook.posts] == [f"/hook/{WEBHOOK_TOKEN}"] * 2  # it was used
+    assert f"notification json://127.0.0.1:{hook.port}: sent with report.md attached" in (
+        default.output
+    )
+    assert f"error: notification json://127.0.0.1:{dead}: " in default.output
+    record = json.loads(sorted(workdir.glob("reports/*-audit2"))[0].joinpath(
+        "delivery.json").read_text())  # fmt: skip
+    assert [c["channel"] for c in record["channels"]] == [
+        f"json://127.0.0.1:{hook.port}", f"json://127.0.0.1:{dead}"
+    ]  # fmt: skip
+    assert "DEBUG" in loud.output  # the libraries' debug lines were written…
+    for shown in (default.output, loud.output, _files_text(workdir / "reports")):
+        assert WEBHOOK_TOKEN not in shown  # …and none carries the token
+
+
+def test_a_night_that_checked_nothing_is_notified_even_when_nothing_changed(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38 item 5: every project deferred (GitHub's budget spent) was a quiet night to
+    `notify.when: changes`, as to cron, until `stale` three days later."""
+    monkeypatch.delenv("GITHUB_TOKEN")
+    with WebhookReceiver() as hook, FakeGitHub(upstream("v1.0"), unauth_limit=0) as github:
+        monkeypatch.setenv("GITHUB_API_URL", github.base_url)
+        _config(workdir, f'notify:\n  when: changes\n  urls: ["json://127.0.0.1:{hook.port}/"]\n')
+        result = _run("audit")
+    assert result.exit_code == 1, result.output
+    [body] = hook.json_bodies()
+    assert body["title"] == (
+        "crawler audit #1 partial: 0 changes, 0 flags, 0 errors, 2 deferred; reached nothing: "
+        "none of the 2 projects could be read (every one deferred: a rate limit spent, or a "
+        "source that asked to wait)"
+    )
+    record = json.loads(sorted(workdir.glob("reports/*-audit1"))[0].joinpath(
+        "delivery.json").read_text())  # fmt: skip
+    assert record["reason"] == (
+        'checked only 0 of 2 projects (fewer than 10%): see "Not checked"'
+    )

@@ -71,7 +71,7 @@ def test_json_log_format_every_line_is_json_and_the_token_is_redacted(
     )
     failed = [r for r in records if r["level"] == "error" and r["logger"] == "crawler.result"]
     assert [r["message"] for r in failed] == [
-        f"notification json://127.0.0.1:{port}/hook/***: "
+        f"notification json://127.0.0.1:{port}: "
         "A Connection error occurred sending JSON notification to 127.0.0.1."
     ]
     assert TOKEN not in result.output and HOOK_SECRET not in result.output
@@ -94,7 +94,7 @@ def test_quiet_prints_only_errors_and_the_summary_line(
     assert "report: reports/" in loud.output
     assert quiet.output.splitlines() == [
         "audit #2 complete: 0 changes, 0 flags, 0 errors, 0 deferred",
-        f"error: notification json://127.0.0.1:{port}/x: "
+        f"error: notification json://127.0.0.1:{port}: "
         "A Connection error occurred sending JSON notification to 127.0.0.1.",
     ]
 
@@ -154,3 +154,93 @@ def test_rich_progress_on_a_terminal(capsys: pytest.CaptureFixture[str]) -> None
     assert "2/2 3 requests, rate budget left 4987" in shown
     printed = capsys.readouterr().out
     assert printed == "audit #1 complete: 1 changes, 0 flags, 0 errors, 1 deferred\n"
+
+
+# -- issue 38 item 12: PyGithub's own handler; click's error lines and tracebacks in JSON -----
+
+
+def _crawler(workdir: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """``python -m crawler ARGS`` in a child (a fresh import of PyGithub, the real main())."""
+    import os
+    import subprocess
+    import sys
+
+    base = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
+    run = subprocess.run(
+        [sys.executable, "-m", "crawler", *args], cwd=workdir, env={**base, **(env or {})},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    return run.returncode, run.stderr
+
+
+def _moved() -> Any:
+    """org/alpha renamed to org/alpha2: GitHub answers the old name with a 301, which PyGithub
+    follows and logs ('Following Github server redirection …')."""
+    state = upstream("v1.0")
+    state.repos[0].moved_to = "org/alpha2"
+    return state
+
+
+def test_pygithubs_own_handler_writes_nothing_beside_our_json_lines(workdir: Path) -> None:
+    (workdir / "sources.yaml").write_text(PROJECTS)
+    with FakeGitHub(_moved(), unauth_limit=5000) as server:
+        code, stderr = _crawler(
+            workdir, "--log-format", "json", "-vv", "audit", env={"GITHUB_API_URL": server.base_url}
+        )
+    assert code == 0, stderr[-3000:]
+    records = [json.loads(line) for line in stderr.splitlines()]  # every line is JSON
+    followed = [r for r in records if "Following Github server redirection" in r["message"]]
+    assert [(r["level"], r["logger"]) for r in followed] == [("info", "github.Requester")]
+
+
+def test_pygithubs_lines_are_ours_once_and_only_when_asked(workdir: Path) -> None:
+    """In text mode each such line was printed twice: bare by PyGithub's handler, then ours."""
+    (workdir / "sources.yaml").write_text(PROJECTS)
+    with FakeGitHub(_moved(), unauth_limit=5000) as server:
+        env = {"GITHUB_API_URL": server.base_url}
+        code, loud = _crawler(workdir, "-vv", "audit", env=env)
+        assert code == 0, loud[-3000:]
+        code, default = _crawler(workdir, "audit", env=env)
+    lines = [line for line in loud.splitlines() if "Following Github server redirection" in line]
+    assert len(lines) == 1 and " INFO github.Requester: Following Github" in lines[0], lines
+    assert "Following Github" not in default  # PyGithub's INFO is not shown by default
+
+
+def test_clicks_error_lines_are_json_under_the_json_format(workdir: Path) -> None:
+    code, stderr = _crawler(workdir, "--log-format", "json", "audit", "--bogus")
+    assert code == 2
+    [record] = [json.loads(line) for line in stderr.splitlines()]
+    assert (record["level"], record["message"], record["usage"]) == (
+        "error", "No such option '--bogus'.", "Usage: crawler audit [OPTIONS]"
+    )  # fmt: skip
+    code, stderr = _crawler(workdir, "audit", "--config", "missing.yaml",
+                            env={"CRAWLER_LOG_FORMAT": "json"})  # fmt: skip
+    assert code == 2
+    [record] = [json.loads(line) for line in stderr.splitlines()]
+    assert record["message"] == "missing.yaml: file not found: pass --config PATH"
+
+
+def test_a_traceback_is_one_json_object_under_the_json_format(
+    workdir: Path, db_url: str
+) -> None:
+    """A damaged database (an audit's stats that are not JSON) makes `crawler diff` fail
+    unexpectedly: its traceback comes as one JSON object, not as bare lines."""
+    from sqlalchemy import text
+
+    from crawler.store import Store
+
+    (workdir / "sources.yaml").write_text(PROJECTS)
+    with FakeGitHub(upstream("v1.0"), unauth_limit=5000) as server:
+        env = {"GITHUB_API_URL": server.base_url, "CRAWLER_DB_URL": db_url}
+        assert _crawler(workdir, "audit", env=env)[0] == 0
+        assert _crawler(workdir, "audit", env=env)[0] == 0
+    store = Store(db_url)
+    with store.engine.begin() as conn:
+        conn.execute(text("update audits set stats = '{' where id = 1"))
+    store.close()
+    code, stderr = _crawler(workdir, "--log-format", "json", "diff", "1", "2", env=env)
+    assert code == 1
+    [record] = [json.loads(line) for line in stderr.splitlines()]
+    assert record["level"] == "critical"
+    assert record["message"].startswith("unexpected error: JSONDecodeError: ")
+    assert record["exception"].startswith("Traceback (most recent call last):")

@@ -25,7 +25,7 @@ from crawler.config import parse_config
 from crawler.model import PageSnapshot
 from crawler_fakes.github import FakeGitHub
 from tests.support.audits import Audits
-from tests.support.catalog import evidence, files_of_forms, github_state, needs_catalog
+from tests.support.evidence import evidence, files_of_forms, github_state, needs_catalog
 from tests.support.page_replay import other_kinds
 
 pytestmark = needs_catalog

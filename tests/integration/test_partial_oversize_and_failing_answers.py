@@ -26,6 +26,7 @@ from click.testing import CliRunner, Result
 from crawler.cli import cli
 from crawler_fakes.github import FakeGitHub, FaultPlan, FaultRule, GitHubState
 from tests.support.audits import kinds
+from tests.support.file_limits import crawler_limited
 from tests.support.regression import APACHE, repo
 
 TOKEN = "ghp_issue21core0000000000000000000000000"
@@ -586,3 +587,40 @@ def test_a_sqlite_failure_mid_audit_is_the_stores_error(tmp_path: Path) -> None:
         audits = conn.execute("select id, status from audits order by id").fetchall()
         locks = conn.execute("select count(*) from audit_lock").fetchone()
     assert (audits, locks) == ([(1, "complete"), (2, "failed")], (0,))
+
+
+
+
+def test_a_full_database_disk_when_the_lock_is_taken_is_one_line(tmp_path: Path) -> None:
+    """Issue 38 item 10: the database's disk full as the audit lock is taken printed a 68-line
+    SQLAlchemy traceback; mid-audit the same failure is one line. The disk is full for real:
+    the child may write no file past 4 KB (RLIMIT_FSIZE), and the lock row is SQLite's first
+    write (its write-ahead log kept open, as by another reader, so nothing is written at
+    opening)."""
+    import sqlite3
+
+    (tmp_path / "sources.yaml").write_text(THREE)
+    path = tmp_path / "crawler.sqlite"
+    with FakeGitHub(_state()) as server:
+        first = _child_audit(tmp_path, f"sqlite:///{path}", server.env())
+        assert first.returncode == 0, first.stderr[-3000:]
+        with contextlib.closing(sqlite3.connect(path)) as reader:
+            reader.execute("pragma journal_mode").fetchall()  # the WAL and its index stay
+            second = crawler_limited(
+                4096, "full", ["audit", "--db", f"sqlite:///{path}"], cwd=tmp_path,
+                env={**os.environ, **server.env()},
+            )
+    err = second.stderr
+    assert second.returncode == 1, err[-3000:]
+    assert "Traceback" not in err and "[SQL" not in err and "INSERT" not in err.upper()
+    [message] = [line for line in err.splitlines() if line.startswith("error: ")]
+    # SQLite says a write the file size limit cut short (EFBIG) is an I/O error; ENOSPC on a
+    # full disk reads "database or disk is full": the same one line either way
+    assert message == (
+        "error: the database failed while taking the audit lock: disk I/O error. "
+        "No audit was started: nothing was fetched or recorded."
+    )
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        audits = conn.execute("select id, status from audits order by id").fetchall()
+        locks = conn.execute("select count(*) from audit_lock").fetchone()
+    assert (audits, locks) == ([(1, "complete")], (0,))

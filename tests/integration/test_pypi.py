@@ -429,6 +429,9 @@ def test_the_shipped_catalog_watches_the_seed_projects_wheels() -> None:
         "Mooncake": ["mooncake-transfer-engine"],
         "NIXL": ["nixl"],
         "vLLM Ascend": ["vllm-ascend"],
+        "PyTorch": ["torch"],
+        "vLLM Spyre": ["vllm-spyre"],
+        "torch-npu (Ascend pytorch)": ["torch-npu"],
     }
     assert config.source_settings("pypi") == PyPISettings(versions_per_package=30)
 

@@ -1,87 +1,55 @@
-"""The catalog's real evidence files (``../shared/replay/catalog``), looked up through its
-``index.json`` and served from the GitHub-shaped fake as the files of their repositories.
-
-The material is read at run time and never copied here; tests skip when it is absent.
-"""
+"""The shipped catalog (every item of sources.yaml) on the three fakes of
+``crawler_fakes.catalog`` and a real database: the audits of the full-catalog tests."""
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
-from typing import Any
 
-import pytest
+from crawler.audit import AuditOutcome, run_audit
+from crawler.config import Config, load_config
+from crawler.report.json_report import validate_report
+from crawler.store import Store
+from crawler_fakes.catalog import catalog_world
+from crawler_fakes.gitee import FakeGitee
+from crawler_fakes.github import FakeGitHub
+from crawler_fakes.pypi import FakePyPI
+from tests.support import ROOT
 
-from crawler.analysis.license_texts import reference_text
-from crawler_fakes.github import FakeRelease, FakeRepo, GitHubState
-from tests.support import SHARED
-
-CATALOG = Path(os.environ.get("CRAWLER_CATALOG_DIR", SHARED / "replay" / "catalog"))
-needs_catalog = pytest.mark.skipif(
-    not (CATALOG / "index.json").is_file(), reason="../shared/replay/catalog not present"
-)
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """One evidence file: where it lives upstream, its form, and its text."""
-
-    repository: str
-    path: str
-    form: str
-    file: str
-
-    def text(self) -> str:
-        return (CATALOG / self.file).read_text(encoding="utf-8")
+TOKEN = "ghp_full_catalog_token_5e7a9c1b3d7f"
+NO_RELEASE = {"TritonBench", "MLC-LLM"}  # the page's two items without a tagged release
 
 
-@cache
-def _index() -> tuple[dict[str, Any], ...]:
-    return tuple(json.loads((CATALOG / "index.json").read_text(encoding="utf-8")))
+def without_link_checks(config: Config) -> Config:
+    """The shipped file checks every link it carries each night (settings.links_per_night):
+    those requests go to the hosts the catalog cites (github.com pages, PyPI, vendor sites),
+    which no fake serves and no test may reach; the link checks have tests of their own."""
+    settings = config.settings.model_copy(update={"links_per_night": 0})
+    return config.model_copy(update={"settings": settings})
 
 
-def evidence(repository: str, path: str) -> Evidence:
-    found = [e for e in _index() if (e["repository"], e["path"]) == (repository, path)]
-    assert len(found) == 1, f"{repository} {path}: {len(found)} entries in index.json"
-    e = found[0]
-    return Evidence(e["repository"], e["path"], e["form"], e["file"])
+class Catalog:
+    """The shipped catalog on the three fakes, one database; ``audit()`` runs one night."""
 
+    def __init__(self, db_url: str, reports: Path, token: str | None) -> None:
+        self.config: Config = without_link_checks(load_config(ROOT / "sources.yaml"))
+        world = catalog_world(self.config.projects, without_releases=NO_RELEASE)
+        self.github = FakeGitHub(world.github, token=TOKEN, unauth_limit=60).start()
+        self.pypi = FakePyPI(world.pypi).start()
+        self.gitee = FakeGitee(world.gitee).start()
+        self.env = {**self.github.env(token), **self.pypi.env(), **self.gitee.env()}
+        self.store = Store(db_url)
+        self.reports = reports
 
-def files_of_forms(forms: Iterable[str]) -> list[tuple[str, str]]:
-    """(repository, path) of every file whose ``form`` is one of ``forms``."""
-    wanted = set(forms)
-    return sorted((e["repository"], e["path"]) for e in _index() if e["form"] in wanted)
+    def audit(self) -> AuditOutcome:
+        for fake in (self.github, self.pypi, self.gitee):
+            fake.reset_log()
+        self.github.set_rate_limit(60, authenticated=False)  # each night, a new hour
+        outcome = run_audit(self.config, self.store, self.reports, env=self.env,
+                            sleep=lambda _s: None)  # fmt: skip
+        validate_report(outcome.report)
+        return outcome
 
-
-def github_state(
-    files: Mapping[tuple[str, str], str],
-    ref_files: Mapping[tuple[str, str, str], str] | None = None,
-) -> GitHubState:
-    """One fake repository per repository named in ``files`` ((repository, path) → text) and
-    ``ref_files`` ((repository, ref, path) → text: a file on another branch or tag)."""
-    stamp = "2026-08-01T00:00:00Z"
-    repos: dict[str, FakeRepo] = {}
-    names = {r for r, _ in files} | {r for r, _, _ in (ref_files or {})}
-    for n, repository in enumerate(sorted(names), 1):
-        owner, name = repository.split("/")
-        repos[repository] = FakeRepo(
-            owner=owner,
-            name=name,
-            id=n,
-            license_key="mit",
-            spdx_id="MIT",
-            license_name="MIT License",
-            license_text=reference_text("MIT"),
-            head_sha=f"{n:040x}",
-            head_date=stamp,
-            releases=[FakeRelease("v1", "v1", stamp, stamp)],
-        )
-    for (repository, path), text in files.items():
-        repos[repository].files[path] = text
-    for (repository, ref, path), text in (ref_files or {}).items():
-        repos[repository].ref_files.setdefault(ref, {})[path] = text
-    return GitHubState(repos=list(repos.values()))
+    def close(self) -> None:
+        self.store.close()
+        for fake in (self.github, self.pypi, self.gitee):
+            fake.stop()

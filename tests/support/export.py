@@ -217,3 +217,31 @@ def seed_export() -> ExportInput:
         ),
     )  # fmt: skip
     return ExportInput(audit_id=7, audit_date=AUDIT_DATE, projects=projects)
+
+
+ITEM_LAYERS = {"Triton": "kernel programming", "TileLang": "kernel programming",
+               "vLLM": "serving", "SGLang": "serving"}  # fmt: skip
+
+
+def catalog_items_export() -> ExportInput:
+    """The seed's export with layers, three rows marked for the snapshot, a riding item (as
+    the export builds it: its host's facts) and two not-trackable ones."""
+    seed = seed_export()
+    projects = [
+        replace(p, layer=ITEM_LAYERS.get(p.name), snapshot=p.name in ("Triton", "vLLM", "SGLang"))
+        for p in seed.projects
+    ]
+    host = next(p for p in projects if p.name == "vLLM")
+    sglang = next(p for p in projects if p.name == "SGLang")  # not read in this audit
+    rider = replace(host, name="vLLM V1 engine", order=20, pages=(), part_of="vLLM",
+                    layer="serving", snapshot=True)  # fmt: skip
+    stale_rider = replace(sglang, name="SGLang router", order=21, pages=(), part_of="SGLang",
+                          layer="serving", snapshot=False)  # fmt: skip
+    closed = ProjectInput(
+        "Neuware", 22, None, None, None, None, None, False, layer="platform sdk",
+        not_trackable="closed SDK; no version list of its own",
+        homepage="https://developer.cambricon.com", snapshot=True,
+    )  # fmt: skip
+    bare = ProjectInput("DTK", 23, None, None, None, None, None, False, layer="platform sdk",
+                        not_trackable="no public repository")  # fmt: skip
+    return replace(seed, projects=(*projects, rider, stale_rider, closed, bare))

@@ -21,7 +21,7 @@ def _error(text: str) -> str:
 def test_shipped_sources_lists_the_seed_projects() -> None:
     config = load_config(ROOT / "sources.yaml")
     names = [p.name for p in config.projects]
-    assert len(names) == 20
+    assert len(names) == 84  # every item of the catalog page (tests/unit/test_shipped_catalog)
     assert {"Triton", "TritonBench", "MLC-LLM", "torch-gcu", "vLLM Iluvatar plugin"} <= set(names)
     iluvatar = config.project("vLLM Iluvatar plugin")
     assert iluvatar.forge == Location(source="gitee", path="deep-spark/vllm-iluvatar")
@@ -76,6 +76,43 @@ def test_duplicate_name() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("written", "shown", "both"),
+    [
+        ('"Helion\\u200b"', "Helion\u200b", "; both have the id 'helion'"),  # a zero-width space
+        ('" Helion "', " Helion ", "; both have the id 'helion'"),
+        ("helion", "helion", "; both have the id 'helion'"),
+        ('"H\\u00e9lion"', "Hélion", "; both have the id 'helion'"),
+        ("C", "C", "; both have the id 'c'"),  # after "C++": the same id in catalog.json
+        ('"\\u9ec4\\u6cb3\\u200b"', "黄河\u200b", ""),  # the same to a reader; ids differ
+    ],
+)
+def test_names_the_catalog_would_confuse_are_refused_naming_both_lines(
+    written: str, shown: str, both: str
+) -> None:
+    """Issue 38 item 13: `Helion`, `Helion` with a zero-width space, ` Helion ` and `helion`
+    were four projects to `check` and the audit (three identical "Helion" rows in the
+    report), and the export then failed with exit 2."""
+    first = {"C": "C++", "helion": "Helion"}.get(shown, "黄河" if "黄" in shown else "Helion")
+    text = (
+        f'projects:\n  - name: "{first}"\n    repo: o/r\n'
+        f"  - name: {written}\n    repo: o/s\n"
+    )
+    assert _error(text) == (
+        f"sources.yaml:4: project {shown!r} and project {first!r} (line 2) are the same name "
+        f"to the catalog (case, spaces, accents and invisible characters aside{both}), so one "
+        "could pass for the other: give them distinct names"
+    )
+
+
+def test_names_that_differ_to_the_catalog_are_kept() -> None:
+    text = "".join(f"  - name: {n}\n    repo: o/{i}\n" for i, n in enumerate(
+        ["Helion", "Helion Ascend", "helion2", "vLLM", "vLLM-Ascend"]))  # fmt: skip
+    assert [p.name for p in parse_config("projects:\n" + text).projects] == [
+        "Helion", "Helion Ascend", "helion2", "vLLM", "vLLM-Ascend"
+    ]  # fmt: skip
+
+
 def test_duplicate_key_in_one_entry() -> None:
     text = "projects:\n  - name: a\n    repo: o/r\n    repo: o/s\n"
     assert (
@@ -113,7 +150,10 @@ def test_project_needs_a_location() -> None:
     message = _error("projects:\n  - name: a\n")
     assert message.startswith("sources.yaml:2: project 'a': needs where it lives: ")
     assert "'repo' (GitHub)" in message and "'gitee' (Gitee)" in message  # every forge, any order
-    assert message.endswith("a release channel, or 'homepage' when no source can fetch it")
+    assert message.endswith(
+        "a release channel, 'part_of' (the item it ships with) or 'not_trackable' (why no "
+        "source can follow it)"
+    )
 
 
 def test_page_url_must_be_http() -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup, Tag
 
-from crawler.export.site import HistoryPoint, SiteChange, render_site, write_site
+from crawler.export import build_catalog
+from crawler.export.site import HistoryPoint, SiteChange, SiteInput, render_site, write_site
 from crawler.export.site.cautions import cautions
 from crawler.export.site.text import Part, text, url
 from crawler.export.site.timeline import MAX_POINTS, build_timeline
@@ -28,7 +29,7 @@ from tests.support.explorer import (
     demo_site,
     hostile_site,
 )
-from tests.support.export import AUDIT_DATE
+from tests.support.export import AUDIT_DATE, catalog_items_export
 
 NEXT_DAY = AUDIT_DATE + timedelta(days=1)
 
@@ -171,7 +172,7 @@ def test_hostile_upstream_strings_are_text_in_html_and_attributes() -> None:
     assert platform.get_text() == HOSTILE_PLATFORM
     assert row.find("code").get_text() == HOSTILE_VERSION
     card = soup.find("article", attrs={"data-project": HOSTILE_PROJECT})
-    assert card.h3.contents[0] == HOSTILE_PROJECT + " "
+    assert card.h4.contents[0] == HOSTILE_PROJECT + " "
     versions = card.find("figcaption").details
     assert versions.get_text().endswith(f"{HOSTILE_RELEASE} 2026-11-01 · {HOSTILE_TAG} 2026-09-01")
     assert soup.find("option", attrs={"value": HOSTILE_PLATFORM}).get_text() == HOSTILE_PLATFORM
@@ -368,3 +369,39 @@ def test_a_catalog_without_integrations_says_so() -> None:
     assert soup.select("#matrix tbody tr") == []
     assert len(soup.select("article.card")) == 11
     assert _soup(_html()).find(id="empty") is None
+
+
+def test_cards_are_grouped_by_layer_riding_cards_link_their_host_others_say_why() -> None:
+    """Issue 34: the page's layers group the cards (the catalog's layer order, items of no
+    layer last), the lede counts how the items are followed."""
+    catalog = build_catalog(catalog_items_export())
+    soup = _soup(_html(SiteInput(catalog=catalog, checked_on=AUDIT_DATE)))
+    groups = [
+        (section["data-layer"], [a["data-project"] for a in section.find_all("article")])
+        for section in soup.select("section.layer")
+    ]
+    assert groups == [
+        ("kernel programming", ["Triton", "TileLang"]),
+        ("serving", ["vLLM", "SGLang", "vLLM V1 engine", "SGLang router"]),
+        ("platform sdk", ["Neuware", "DTK"]),
+        ("", ["Helion", "NIXL", "vLLM Ascend", "torch-gcu", "TritonBench", "MLC-LLM",
+              "vLLM Iluvatar plugin"]),
+    ]  # fmt: skip
+    assert [h.get_text() for h in soup.select("h3.layer-title")] == [
+        "Kernel programming (2)", "Serving engines (4)", "Platform SDKs (2)", "Other items (7)"
+    ]  # fmt: skip
+    assert [o["value"] for o in soup.select("select[name=layer] option")] == [
+        "", "framework", "kernel programming", "serving", "platform sdk"
+    ]  # the records' layers and the items', in the catalog's order
+    rider = _card(soup, "vllm-v1-engine")
+    assert _dd(rider, "Part of") == "vLLM: its release and license facts"
+    assert rider.find("dd").a["href"] == "#p-vllm"
+    assert _dd(rider, "Latest").startswith("release candidate part of vLLM: v0.33.0rc3")
+    closed = _card(soup, "neuware")
+    assert [dt.get_text() for dt in closed.find_all("dt")] == ["Not trackable", "Homepage"]
+    assert _dd(closed, "Not trackable") == "closed SDK; no version list of its own"
+    assert closed.find("a")["href"] == "https://developer.cambricon.com"
+    assert "untracked" in closed["class"]
+    assert "15 items: 11 tracked, 2 part of another item, 2 not trackable." in soup.select_one(
+        ".lede"
+    ).get_text()

@@ -1,4 +1,5 @@
-"""The catalog document → what the Explorer page shows: matrix rows, project cards. Pure.
+"""The catalog document → what the Explorer page shows: the platform × project matrix and the
+project cards (``cards``). Pure.
 
 Every string taken from the catalog or the history is untrusted: it is made one safe line
 (control, bidi and zero-width characters removed, capped) here and HTML-escaped by the template;
@@ -12,21 +13,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from crawler.config import SUPPORT_STATUSES
-from crawler.export.site.cautions import cautions
+from crawler.export.site.cards import (
+    Card,
+    CardGroup,
+    ChangeView,
+    Counts,
+    by_layer,
+    card,
+    is_stale,
+    layers_in_order,
+    ref_view,
+)
 from crawler.export.site.site_input import HistoryPoint, SiteChange
-from crawler.export.site.text import Part, text, url
-from crawler.export.site.timeline import Timeline, build_timeline
+from crawler.export.site.text import text, url
 from crawler.report import words
 
 MAX_SUMMARY = 400
-VERDICT_TEXT = {
-    "exact": "the exact license text",
-    "match_with_extra_text": "the license text with extra text",
-    "modified": "the license text with altered wording",
-    "unknown": "a text it does not recognise",
-}
-
-
 @dataclass(frozen=True)
 class Evidence:
     href: str | None
@@ -64,50 +66,6 @@ class Row:
 
 
 @dataclass(frozen=True)
-class RefView:
-    kind: str  # release, pre-release, release candidate, tag, commit, none
-    css: str
-    label: str
-    href: str | None
-    date: str
-
-
-@dataclass(frozen=True)
-class LicenseView:
-    forge: str
-    forge_verdict: str
-    reading: str
-    verdict: str
-
-
-@dataclass(frozen=True)
-class ChangeView:
-    project: str
-    ident: str | None
-    kind: str
-    summary: str
-    href: str | None
-
-
-@dataclass(frozen=True)
-class Card:
-    """Per project: latest ref, license verdicts, cautions, timeline, changes, evidence."""
-
-    ident: str
-    name: str
-    repository: Part | None
-    ref: RefView | None
-    license: LicenseView | None
-    cautions: tuple[tuple[Part, ...], ...]
-    last_checked: str
-    current: bool  # checked in this audit
-    evidence: tuple[Part, ...]
-    timeline: Timeline | None
-    changes: tuple[ChangeView, ...]
-    notes: str
-
-
-@dataclass(frozen=True)
 class Platform:
     ident: str
     name: str
@@ -123,44 +81,13 @@ class Page:
     cards: tuple[Card, ...]
     changes: tuple[ChangeView, ...]
     integration_count: int
+    groups: tuple[CardGroup, ...]
+    counts: Counts
 
 
 def _records(catalog: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
     value = catalog.get(key)
     return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
-
-
-def _ref_view(ref: Mapping[str, Any] | None) -> RefView | None:
-    if not ref:
-        return None
-    kind = str(ref.get("kind") or "none")
-    label = text(ref.get("label") or ref.get("name")) or "none found"
-    shown = {"release": "release", "tag": "tag", "commit": "commit"}.get(kind, "none")
-    if kind == "release" and ref.get("prerelease"):
-        shown = "release candidate" if "release candidate" in label else "pre-release"
-    day = text(ref.get("date"))
-    return RefView(
-        kind=shown,
-        css="k-" + shown.replace(" ", "-"),
-        label=label,
-        href=url(ref.get("url")),
-        date="" if day in label else day,  # a commit's label carries its date already
-    )
-
-
-def _license_view(lic: Mapping[str, Any] | None, forge: str) -> LicenseView | None:
-    if not lic:
-        return None
-    verdict = lic.get("verdict")
-    reading = text(lic.get("label")) or text(lic.get("expression")) or "no license file read"
-    return LicenseView(
-        forge=forge,
-        forge_verdict=words.forge_verdict(forge, text(lic.get("forge_verdict")) or None),
-        reading=reading,
-        verdict=VERDICT_TEXT.get(str(verdict), "no root license file was read")
-        if verdict is not None
-        else "no root license file was read",
-    )
 
 
 def _evidence(items: Any, fallback_date: str) -> tuple[Evidence, ...]:
@@ -253,7 +180,7 @@ def build_page(
     for ident in row_ids:
         record = project_by_id.get(ident, {})
         name = names.get(ident, ident)
-        ref = _ref_view(record.get("tracked_ref") if isinstance(record, Mapping) else None)
+        ref = ref_view(record.get("tracked_ref") if isinstance(record, Mapping) else None)
         entries = cells[ident]
         rows.append(
             Row(
@@ -262,94 +189,29 @@ def build_page(
                 ref=ref.label if ref else "",
                 changed=name in changed or any(e.changed for cell in entries for e in cell),
                 cells=tuple(tuple(cell) for cell in entries),
-                stale=text(record.get("last_checked")) if _stale(record, audit_date) else "",
+                stale=text(record.get("last_checked")) if is_stale(record, audit_date) else "",
             )
         )
 
     all_changes = _changes(changes, ids_by_name)
-    cards = [_card(record, history, all_changes, audit_date) for record in projects]
-    layers = {text(r.get("layer")) for r in integrations} - {""}
+    cards = [card(record, history, all_changes, audit_date, names) for record in projects]
+    record_layers = [text(r.get("layer")) for r in integrations]
     statuses = list(SUPPORT_STATUSES) + sorted(
         {text(r.get("status")) for r in integrations} - set(SUPPORT_STATUSES) - {""}
     )
     return Page(
         audit_id=text(audit.get("id")) if isinstance(audit, Mapping) else "",
         platforms=tuple(platforms),
-        layers=tuple(sorted(layers)),
+        layers=layers_in_order(record_layers + [c.layer for c in cards]),
         statuses=tuple(statuses),
         rows=tuple(rows),
         cards=tuple(cards),
         changes=all_changes,
         integration_count=sum(len(c) for row in cells.values() for c in row),
-    )
-
-
-def _stale(record: Mapping[str, Any], audit_date: str = "") -> bool:
-    """The project's last audit could not read it (the catalog's marker), or (a catalog
-    without the marker) its facts are older than the audit."""
-    if record.get("stale") is True:
-        return True
-    last_checked = text(record.get("last_checked"))
-    return bool(last_checked and audit_date and last_checked < audit_date)
-
-
-def _short_url(value: str) -> str:
-    """``https://github.com/o/r`` → ``github.com/o/r``: the link text, not the target."""
-    for scheme in ("https://", "http://"):
-        if value.lower().startswith(scheme):
-            return value[len(scheme) :]
-    return value
-
-
-def _broken_links(links: Any) -> dict[str, str]:
-    """href → ``broken link, last seen working 2026-11-02`` for the record's links the link
-    checks found broken or unreachable (the catalog's ``links`` block)."""
-    marks = {}
-    for item in links if isinstance(links, list) else ():
-        if not isinstance(item, Mapping) or item.get("status") not in ("broken", "unreachable"):
-            continue
-        href = url(item.get("url"))
-        if href is not None:
-            seen = text(item.get("last_ok"))
-            when = f"last seen working {seen}" if seen else "never seen working"
-            marks[href] = f"{text(item.get('status'))} link, {when}"
-    return marks
-
-
-def _card(
-    record: Mapping[str, Any],
-    history: Mapping[str, Sequence[HistoryPoint]],
-    changes: Sequence[ChangeView],
-    audit_date: str,
-) -> Card:
-    name = text(record.get("name")) or text(record.get("id"))
-    repo = record.get("repository") if isinstance(record.get("repository"), Mapping) else None
-    forge = (text(repo.get("forge")) if repo else "") or "The forge"
-    repo_url = repo.get("url") if repo else None
-    lic = record.get("license") if isinstance(record.get("license"), Mapping) else None
-    ref = record.get("tracked_ref") if isinstance(record.get("tracked_ref"), Mapping) else None
-    ref_view = _ref_view(ref)
-    shown = {url(repo_url), ref_view.href if ref_view else None}  # linked there already
-    broken = _broken_links(record.get("links"))
-    evidence = []
-    for item in record.get("evidence") or []:
-        href = url(item.get("url")) if isinstance(item, Mapping) else None
-        if href is not None and href not in shown:
-            about = text(item.get("about")) or "source"
-            evidence.append(Part(about, href, broken.get(href, "")))
-            shown.add(href)
-    last_checked = text(record.get("last_checked"))
-    return Card(
-        ident=text(record.get("id")),
-        name=name,
-        repository=Part(_short_url(text(repo_url)), url(repo_url)) if repo_url else None,
-        ref=ref_view,
-        license=_license_view(lic, forge),
-        cautions=cautions(lic, forge),
-        last_checked=last_checked,
-        current=not _stale(record, audit_date),
-        evidence=tuple(evidence),
-        timeline=build_timeline(history.get(str(record.get("name")), ())),
-        changes=tuple(c for c in changes if c.project == name),
-        notes=text(record.get("notes"), 600),
+        groups=by_layer(cards),
+        counts=Counts(
+            items=len(cards),
+            riding=sum(c.part_of is not None for c in cards),
+            not_trackable=sum(bool(c.not_trackable) for c in cards),
+        ),
     )

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import jinja2
 
+from crawler.export.file_set import OutputFile, write_set
 from crawler.export.site.model import build_page
 from crawler.export.site.site_input import SiteInput
-from crawler.export.writer import dump_json, write_text
+from crawler.export.writer import dump_json
 from crawler.report import words
 
 INDEX_FILE = "index.html"
@@ -40,6 +41,8 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     environment.filters["plural"] = words.plural  # {{ n|plural("project") }}: "1 project"
+    environment.filters["layer_title"] = words.layer_title
+    environment.globals["item_counts"] = words.item_counts
     return environment
 
 
@@ -104,15 +107,18 @@ def render_site(site: SiteInput, *, today: date | None = None) -> dict[str, byte
     return {INDEX_FILE: html, DATA_FILE: dump_json(dict(site.catalog))}
 
 
-def write_site(site: SiteInput, out_dir: Path, *, today: date | None = None) -> list[Path]:
-    """Write the site into ``out_dir`` (created if needed); the paths written."""
-    paths = []
+def site_output(site: SiteInput, out_dir: Path, *, today: date | None = None) -> list[OutputFile]:
+    """The site's files, as files of ``out_dir`` to write (crawler.export.file_set)."""
+    files = []
     for name, content in render_site(site, today=today).items():
-        path = out_dir / name
-        if isinstance(content, bytes):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content)
-        else:
-            write_text(path, content)
-        paths.append(path)
-    return paths
+        data = content if isinstance(content, bytes) else content.encode("utf-8")
+        files.append(OutputFile(out_dir / name, data, out_dir))
+    return files
+
+
+def write_site(
+    site: SiteInput, out_dir: Path, *, today: date | None = None, follow_links_outside: bool = False
+) -> list[Path]:
+    """Write the site into ``out_dir`` (created if needed), as one set; the paths written."""
+    files = site_output(site, out_dir, today=today)
+    return write_set(files, follow_links_outside=follow_links_outside)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crawler.export.integrations import is_http_url
-from crawler.untrusted import one_line
+from crawler.untrusted import one_line, shown_url
 
 MAX_TEXT = 200
 MAX_URL = 2048
@@ -25,12 +25,13 @@ def text(value: Any, limit: int = MAX_TEXT) -> str:
 
 
 def url(value: Any) -> str | None:
-    """A link target: http(s) only, else None (the text is shown unlinked)."""
+    """A link target: http(s) only, else None (the text is shown unlinked); never with a
+    credential in it (crawler.untrusted.shown_url)."""
     if not isinstance(value, str) or len(value) > MAX_URL or not is_http_url(value):
         return None
     if any(ch.isspace() or ord(ch) < 0x20 or ch == "\x7f" for ch in value):
         return None
-    return value
+    return shown_url(value)
 
 
 @dataclass(frozen=True)

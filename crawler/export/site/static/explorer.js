@@ -53,12 +53,16 @@
     var articles = doc.querySelectorAll("article.card, #changes li");
     for (var a = 0; a < articles.length; a++) {
       cards.push({ el: articles[a], project: articles[a].getAttribute("data-project"),
+                   layer: articles[a].getAttribute("data-layer"),
                    text: null, shown: true, change: articles[a].tagName === "LI" });
     }
+    var groups = Array.prototype.map.call(doc.querySelectorAll("section.layer"), function (el) {
+      return { el: el, cards: el.querySelectorAll("article.card"), shown: true };
+    });
     // From here on the script decides which rows show (the stylesheet's first page no longer)
     rows.forEach(function (row) { row.el.hidden = !row.shown; });
     matrix.classList.add("managed");
-    return { platforms: platforms, rows: rows, cards: cards };
+    return { platforms: platforms, rows: rows, cards: cards, groups: groups };
   }
 
   function lower(el) { return el ? el.textContent.toLowerCase() : ""; }
@@ -101,19 +105,29 @@
       }
     });
     // The cards and the last audit's changes follow the same filters: a platform, layer or
-    // status keeps the projects with a matching record; the search, their own text too.
+    // status keeps the projects with a matching record; a layer alone also keeps the items
+    // the page lists in that layer (their cards say it); the search, their own text too.
     var byRecord = state.platform || state.layer || state.status;
+    var layerOnly = state.layer && !state.platform && !state.status;
+    var layers = {};  // the layer of each item, from its card
+    index.cards.forEach(function (card) { if (!card.change) layers[card.project] = card.layer; });
     index.cards.forEach(function (card) {
       var ok = !state.project || card.project === state.project;
-      if (ok && byRecord) ok = !!withRecords[card.project];
+      if (ok && byRecord) {
+        ok = !!withRecords[card.project] || (layerOnly && layers[card.project] === state.layer);
+      }
       if (ok && q) {
         if (card.text === null) {
           card.text = card.change ? lower(card.el)
-            : lower(card.el.querySelector("h3")) + " " + lower(card.el.querySelector("dl"));
+            : lower(card.el.querySelector("h4")) + " " + lower(card.el.querySelector("dl"));
         }
         ok = card.text.indexOf(q) >= 0 || !!withRecords[card.project];
       }
       if (ok !== card.shown) { card.el.hidden = !ok; card.shown = ok; }
+    });
+    index.groups.forEach(function (group) {  // a layer's heading goes with its last card
+      var any = Array.prototype.some.call(group.cards, function (el) { return !el.hidden; });
+      if (any !== group.shown) { group.el.hidden = !any; group.shown = any; }
     });
     report(Math.min(matched, limit), matched, index.rows.length);
   }

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from crawler.upstream.source import Source, SourceContext
 
 DEFAULT_API_URL = "https://api.github.com"
+APP_VARIABLES = ("GITHUB_APP_ID", "GITHUB_APP_INSTALLATION_ID", "GITHUB_APP_PRIVATE_KEY",
+                 "GITHUB_APP_PRIVATE_KEY_FILE")  # fmt: skip
 
 
 class GitHubSettings(BaseModel):
@@ -54,6 +56,30 @@ def github_endpoint(settings: GitHubSettings, env: Mapping[str, str]) -> tuple[s
     return api_url.rstrip("/"), env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or None
 
 
+def _check_credentials(env: Mapping[str, str]) -> None:
+    """A GitHub App's variables, its key read and parsed (a token is checked by its first
+    answer: GitHub alone knows it)."""
+    if not any(env.get(name) for name in APP_VARIABLES):
+        return
+    from crawler.config import ConfigError
+    from crawler.upstream.sources.github.app_auth import AppAuthError, app_credentials
+
+    try:
+        app_credentials(env)
+    except AppAuthError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def credential_in_use(env: Mapping[str, str]) -> str | None:
+    """What the audit authenticates with, as messages name it: the App, ``GITHUB_TOKEN`` or
+    ``GH_TOKEN``; None without any."""
+    if any(env.get(name, "").strip() for name in APP_VARIABLES):
+        return "GitHub App"
+    if env.get("GITHUB_TOKEN"):
+        return "GITHUB_TOKEN"
+    return "GH_TOKEN" if env.get("GH_TOKEN") else None
+
+
 def _open(context: SourceContext) -> Source:
     from crawler.upstream.sources.github.fetch import GitHubSource
 
@@ -68,4 +94,5 @@ KIND = SourceKind(
     check_path=check_repo,
     open=_open,
     settings=GitHubSettings,
+    check_credentials=_check_credentials,
 )

@@ -31,12 +31,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
+from crawler.logs import adopt_library_loggers
 from crawler.upstream.answers import upstream_message
 from crawler.upstream.http import (
     USER_AGENT,
@@ -248,6 +250,31 @@ def _message(body: str) -> str:
     return body.replace("\n", " ")
 
 
+DEFAULT_SECONDARY_WAIT = 60.0  # GitHub: without retry-after, "wait at least one minute"
+
+
+def asked_wait(value: str | None, now: datetime) -> tuple[float | None, str]:
+    """How long a secondary limit's ``retry-after`` asks to wait, in seconds (None when it is
+    no wait at all: negative, or not a number nor a date), and that wait as the report says
+    it: ``86400s (until 2026-12-02T03:00:00Z)``."""
+    if value is None:
+        return DEFAULT_SECONDARY_WAIT, f"{DEFAULT_SECONDARY_WAIT:.0f}s (GitHub's default)"
+    text = value.strip()
+    if text.isdigit() and text.isascii():
+        seconds = float(text)
+        if seconds > 10 * 365 * 86400:  # past any date a report could name
+            return seconds, f"{text[:20]}s"
+        return seconds, f"{seconds:.0f}s (until {_iso_epoch(int(now.timestamp() + seconds))})"
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None, f"retry-after {text[:40]!r}"
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    seconds = max(0.0, (when - now).total_seconds())
+    return seconds, f"{seconds:.0f}s (until {_iso_epoch(int(when.timestamp()))})"
+
+
 def _resets_at(headers: dict[str, Any]) -> str:
     """ "; resets at <UTC time>" from GitHub's ``x-ratelimit-reset`` (epoch seconds), if sent."""
     reset = str(headers.get("x-ratelimit-reset") or "")
@@ -373,8 +400,11 @@ class GitHubApi:
         clock: Callable[[], float] = time.monotonic,
         allow_private: bool = False,
         app_tokens: AppTokens | None = None,
+        credential: str | None = None,
     ) -> None:
         self.api_url = api_url.rstrip("/")
+        # the variable the token came from, for messages (crawler.upstream.sources.github)
+        self.credential = credential or "GITHUB_TOKEN"
         self.allow_private = allow_private  # redirects to private addresses (the page guard)
         self.graphql_url = graphql_url(self.api_url)
         # a GitHub App's installation tokens (app_auth.py) replace the token when given
@@ -395,6 +425,11 @@ class GitHubApi:
         # waited its retry-after
         self._gate = threading.Condition()
         self._closers = 0
+        # secondary limits met this audit; the second (or one asking for a longer wait than
+        # max_retry_wait) stops GitHub for the audit: ``stopped`` says why
+        self._secondary = 0
+        self.stopped: str | None = None
+        self._now: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.core = RateBudget()
         self.graphql_budget = RateBudget()
         self.stats = ApiStats()
@@ -410,6 +445,8 @@ class GitHubApi:
         client: Github | None = getattr(self._local, "client", None)
         if client is None:
             from github import Auth, Github  # here: see the module's docstring
+
+            adopt_library_loggers()  # PyGithub's own stderr handler, added at its import
 
             auth: Any = Auth.Token(self._token) if self._token else None
             if self._app_tokens is not None:
@@ -681,11 +718,15 @@ class GitHubApi:
         """One request (through PyGithub, or the plain session when ``plain``); 5xx other
         than ``answers`` and transport failures are _Transient."""
         url = self.absolute(path)
+        if self.stopped is not None:  # GitHub asked not to be asked again this audit
+            raise BudgetExhausted(self.stopped, url)
         self._check_project_clock(url)
         self._wait_if_paused()
         graphql = verb == "POST"
         if self.pacer is not None:
             self.pacer.turn(graphql=graphql)
+        if self._app_tokens is not None:  # exchanged (or refused: AppAuthError) before sending,
+            self._app_tokens.token()  # never taken for a transport failure and retried
         budget.reserve(self._settings.budget_reserve, url)
         self.stats.add(requests=1)
         try:
@@ -725,18 +766,49 @@ class GitHubApi:
             )
         retry_after = headers.get("retry-after")
         if retry_after is not None or "secondary rate limit" in message.lower() or status == 429:
-            wait = float(str(retry_after)) if str(retry_after or "").isdigit() else 60.0
-            raise _Transient(
-                f"secondary rate limit (HTTP {status})", retry_after=wait, pause_all=True
+            self._secondary_limit(status, None if retry_after is None else str(retry_after), url)
+
+    def _secondary_limit(self, status: int, retry_after: str | None, url: str) -> None:
+        """A secondary limit met: waited out (every worker) once, if GitHub asks for no longer
+        than ``max_retry_wait``; a longer wait, one that is no wait, or a second limit in the
+        same audit stops GitHub for this audit (BudgetExhausted: the projects left are
+        deferred), as GitHub asks of an integration, instead of retrying into the limit."""
+        what = f"secondary rate limit (HTTP {status})"
+        wait, shown = asked_wait(retry_after, self._now())
+        limit = self._settings.max_retry_wait
+        with self._gate:
+            self._secondary += 1
+            again = self._secondary > 1
+        if wait is None:
+            why = f"{what} with {shown}, which is no wait"
+        elif wait > limit:
+            why = (
+                f"{what}: GitHub asked to wait {shown}, longer than github.max_retry_wait "
+                f"({limit:g}s)"
             )
+        elif again:
+            why = f"{what} met a second time in this audit (GitHub asked to wait {shown})"
+        else:
+            raise _Transient(what, retry_after=wait, pause_all=True)
+        stop = f"{why}; GitHub is not asked again this audit: the projects left wait for the next"
+        with self._gate:
+            self.stopped = self.stopped or stop
+        raise BudgetExhausted(stop, url, status)
 
     def _raise_for_status(self, status: int, body: str, url: str) -> None:
         if status < 400:
             return
         message = self.safe_message(upstream_message(body))
+        if status == 401 and self._app_tokens is not None:
+            raise GitHubError(
+                "GitHub rejected the App's installation token (HTTP 401): check that the App "
+                "is still installed (GITHUB_APP_INSTALLATION_ID) and not suspended",
+                url,
+                status,
+            )
         if status == 401:
             raise GitHubError(
-                "GitHub rejected the token (HTTP 401): check GITHUB_TOKEN", url, status
+                f"GitHub rejected the token (HTTP 401): check {self.credential}", url, status
             )
         raise GitHubError(f"HTTP {status}: {message}", url, status)
 

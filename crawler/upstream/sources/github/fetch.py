@@ -29,6 +29,7 @@ from crawler.upstream.sources.github import (
     DEFAULT_API_URL,
     KIND,
     GitHubSettings,
+    credential_in_use,
     github_endpoint,
     parse,
 )
@@ -253,10 +254,14 @@ class GitHubSource:
             deadline=context.common.request_deadline,
             sleep=context.sleep,
             allow_private=private_addresses_allowed(context.common),
-            app_tokens=InstallationTokens(api_url, app, timeout=context.common.timeout)
+            app_tokens=InstallationTokens(
+                api_url, app, timeout=context.common.timeout,
+                allow_private=private_addresses_allowed(context.common),
+            )
             if app
             else None,
-        )
+            credential=credential_in_use(context.env),
+        )  # fmt: skip
         self.api.project_deadline = context.common.project_deadline
         self._fetcher = GitHubFetcher(
             self.api,

@@ -1,0 +1,134 @@
+"""How each catalog item is followed, across the whole file: tracked by a source, riding on
+the item it ships with (``part_of``), or not trackable (with its reason). The rules that span
+items (``check_items``), the counts ``crawler check`` and the README give (``coverage``), and
+the warnings of ``crawler check`` (``item_warnings``). Pure: configuration in, facts out."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from crawler.config.common import ConfigError
+from crawler.config.projects import ProjectSpec
+
+Standing = Literal["tracked", "riding", "not trackable", "no source"]
+
+
+def standing(spec: ProjectSpec) -> Standing:
+    """``tracked``: a source reads it; ``riding``: it shows the facts of the item it ships with;
+    ``not trackable``: it says why not; ``no source``: a homepage and nothing else (no reason)."""
+    if spec.part_of is not None:
+        return "riding"
+    if spec.not_trackable is not None:
+        return "not trackable"
+    return "tracked" if spec.fetched else "no source"
+
+
+def check_items(projects: Sequence[ProjectSpec], path: str) -> None:
+    """ConfigError for the first ``part_of`` that names no item, names an item that rides
+    itself (no chains), or names one no source follows (it would have no facts to show)."""
+    by_name = {p.name: p for p in projects}
+    for spec in projects:
+        if spec.part_of is None:
+            continue
+        where = f"{path}:{spec.line}: project {spec.name!r}: part_of {spec.part_of!r}"
+        host = by_name.get(spec.part_of)
+        if host is None:
+            close = difflib.get_close_matches(spec.part_of, list(by_name), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else "add that item or fix the name"
+            raise ConfigError(f"{where} names no item of this file: {hint}")
+        if host.part_of is not None:
+            raise ConfigError(
+                f"{where} is itself part of {host.part_of!r} (line {host.line}): name "
+                f"{host.part_of!r} directly; an item rides on a tracked item, not on a chain"
+            )
+        if not host.fetched:
+            raise ConfigError(
+                f"{where} (line {host.line}) is followed by no source, so there are no facts "
+                "to show: say 'not_trackable: <why>' instead"
+            )
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What a catalog covers: items by standing, evidence pages, platforms the mappings name."""
+
+    tracked: int
+    riding: int
+    not_trackable: int
+    no_source: int
+    evidence_pages: int  # pages with at least one integration mapping
+    platforms: tuple[str, ...]  # catalog platform names the mappings give records for
+    snapshot_rows: int
+
+    @property
+    def items(self) -> int:
+        return self.tracked + self.riding + self.not_trackable + self.no_source
+
+
+def _mapped_platforms(spec: ProjectSpec) -> set[str]:
+    """Platforms the page mappings name: platform_map values, literal platforms and a page's
+    own record (a platform read from a column without a map is known only once read)."""
+    found: set[str] = set()
+    for page in spec.pages:
+        for table in page.tables:
+            mapping = table.integrations
+            if mapping is None:
+                continue
+            found |= set(table.platform_map.values())
+            if mapping.platform.value is not None:
+                found.add(mapping.platform.value)
+        if page.integration is not None:
+            found.add(page.integration.platform)
+    return found
+
+
+def coverage(projects: Sequence[ProjectSpec]) -> Coverage:
+    counts = {"tracked": 0, "riding": 0, "not trackable": 0, "no source": 0}
+    platforms: set[str] = set()
+    evidence = 0
+    for spec in projects:
+        counts[standing(spec)] += 1
+        platforms |= _mapped_platforms(spec)
+        for page in spec.pages:
+            mapped = sum(t.integrations is not None for t in page.tables)
+            evidence += mapped > 0 or page.integration is not None
+    return Coverage(
+        tracked=counts["tracked"],
+        riding=counts["riding"],
+        not_trackable=counts["not trackable"],
+        no_source=counts["no source"],
+        evidence_pages=evidence,
+        platforms=tuple(sorted(platforms, key=str.casefold)),
+        snapshot_rows=sum(spec.snapshot for spec in projects),
+    )
+
+
+def item_warnings(projects: Sequence[ProjectSpec], path: str) -> list[str]:
+    """What ``crawler check`` warns about (the file is still valid): an item with neither a
+    source nor a reason, and an evidence page (or one of its tables) that gives no record."""
+    warnings = []
+    for spec in projects:
+        where = f"{path}:{spec.line}: project {spec.name!r}"
+        if standing(spec) == "no source":
+            warnings.append(
+                f"{where}: no source and no reason: add 'not_trackable: <why no source can "
+                "follow it>', or a source ('repo', 'pypi', a page…)"
+            )
+        for page in spec.pages:
+            unmapped = [t.name for t in page.tables if t.integrations is None]
+            if page.integration is None and len(unmapped) == len(page.tables):
+                warnings.append(
+                    f"{where}: page {page.name!r} has no mappings: its facts become no "
+                    "integration record; add 'integrations' (with status_map/platform_map) "
+                    "to a table, or 'integration:' to the page"
+                )
+                continue
+            for table in unmapped:
+                warnings.append(
+                    f"{where}: page {page.name!r}, table {table!r} has no 'integrations' "
+                    "mapping: its rows become no integration record"
+                )
+    return warnings

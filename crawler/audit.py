@@ -238,7 +238,7 @@ def _compare_batch(
         checked = {n: r for n, r in results.items() if r.status == ProjectStatus.OK}
         current = {**prior, **{n: r.snapshot for n, r in checked.items() if r.snapshot}}
         findings = diff_audit(
-            [Tracked(s.name, _location(s)) for s in batch],
+            [Tracked(s.name, _location(s), s.forge_line() if s.forge else 0) for s in batch],
             listed,
             prior,
             baseline.projects if baseline else None,

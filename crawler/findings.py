@@ -43,10 +43,12 @@ def findings_between(
     tracked = []
     for name in after.projects:
         state = current.get(name)
-        location = location_of(known[name]) if name in known else None
+        spec = known.get(name)
+        location = location_of(spec) if spec else None
         if location is None and state is not None and state.repo is not None:
             location = state.repo.full_name
-        tracked.append(Tracked(name, location))
+        line = spec.forge_line() if spec and spec.forge else 0
+        tracked.append(Tracked(name, location, line))
     settings = config.settings if config else None
     rules = DiffRules(
         now=after.started_at,

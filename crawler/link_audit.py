@@ -71,13 +71,14 @@ _OK = LinkHistory("")
 def project_targets(spec: ProjectSpec, snapshot: ProjectSnapshot | None) -> list[LinkTarget]:
     """A project's links: sources.yaml's (homepage, pages' ``url``) and the evidence links the
     export writes for its current state (its repository page, release, license file...)."""
-    where = f"sources.yaml line {spec.line}" if spec.line else "sources.yaml"
     targets: list[LinkTarget] = []
     if spec.homepage:
+        where = _at_line(spec.line_of("homepage"))
         targets.append(LinkTarget(spec.homepage, spec.name, f"{where} (homepage)"))
     for page in spec.pages:
         if page.url:
-            targets.append(LinkTarget(page.url, spec.name, f"{where} (page {page.name!r})"))
+            where = _at_line(page.line or spec.line)
+            targets.append(LinkTarget(page.url, spec.name, f"{where} (url of page {page.name!r})"))
     if snapshot is None:
         return _checkable(targets)
     # the export package loads jsonschema: only a night that checks links pays for it
@@ -90,6 +91,10 @@ def project_targets(spec: ProjectSpec, snapshot: ProjectSnapshot | None) -> list
         repository = (repo.forge, repo.full_name) if repo and link.url == repo.url else None
         targets.append(LinkTarget(link.url, spec.name, f"evidence: {link.about}", repository))
     return _checkable(targets)
+
+
+def _at_line(line: int) -> str:
+    return f"sources.yaml line {line}" if line else "sources.yaml"
 
 
 def _checkable(targets: Iterable[LinkTarget]) -> list[LinkTarget]:

@@ -13,6 +13,7 @@ from crawler.patterns import compile_pattern
 from crawler.untrusted import visible
 
 LINE_KEY = "__line__"  # where a mapping of sources.yaml starts; stripped before validation
+KEY_LINES = "__key_lines__"  # the line of each key of that mapping; stripped likewise
 # a GitHub repository's "owner/name": the GitHub source and the notification issue both name one
 GITHUB_REPO_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
 

@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 from yaml.composer import Composer
 
-from crawler.config.common import LINE_KEY, ConfigError, Model, catalog_id, name_keys
+from crawler.config.common import KEY_LINES, LINE_KEY, ConfigError, Model, catalog_id, name_keys
 from crawler.config.items import check_items
 from crawler.config.projects import ProjectSpec
 from crawler.config.settings import NotifySettings, ScheduleSettings, Settings
@@ -102,6 +102,7 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any,
         key = _new_key(key_node, loader.construct_object(key_node, deep=True), seen)
         mapping[key] = loader.construct_object(value_node, deep=True)
     mapping[LINE_KEY] = node.start_mark.line + 1
+    mapping[KEY_LINES] = seen  # a moved link names the line of its own key (homepage:, url:)
     return mapping
 
 
@@ -248,10 +249,34 @@ def _read_top(loader: _StreamLoader, on_project: Callable[[int, Any], None]) -> 
 
 def _strip_lines(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _strip_lines(v) for k, v in value.items() if k != LINE_KEY}
+        return {k: _strip_lines(v) for k, v in value.items() if k not in (LINE_KEY, KEY_LINES)}
     if isinstance(value, list):
         return [_strip_lines(v) for v in value]
     return value
+
+
+def _key_lines(mapping: dict[Any, Any]) -> tuple[tuple[str, int], ...]:
+    lines = mapping.get(KEY_LINES)
+    if not isinstance(lines, dict):
+        return ()
+    return tuple((k, v) for k, v in lines.items() if isinstance(k, str) and isinstance(v, int))
+
+
+def _project_data(entry: dict[Any, Any]) -> dict[str, Any]:
+    """A project entry as ProjectSpec validates it: its own line, the line of each of its keys,
+    and each page's (its ``url:``, else where the page starts)."""
+    data: dict[str, Any] = _strip_lines(entry)
+    data["line"] = entry.get(LINE_KEY, 0)
+    data["key_lines"] = _key_lines(entry)
+    pages = entry.get("pages")
+    if isinstance(pages, list) and isinstance(data.get("pages"), list):
+        data["pages"] = [
+            {**page, "line": dict(_key_lines(raw)).get("url", raw.get(LINE_KEY, 0))}
+            if isinstance(page, dict) and isinstance(raw, dict)
+            else page
+            for page, raw in zip(data["pages"], pages, strict=True)
+        ]
+    return data
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:
@@ -284,7 +309,8 @@ def _keys_beside(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     return [k for k in dict.fromkeys(keys) if k not in _DERIVED]
 
 
-_DERIVED = {"forge", "channels", "location", "line"}  # set by the loader, never written
+# set by the loader, never written
+_DERIVED = {"forge", "channels", "location", "line", "key_lines"}
 
 
 def did_you_mean(key: str, known: list[str]) -> str:
@@ -392,7 +418,7 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
         line = entry.get(LINE_KEY, 0)
         name = entry.get("name", f"#{index + 1}")
         try:
-            spec = ProjectSpec.model_validate({**_strip_lines(entry), "line": line})
+            spec = ProjectSpec.model_validate(_project_data(entry))
         except ValidationError as exc:
             problem.append(f"{path}:{line}: project {name!r}: {_explain(exc, ProjectSpec)}")
             return

@@ -256,6 +256,7 @@ class PageSpec(Model):
     # a block compared as normalised text: its CSS selector, or {heading: ...}
     text: str | TextSection | None = None
     integration: PageIntegration | None = None
+    line: int = 0  # the sources.yaml line of its ``url:`` (else where the page starts)
 
     @model_validator(mode="before")
     @classmethod

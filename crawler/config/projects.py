@@ -29,7 +29,8 @@ class ProjectSpec(Model):
     snapshot: bool = False  # a row of the page's "Release and license snapshot" table
     part_of: str | None = None  # the item it ships with: its record shows that item's facts
     not_trackable: str | None = None  # why no source can follow it (a closed SDK, …)
-    line: int = 0
+    line: int = 0  # where its entry starts in sources.yaml
+    key_lines: tuple[tuple[str, int], ...] = ()  # the line of each of its keys, as written
 
     @model_validator(mode="before")
     @classmethod
@@ -115,6 +116,17 @@ class ProjectSpec(Model):
             for loc in self.locations()
         ]
         return named + (["'pages'"] if self.pages else [])
+
+    def line_of(self, key: str) -> int:
+        """The sources.yaml line of one of its keys (``homepage``, ``repo``…), else of its entry."""
+        return dict(self.key_lines).get(key, self.line)
+
+    def forge_line(self) -> int:
+        """The line of the key naming its repository (``repo:``, ``gitee:``…)."""
+        from crawler.config.kinds import source_kinds
+
+        kind = source_kinds().get(self.forge.source) if self.forge else None
+        return self.line_of(kind.project_key) if kind else self.line
 
     @property
     def tracking(self) -> Tracking:

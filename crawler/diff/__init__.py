@@ -58,6 +58,7 @@ class Tracked:
 
     name: str
     location: str | None = None  # the repository path it is fetched by, or its homepage
+    line: int = 0  # the sources.yaml line of the key naming that repository (0: unknown)
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def project_changes(
     rules: DiffRules,
 ) -> list[Change]:
     name = tracked.name
-    changes = repo_changes(name, tracked.location, before, after, rules.names)
+    changes = repo_changes(name, tracked.location, before, after, tracked.line)
     dormant = dormant_change(
         name, before, after, rules.now, rules.baseline_at if before else None, rules.dormant_after
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from crawler.diff.source_labels import Names
 from crawler.model import Change, ChangeKind, ProjectSnapshot
 
 
@@ -11,9 +10,10 @@ def repo_changes(
     configured: str | None,
     before: ProjectSnapshot | None,
     after: ProjectSnapshot,
-    names: Names,
+    line: int = 0,
 ) -> list[Change]:
-    """``configured`` is the repository path the project was fetched by (from sources.yaml)."""
+    """``configured`` is the repository path the project was fetched by (from sources.yaml),
+    ``line`` the sources.yaml line of the key that names it (0: unknown)."""
     if after.repo is None:
         return []
     changes = []
@@ -34,6 +34,7 @@ def repo_changes(
                     "moved": moved,
                     "replaced": replaced,
                     "forge": after.repo.forge,
+                    **({"line": line} if line else {}),
                 },
             )
         )

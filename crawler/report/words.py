@@ -556,7 +556,9 @@ def change_summary(change: Change, names: Names) -> str:
         note = (" (a different repository id: deleted and re-created?)"
                 if details.get("replaced") else "")  # fmt: skip
         key = key_of(names, details.get("forge"))
-        return f"repository moved {what}{note}; update '{key}' in sources.yaml"
+        line = details.get("line")
+        place = f"at sources.yaml line {line}" if line else "in sources.yaml"
+        return f"repository moved {what}{note}; update '{key}' {place}"
     if kind is ChangeKind.REPO_ARCHIVED:
         return f"{details.get('repo')} is archived (read-only upstream)"
     if kind in _HEALTH_KINDS:

@@ -125,8 +125,8 @@ def test_links_over_three_nights(
          site.url("/docs/index.html")),
     ]  # fmt: skip
     broken = next(c for c in second.report.changes if c.project == "Docs")
-    # the line of the project's entry
-    assert broken.details["where"] == ["sources.yaml line 7 (homepage)"]
+    # the line of its `homepage:` key (the entry starts a line above)
+    assert broken.details["where"] == ["sources.yaml line 8 (homepage)"]
     curated = next(c for c in second.report.changes if c.project == "Kit")
     assert curated.details["where"] == ["catalog.json: projects[0].evidence[0].url"]
     # still under the grace days (1 of 3): the timeout is not a finding
@@ -146,7 +146,7 @@ def test_links_over_three_nights(
     assert (  # a URL in a code span: a Markdown renderer must not make it a link of its own
         f"- **Docs** link broken: `{site.url('/docs/index.html')}` broken since "
         f"{_day_before(second.report.audit.started_at)}: HTTP 404; never seen working (cited in "
-        "sources.yaml line 7 (homepage))"
+        "sources.yaml line 8 (homepage))"
     ) in markdown
 
     assert fail_on_found(second.report, {"link_broken"}) == {"link_broken": 2}  # --fail-on

@@ -169,12 +169,14 @@ def test_a_renamed_repository_keeps_its_id_and_is_reported_moved(harness: Harnes
     assert (change["project"], change["kind"], change["before"], change["after"]) == (
         "Toolkit", "repo_moved", "deep-spark/toolkit", "iluvatar/toolkit-ng"
     )  # fmt: skip
-    assert change["details"] == {
-        "before_id": 502, "after_id": 502, "moved": True, "replaced": False, "forge": "gitee"
+    assert change["details"] == {  # the line of its `gitee:` key
+        "before_id": 502, "after_id": 502, "moved": True, "replaced": False, "forge": "gitee",
+        "line": 12,
     }
     assert change["evidence_url"] == f"{WEB}/iluvatar/toolkit-ng"
     assert change["summary"] == (
-        "repository moved deep-spark/toolkit → iluvatar/toolkit-ng; update 'gitee' in sources.yaml"
+        "repository moved deep-spark/toolkit → iluvatar/toolkit-ng; update 'gitee' at "
+        "sources.yaml line 12"
     )
     toolkit = [(r.path.partition("?")[0], r.status) for r in harness.server.requests
                if "toolkit" in r.path]  # fmt: skip

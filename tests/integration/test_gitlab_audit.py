@@ -155,11 +155,12 @@ def test_a_renamed_project_is_reported_moved_with_its_stable_id(harness: Harness
     assert kinds(report) == [("Shim", "repo_moved")]
     [change] = report["changes"]
     assert (change["before"], change["after"]) == ("acme/shim", "platform/shim")
-    assert change["details"] == {
-        "before_id": 22, "after_id": 22, "moved": True, "replaced": False, "forge": "gitlab"
+    assert change["details"] == {  # the line of its `gitlab:` key
+        "before_id": 22, "after_id": 22, "moved": True, "replaced": False, "forge": "gitlab",
+        "line": 7,
     }
     assert change["evidence_url"] == f"{WEB}/platform/shim"
-    assert "update 'gitlab' in sources.yaml" in change["summary"]
+    assert "update 'gitlab' at sources.yaml line 7" in change["summary"]
     rows = {p["name"]: p for p in report["projects"]}
     assert (rows["Shim"]["repo"], rows["Shim"]["url"]) == (
         "platform/shim",

@@ -376,3 +376,29 @@ def test_reading_a_large_catalog_never_holds_its_whole_yaml_tree() -> None:
         tracemalloc.stop()
     assert len(config.projects) == 5000 and config.projects[-1].name == "p4999"
     assert peak < 1.3 * kept, (peak, kept)
+
+
+def test_each_key_of_a_project_and_each_page_url_keeps_its_own_line() -> None:
+    """A moved link names the line to change: the line of its own key (``homepage:``,
+    ``repo:``, a page's ``url:``), not the line where the project's entry starts (before:
+    every link of a project was cited at its ``- name:`` line)."""
+    text = (
+        "projects:\n"
+        "  - name: Kit\n"  # 2
+        "    note: a toolkit\n"
+        "    homepage: https://kit.example/\n"  # 4
+        "    gitee: org/kit\n"  # 5
+        "    pages:\n"
+        "      - name: support\n"  # 7
+        "        text: main\n"
+        "        url: https://kit.example/support\n"  # 9
+        "      - name: readme\n"  # 10
+        "        path: README.md\n"
+        "        text: main\n"
+        "  - {name: Flat, repo: org/flat, homepage: 'https://flat.example/'}\n"  # 13
+    )
+    kit, flat = parse_config(text).projects
+    assert (kit.line, kit.line_of("homepage"), kit.forge_line()) == (2, 4, 5)
+    assert [(p.name, p.line) for p in kit.pages] == [("support", 9), ("readme", 10)]
+    assert kit.line_of("no such key") == 2
+    assert (flat.line, flat.line_of("homepage"), flat.forge_line()) == (13, 13, 13)

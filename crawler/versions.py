@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -198,3 +199,38 @@ def _current_version(
             head.url or None,
         )  # fmt: skip
     return empty
+
+
+# -- dormancy: which dates say a project is still alive ---------------------------------------
+
+
+def instant(stamp: str | None) -> datetime | None:
+    """A stored ISO timestamp as an aware datetime; None when absent or unreadable."""
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def newest_release_date(snapshot: ProjectSnapshot) -> str | None:
+    """The newest date among the snapshot's published releases and dated tags."""
+    stamps = [r.published_at for r in snapshot.releases or () if not r.draft and r.published_at]
+    stamps += [t.date for t in snapshot.tags or () if t.date]
+    dated = [(when, stamp) for stamp in stamps if (when := instant(stamp)) is not None]
+    return max(dated)[1] if dated else None
+
+
+def head_decides_dormancy(snapshot: ProjectSnapshot, now: str, after_days: float) -> bool:
+    """True when only the default branch's head can say whether the project is dormant: no
+    dated head in hand, and no release or tag newer than ``after_days`` as of ``now``. A
+    project that released within the period is lively whatever its commits say, so a source
+    asks for the head's date only for the others (one request, conditional, for a project
+    with releases; none for a lively one)."""
+    if snapshot.head is not None and snapshot.head.date:
+        return False
+    released, moment = instant(newest_release_date(snapshot)), instant(now)
+    if released is None or moment is None:
+        return True
+    return moment - released >= timedelta(days=after_days)

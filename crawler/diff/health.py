@@ -1,9 +1,9 @@
 """Upstream health: a repository nobody commits to or releases from any more. Pure.
 
 Judged from the snapshot's own dates: the default branch's head commit and the newest release
-or tag. A snapshot without a dated head commit (a source that reads the head only when there
-is no release or tag, e.g. GitHub's REST path) is not judged: its releases alone cannot say
-that nobody commits.
+or tag. Every forge source reads the head's date whenever the releases alone cannot say the
+project is lively (``crawler.versions.head_decides_dormancy``); a snapshot without a dated
+head commit is not judged: its releases alone cannot say that nobody commits.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from crawler.model import Change, ChangeKind, ProjectSnapshot
+from crawler.versions import instant as _when
+from crawler.versions import newest_release_date as newest_release_date  # re-exported
 
 
 @dataclass(frozen=True)
@@ -23,23 +25,6 @@ class Dormancy:
     def details(self) -> dict[str, str | int | None]:
         return {"last_commit": self.last_commit, "last_release": self.last_release,
                 "days": self.days}  # fmt: skip
-
-
-def _when(stamp: str | None) -> datetime | None:
-    if not stamp:
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-def newest_release_date(snapshot: ProjectSnapshot) -> str | None:
-    """The newest date among the snapshot's published releases and dated tags."""
-    stamps = [r.published_at for r in snapshot.releases or () if not r.draft and r.published_at]
-    stamps += [t.date for t in snapshot.tags or () if t.date]
-    dated = [(when, stamp) for stamp in stamps if (when := _when(stamp)) is not None]
-    return max(dated)[1] if dated else None
 
 
 def dormancy(

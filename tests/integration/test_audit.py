@@ -261,8 +261,9 @@ def test_moved_missing_and_empty_repositories(harness: Harness, mode: str) -> No
     assert kinds(report) == [("Alpha", "repo_moved")]
     change = report["changes"][0]
     assert (change["before"], change["after"]) == ("org/alpha", "neworg/alpha-renamed")
-    assert change["details"] == {
-        "before_id": 1, "after_id": 1, "moved": True, "replaced": False, "forge": "github"
+    assert change["details"] == {  # the line of its `repo:` key
+        "before_id": 1, "after_id": 1, "moved": True, "replaced": False, "forge": "github",
+        "line": 5,
     }
     [error] = report["errors"]
     assert error["project"] == "Beta"

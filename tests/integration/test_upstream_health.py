@@ -6,13 +6,24 @@ an archived one `repo_archived`; the export suggests the catalog's maturity (`do
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from crawler.config import parse_config
 from crawler.export.from_store import export_audit
 from crawler.findings import source_names
+from crawler_fakes.gitea import FakeGitea, GiteaRelease, GiteaRepo, GiteaState
+from crawler_fakes.gitee import FakeGitee
+from crawler_fakes.gitee_state import GiteeRelease, GiteeRepo, GiteeState
 from crawler_fakes.github import FakeGitHub, GitHubState
 from crawler_fakes.github_state import FakeRelease, FakeRepo
+from crawler_fakes.gitlab import FakeGitLab
+from crawler_fakes.gitlab_state import GitLabProject, GitLabRelease, GitLabState, GitLabTag
 from tests.support.audits import Audits, changes
 
 TOKEN = "ghp_" + "h" * 36
@@ -98,3 +109,106 @@ def test_dormant_and_archived_upstreams_flagged_and_suggested_not_imposed(
         {"path": "$.projects[2].maturity", "id": "legacy", "curated": None,
          "suggested": "archived"},
     ]  # fmt: skip
+
+
+# -- dormancy on every forge path ----------------------------------------------------------
+
+STALE_HEAD, STALE_RELEASE = "2024-09-18T08:00:00Z", "2024-01-05T00:00:00Z"
+
+
+def _recent(days: int) -> str:
+    return (datetime.now(UTC) - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class _Forge:
+    key: str  # how sources.yaml names a repository there
+    start: Callable[[], Any]  # the fake, serving a stale and a fresh repository
+    head_of: Callable[[str], str]  # the head request's path (without its query) per project
+
+
+def _github_rest() -> Any:
+    repos = [
+        FakeRepo(owner="org", name=name, id=repo_id, license_path=None,
+                 head_sha=f"{repo_id:x}" * 40, head_date=STALE_HEAD,
+                 releases=[FakeRelease("v1.0", "v1.0", date, date)])
+        for name, repo_id, date in (("stale", 2, STALE_RELEASE), ("fresh", 3, _recent(30)))
+    ]  # fmt: skip
+    return FakeGitHub(GitHubState(repos=repos), unauth_limit=1000)
+
+
+def _gitlab() -> Any:
+    projects = [
+        GitLabProject(path=f"org/{name}", id=project_id, head_sha=f"{project_id:x}" * 40,
+                      head_date=STALE_HEAD, tags=[GitLabTag("v1.0", "ab" * 20, date)],
+                      releases=[GitLabRelease("v1.0", "v1.0", date)])
+        for name, project_id, date in (("stale", 2, STALE_RELEASE), ("fresh", 3, _recent(30)))
+    ]  # fmt: skip
+    return FakeGitLab(GitLabState(projects=projects))
+
+
+def _gitee() -> Any:
+    repos = [
+        GiteeRepo(owner="org", name=name, id=repo_id, head_sha=f"{repo_id:x}" * 40,
+                  head_date=STALE_HEAD, releases=[GiteeRelease("v1.0", date)])
+        for name, repo_id, date in (("stale", 2, STALE_RELEASE), ("fresh", 3, _recent(30)))
+    ]  # fmt: skip
+    return FakeGitee(GiteeState(repos=repos), anonymous_limit=1000)
+
+
+def _gitea() -> Any:
+    repos = [
+        GiteaRepo(owner="org", name=name, id=repo_id, head_sha=f"{repo_id:x}" * 40,
+                  head_date=STALE_HEAD, releases=[GiteaRelease("v1.0", date)])
+        for name, repo_id, date in (("stale", 2, STALE_RELEASE), ("fresh", 3, _recent(30)))
+    ]  # fmt: skip
+    return FakeGitea(GiteaState(repos=repos))
+
+
+FORGES = {
+    "github-rest": _Forge("repo", _github_rest, lambda name: f"/repos/org/{name}/commits"),
+    "gitlab": _Forge(
+        "gitlab", _gitlab,
+        lambda name: f"/api/v4/projects/{2 if name == 'stale' else 3}/repository/branches/main",
+    ),
+    "gitee": _Forge("gitee", _gitee, lambda name: f"/api/v5/repos/org/{name}/commits"),
+    "gitea": _Forge("gitea", _gitea, lambda name: f"/api/v1/repos/org/{name}/commits"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("forge", sorted(FORGES))
+def test_dormancy_is_judged_on_every_forge_path_at_one_conditional_request(
+    forge: str, db_url: str, tmp_path: Path
+) -> None:
+    """Before, only GitHub's GraphQL path read the head commit of a project with releases: a
+    project whose newest release is older than a year was never judged on GitHub's REST path,
+    GitLab, Gitee or Gitea. Now its head is read (one request; a 304 on an unchanged night),
+    and a project that released within the year costs no request for it (its releases say it
+    is lively)."""
+    spec = FORGES[forge]
+    config = parse_config(
+        "projects:\n"
+        + "".join(f"  - name: {n}\n    {spec.key}: org/{n}\n" for n in ("stale", "fresh"))
+    )
+    with spec.start() as server:
+        audits = Audits(server, db_url, tmp_path, server.env())
+        try:
+            first = audits.audit(config)
+            heads = [r.path.partition("?")[0] for r in server.requests
+                     if r.path.partition("?")[0] in (spec.head_of("stale"),
+                                                     spec.head_of("fresh"))]  # fmt: skip
+            server.requests.clear()
+            again = audits.audit(config)
+            later = [(r.path.partition("?")[0], r.status, r.conditional) for r in server.requests
+                     if r.path.partition("?")[0] == spec.head_of("stale")]  # fmt: skip
+        finally:
+            audits.close()
+    dormant = [c for c in changes(first.report, "details") if c[1] == "upstream_dormant"]
+    assert dormant == [
+        ("stale", "upstream_dormant", None, STALE_HEAD,
+         {"last_commit": STALE_HEAD, "last_release": STALE_RELEASE,
+          "days": dormant[0][4]["days"], "repo": "org/stale"}),
+    ]  # fmt: skip
+    assert heads == [spec.head_of("stale")]  # the fresh project's head was not asked for
+    assert later == [(spec.head_of("stale"), 304, True)]  # unchanged: answered 304
+    assert [c for c in changes(again.report) if c[1] == "upstream_dormant"] == []

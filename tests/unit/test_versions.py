@@ -3,7 +3,12 @@ from __future__ import annotations
 import pytest
 
 from crawler.model import Commit, ProjectSnapshot, Release, Tag, Tracking
-from crawler.versions import current_version, looks_like_prerelease, usable_releases
+from crawler.versions import (
+    current_version,
+    head_decides_dormancy,
+    looks_like_prerelease,
+    usable_releases,
+)
 
 
 @pytest.mark.parametrize(
@@ -124,3 +129,23 @@ def test_a_new_release_is_reported_from_the_release_shown_not_the_newer_pre_rele
     assert [(c.kind.value, c.before, c.after) for c in changes] == [
         ("new_release", "v1.0.0", "v1.1.0")
     ]
+
+
+def test_the_head_decides_dormancy_only_when_no_release_is_recent() -> None:
+    """A source asks for the head's date (one request) only when its releases cannot say the
+    project is lively: none, undated, or all older than the period."""
+    now = "2026-12-01T00:00:00Z"
+
+    def snap(*dates: str | None, head: Commit | None = None) -> ProjectSnapshot:
+        releases = tuple(Release(f"v{i}", None, d, False, False, "") for i, d in enumerate(dates))
+        return ProjectSnapshot("p", releases=releases, head=head)
+
+    assert head_decides_dormancy(snap(), now, 365) is True  # nothing released
+    assert head_decides_dormancy(snap(None), now, 365) is True  # undated
+    assert head_decides_dormancy(snap("2025-11-30T00:00:00Z"), now, 365) is True  # 366 days
+    assert head_decides_dormancy(snap("2024-01-01T00:00:00Z", "2026-06-01T00:00:00Z"), now,
+                                 365) is False  # fmt: skip
+    tagged = ProjectSnapshot("p", tags=(Tag("t1", "a" * 40, "2026-11-01T00:00:00Z"),))
+    assert head_decides_dormancy(tagged, now, 365) is False
+    dated = snap(head=Commit("b" * 40, "2024-01-01T00:00:00Z", ""))
+    assert head_decides_dormancy(dated, now, 365) is False  # the head is in hand already

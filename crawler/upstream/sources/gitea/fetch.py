@@ -1,5 +1,6 @@
 """Fetch what the catalog needs of one Gitea or Forgejo project: the repository, then its
-releases, tags or default-branch head as its ``track`` needs, and the root license file (read
+releases, tags or default-branch head as its ``track`` needs (the head also when no release or
+tag is newer than ``settings.dormant_after_days``), and the root license file (read
 again only when its blob SHA moved). Every request is conditional (Gitea sends ETags). The
 audit runs each project in its guard: this module only raises.
 """
@@ -25,7 +26,7 @@ from crawler.upstream.sources.gitea import (
     GiteaSettings,
     parse,
 )
-from crawler.versions import usable_releases, usable_tags
+from crawler.versions import head_decides_dormancy, usable_releases, usable_tags
 
 MAX_PAGES = 10  # per list: a bound even if an instance kept answering full pages
 Facts = list[tuple[str, Provenance]]
@@ -49,6 +50,7 @@ class GiteaSource:
             sleep=context.sleep, allow_private=private_addresses_allowed(context.common),
         )  # fmt: skip
         self._clock = context.clock
+        self._dormant_after = context.common.dormant_after_days
 
     # -- the ProjectSource protocol ------------------------------------------------------------
 
@@ -79,8 +81,11 @@ class GiteaSource:
             snapshot = replace(snapshot, tags=parse.tags(items, repo.url))
             facts.append(("tags", Provenance(url, now)))
         has_tag = bool(usable_tags(spec.tracking, snapshot.tags or ()))
+        wants_head = spec.track == "commits" or (
+            spec.track == "auto" and not has_release and not has_tag
+        )  # or only the head can say whether it is dormant
         if repo.default_branch and (
-            spec.track == "commits" or (spec.track == "auto" and not has_release and not has_tag)
+            wants_head or head_decides_dormancy(snapshot, now, self._dormant_after)
         ):
             params = {"sha": repo.default_branch, "limit": 1, "stat": "false",
                       "verification": "false", "files": "false"}  # fmt: skip

@@ -1,6 +1,7 @@
 """Fetch what the catalog needs of each Gitee project, as GitHub's REST path does: repository
-metadata, then releases, tags or the default-branch head as the project's ``track`` needs, and
-the root license file (read again only when its blob SHA moved). Every request is conditional;
+metadata, then releases, tags or the default-branch head as the project's ``track`` needs (the
+head also when no release or tag is newer than ``settings.dormant_after_days``), and the root
+license file (read again only when its blob SHA moved). Every request is conditional;
 projects go through a bounded pool; one project's failure is that project's error only.
 """
 
@@ -20,7 +21,7 @@ from crawler.upstream.pages import private_addresses_allowed
 from crawler.upstream.root_license import read_root_listing
 from crawler.upstream.source import RepoFile, SourceContext, SourceError
 from crawler.upstream.sources.gitee import DEFAULT_API_URL, KIND, GiteeSettings, parse
-from crawler.versions import usable_releases, usable_tags
+from crawler.versions import head_decides_dormancy, usable_releases, usable_tags
 
 log = logging.getLogger(__name__)
 MAX_PAGES = 10  # per list: enough for any limit the settings allow at 100 per page
@@ -51,6 +52,7 @@ class GiteeSource:
         )  # fmt: skip
         self.concurrency = settings.concurrency
         self._clock: Callable[[], str] = context.clock
+        self._dormant_after = context.common.dormant_after_days
 
     # -- the ProjectSource protocol ------------------------------------------------------------
 
@@ -124,8 +126,11 @@ class GiteeSource:
             snapshot = replace(snapshot, tags=parse.tags(items, repo.url))
             sources.append(("tags", Provenance(url, now)))
         has_tag = bool(usable_tags(spec.tracking, snapshot.tags or ()))
+        wants_head = spec.track == "commits" or (
+            spec.track == "auto" and not has_release and not has_tag
+        )  # or only the head can say whether it is dormant
         if repo.default_branch and (
-            spec.track == "commits" or (spec.track == "auto" and not has_release and not has_tag)
+            wants_head or head_decides_dormancy(snapshot, now, self._dormant_after)
         ):
             response = self.api.get(f"{base}/commits", {"sha": repo.default_branch, "per_page": 1},
                                     expect=list, allow=(404, 409))  # fmt: skip

@@ -1,5 +1,7 @@
 """One project through GitHub's REST API (the path without a token): conditional requests, and
-optional requests (tag dates, the tree scan) only while the budget covers every project left."""
+optional requests (tag dates, the head of a project whose releases are all older than
+``settings.dormant_after_days``, the tree scan) only while the budget covers every project
+left."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from crawler.model import InventoryEntry, LicenseFile, ProjectSnapshot, Provenan
 from crawler.upstream.guard import carried
 from crawler.upstream.sources.github import GitHubSettings, parse
 from crawler.upstream.sources.github.api import GitHubApi, GitHubError
-from crawler.versions import is_prerelease, usable_releases, usable_tags
+from crawler.versions import head_decides_dormancy, is_prerelease, usable_releases, usable_tags
 
 Clock = Callable[[], str]
 REST_REQUESTS_PER_PROJECT = 4  # repo, releases or tags, license, maybe head: for budgeting
@@ -26,11 +28,13 @@ class RestProject:
         settings: GitHubSettings,
         clock: Clock,
         projects_left: Callable[[], int],
+        dormant_after_days: float = 365.0,
     ) -> None:
         self.api = api
         self.settings = settings
         self.clock = clock
         self.projects_left = projects_left
+        self.dormant_after_days = dormant_after_days  # settings.dormant_after_days
 
     def affordable(self) -> bool:
         """Room for an optional request after reserving the essentials of every project left."""
@@ -78,11 +82,9 @@ class RestProject:
         if tracking.track == "commits" or (
             tracking.track == "auto" and not has_release and not has_tag
         ):
-            url = self.api.absolute(f"{base}/commits?per_page=1")
-            response = self.api.get_json(url, expect=list, allow=(409,))
-            if response.status == 200 and response.data:
-                snapshot = replace(snapshot, head=parse.commit_from_rest(response.data))
-            sources.append(("head", Provenance(response.url, now)))
+            snapshot = self._head(snapshot, base, sources, now)
+        elif head_decides_dormancy(snapshot, now, self.dormant_after_days) and self.affordable():
+            snapshot = self._head(snapshot, base, sources, now)  # dormant? only its head says
 
         # The tree first (when the budget has room for it): it names the root license file's
         # blob, and an unchanged blob is an unchanged text.
@@ -104,6 +106,16 @@ class RestProject:
                 sources.append(("license", Provenance(response.url, now)))
         sources.extend(tree_sources)
         return replace(snapshot, provenance=tuple(sources))
+
+    def _head(
+        self, snapshot: ProjectSnapshot, base: str, sources: list[tuple[str, Provenance]], now: str
+    ) -> ProjectSnapshot:
+        url = self.api.absolute(f"{base}/commits?per_page=1")
+        response = self.api.get_json(url, expect=list, allow=(409,))
+        if response.status == 200 and response.data:
+            snapshot = replace(snapshot, head=parse.commit_from_rest(response.data))
+        sources.append(("head", Provenance(response.url, now)))
+        return snapshot
 
     def _mark_latest(self, snapshot: ProjectSnapshot, base: str) -> ProjectSnapshot:
         """REST lists releases without GitHub's "latest" mark: ask /releases/latest (when the

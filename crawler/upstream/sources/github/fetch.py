@@ -70,8 +70,10 @@ class GitHubFetcher:
         use_graphql: bool = True,
         should_stop: Callable[[], bool] = lambda: False,
         on_fetched: Callable[[ProjectResult], None] = lambda _result: None,
+        dormant_after_days: float = 365.0,
     ) -> None:
         self.api = api
+        self.dormant_after_days = dormant_after_days
         self.on_fetched = on_fetched
         self.settings = settings
         self.clock = clock
@@ -134,7 +136,9 @@ class GitHubFetcher:
         pool: ThreadPoolExecutor,
     ) -> dict[str, ProjectResult]:
         left = [len(specs)]  # projects whose essentials are still to be fetched
-        rest = RestProject(self.api, self.settings, self.clock, lambda: left[0])
+        rest = RestProject(
+            self.api, self.settings, self.clock, lambda: left[0], self.dormant_after_days
+        )
 
         def one(spec: ProjectSpec) -> ProjectResult:
             try:
@@ -269,6 +273,7 @@ class GitHubSource:
             context.clock,
             should_stop=context.should_stop,
             on_fetched=context.on_fetched,
+            dormant_after_days=context.common.dormant_after_days,
         )
         self._web = context.web
 

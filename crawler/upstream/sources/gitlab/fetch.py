@@ -2,7 +2,8 @@
 
 Per project: the project (``?license=true``: id, current path, default branch, archived, web
 URL, GitLab's license verdict and the license file's page), then what its ``track`` needs
-(releases; tags only without a usable release; the default-branch head only without either),
+(releases; tags only without a usable release; the default-branch head without either, or
+when no release or tag is newer than ``settings.dormant_after_days``: only it can say dormant),
 then the license file's text. Everything after the first request addresses the project by
 its numeric id, so a renamed or transferred project keeps its validators and comes back with
 its new path and the same id. Every request is conditional (GitLab sends ETags); projects are
@@ -31,7 +32,7 @@ from crawler.upstream.sources.gitlab import (
     instance_url,
     parse,
 )
-from crawler.versions import usable_releases, usable_tags
+from crawler.versions import head_decides_dormancy, usable_releases, usable_tags
 
 log = logging.getLogger(__name__)
 TOKEN_HEADER = "PRIVATE-TOKEN"  # how GitLab takes a personal access token
@@ -216,15 +217,31 @@ class GitLabSource:
         wants_head = spec.track == "commits" or (
             spec.track == "auto" and not has_release and not has_tag
         )
-        if wants_head and repo.default_branch:
-            branch = quote(repo.default_branch, safe="")
-            head = api.get(f"{base}/repository/branches/{branch}", allow=(404,))
-            if head.status == 200:
-                snapshot = replace(snapshot, head=parse.branch_head(head.data, repo.url))
-            provenance.append(("head", Provenance(head.url, now)))
+        dormant_after = self._context.common.dormant_after_days
+        if wants_head or head_decides_dormancy(snapshot, now, dormant_after):
+            snapshot = self._head(api, snapshot, provenance, now)
         if forge_license.key is not None and repo.default_branch:
             snapshot = self._license_file(api, snapshot, license_url, provenance, now)
         return replace(snapshot, provenance=tuple(provenance))
+
+    def _head(
+        self,
+        api: JsonApi,
+        snapshot: ProjectSnapshot,
+        provenance: list[tuple[str, Provenance]],
+        now: str,
+    ) -> ProjectSnapshot:
+        """The default branch's head commit (its date too): one request, conditional."""
+        repo = snapshot.repo
+        assert repo is not None
+        if not repo.default_branch:
+            return snapshot  # an empty project: no commit
+        branch = quote(repo.default_branch, safe="")
+        head = api.get(f"/projects/{repo.id}/repository/branches/{branch}", allow=(404,))
+        if head.status == 200:
+            snapshot = replace(snapshot, head=parse.branch_head(head.data, repo.url))
+        provenance.append(("head", Provenance(head.url, now)))
+        return snapshot
 
     def _license_file(
         self,

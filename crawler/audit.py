@@ -18,6 +18,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -30,6 +31,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from crawler.config import Config, ConfigError, ProjectSpec
 from crawler.config.credentials import config_secrets
 from crawler.diff import DiffRules, Findings, Tracked, diff_audit, forget_memos, removed_projects
+from crawler.diff.health import successor_of
 from crawler.diff.links import LinkTarget
 from crawler.diff.pending import PendingItem, newest_first, pending_changes, taken_by_catalog
 from crawler.diff.source_labels import Names as SourceNamesMap
@@ -299,6 +301,7 @@ class _Tally:
         self.collect_links = False  # settings.links_per_night > 0
         self.links: list[LinkTarget] = []
         self.repos: dict[tuple[str, str], RepoInfo] = {}
+        self.unsaid: set[str] = set()  # checked tonight, their repository naming no successor
         # the rows of the items others ride on (part_of): a riding item's row is its host's
         self.host_rows: dict[str, ProjectEntry | None] = dict.fromkeys(hosts)
 
@@ -460,7 +463,7 @@ def _run_audit(
     pending, open_pending = _pending(
         config, store, audit_id, started,
         [*tally.ordered(tally.pending, lambda c: c.project), *removed], names,
-        links.still_bad() if links is not None else None,
+        links.still_bad() if links is not None else None, tally.unsaid,
     )  # fmt: skip
     finished = _now()
     if links is not None:
@@ -602,6 +605,8 @@ def _tally_batch(
         if result.status != ProjectStatus.UNTRACKED:
             tally.tracked += 1
             tally.failed += result.status == ProjectStatus.ERROR
+        if result.status == ProjectStatus.OK and successor_of(result.snapshot) is None:
+            tally.unsaid.add(result.project)
         for error in result.errors:
             tally.errors.add(at(error.project), error_entry(error))
     for error in findings.problems:
@@ -707,17 +712,20 @@ def _pending(
     changes: Sequence[Change],
     names: SourceNamesMap,
     bad_links: set[str] | None = None,
+    unsaid: AbstractSet[str] = frozenset(),
 ) -> tuple[list[PendingItem], Callable[[Session], None]]:
     """Everything pending after tonight, newest first, and what opens tonight's new items in
     the transaction that finishes the audit (never before: a night killed before its report
     leaves nothing open, and the next audit counts those changes as new). The link findings
     whose link is fixed (``bad_links``: the cited links that still do not answer where cited;
-    None when links were not checked) and what the curated catalog (if configured) already
-    holds are closed now, or never opened."""
+    None when links were not checked), the successor findings of projects that no longer name
+    one (``unsaid``) and what the curated catalog (if configured) already holds are closed
+    now, or never opened."""
     from crawler.store.pending import (
         as_items,
         close_fixed_links,
         close_pending,
+        close_withdrawn_successors,
         new_pending,
         open_pending,
         opener,
@@ -725,6 +733,8 @@ def _pending(
 
     if bad_links is not None:
         close_fixed_links(store, bad_links, started)
+    if unsaid:
+        close_withdrawn_successors(store, unsaid, started)
     found = new_pending(store, changes, lambda change: change_summary(change, names))
     stored, tonight = open_pending(store), as_items(found, audit_id, started)
     path = curated_catalog_path(config)

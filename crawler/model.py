@@ -50,6 +50,7 @@ class ChangeKind(StrEnum):
     LINK_MOVED = "link_moved"
     LINK_BROKEN = "link_broken"
     UPSTREAM_DORMANT = "upstream_dormant"
+    UPSTREAM_SUPERSEDED = "upstream_superseded"
 
     @property
     def section(self) -> ReportSection:
@@ -72,6 +73,7 @@ _SECTIONS = {
     ChangeKind.LINK_MOVED: ReportSection.LINKS,
     ChangeKind.LINK_BROKEN: ReportSection.LINKS,
     ChangeKind.UPSTREAM_DORMANT: ReportSection.LINKS,
+    ChangeKind.UPSTREAM_SUPERSEDED: ReportSection.LINKS,
 }
 
 
@@ -157,6 +159,9 @@ class RepoInfo:
     archived: bool
     url: str  # the repository's web page
     forge: str = "github"  # the source that serves it (crawler.upstream registry name)
+    # the forge's one-line description, as the upstream wrote it (untrusted; capped by the
+    # source, escaped by every renderer); None where the forge gives none (or a git server)
+    description: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,6 +73,7 @@ class GiteaRepo:
     files: dict[str, str] = field(default_factory=dict)  # path -> text
     # files on other branches or tags, read with ?ref=: ref -> path -> text
     ref_files: dict[str, dict[str, str]] = field(default_factory=dict)
+    description: str = ""  # Gitea answers "" for none
 
     @property
     def full_name(self) -> str:
@@ -217,6 +218,7 @@ class FakeGitea(LoopbackService):
             "owner": {"login": repo.owner}, "empty": repo.head_sha is None,
             "html_url": web, "clone_url": f"{web}.git", "default_branch": repo.default_branch,
             "archived": repo.archived, "private": False, "fork": False, "mirror": False,
+            "description": repo.description,
         }  # fmt: skip
         if repo.licenses is not None:
             data["licenses"] = list(repo.licenses)

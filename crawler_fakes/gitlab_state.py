@@ -50,6 +50,7 @@ class GitLabProject:
     head_sha: str | None = None  # None: an empty repository
     head_date: str | None = None
     old_paths: list[str] = field(default_factory=list)  # answer 301 to /projects/<id>
+    description: str | None = None
 
     def tree(self) -> dict[str, str]:
         """path → text of every file at the head."""
@@ -118,7 +119,7 @@ class ProjectView:
         api = f"{self.api_url}/projects/{project.id}"
         group, _, name = project.path.rpartition("/")
         data: dict[str, Any] = {
-            "id": project.id, "description": None, "name": name,
+            "id": project.id, "description": project.description, "name": name,
             "name_with_namespace": project.path.replace("/", " / "), "path": name,
             "path_with_namespace": project.path, "created_at": "2024-01-01T00:00:00.000Z",
             "default_branch": project.default_branch, "tag_list": [], "topics": [],

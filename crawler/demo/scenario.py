@@ -237,6 +237,8 @@ def state_after() -> GitHubState:
     transfer.tree.append(("examples/device/ep/LICENSE-DeepEP", _sha("deepep")))
     repos["cache-store"].moved_to = "demo-org/kv-cache-store"
     repos["legacy-kernels"].archived = True
+    # its own description names where its kernels went: upstream_superseded
+    repos["legacy-kernels"].description = "Superseded by demo-org/kernel-dsl, where they ship now."
     new_plugin = _repo("new-plugin", 113, "Apache-2.0", releases=[_rel("v0.1.0", "11-04")])
     del repos["retired-plugin"]
     del repos["vanished-ops"]  # gone (or private): an error, never "release removed"

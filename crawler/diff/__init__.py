@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from crawler.diff.health import dormant_change
+from crawler.diff.health import dormant_change, superseded_change
 from crawler.diff.licenses import license_changes, noassertion_flag
 from crawler.diff.packages import channel_flags, package_changes
 from crawler.diff.pages import diff_page
@@ -82,6 +82,8 @@ def project_changes(
         name, before, after, rules.now, rules.baseline_at if before else None, rules.dormant_after
     )
     changes += [dormant] if dormant is not None else []
+    superseded = superseded_change(name, before, after)
+    changes += [superseded] if superseded is not None else []
     if before is None:
         return changes
     changes += version_changes(name, before, after)

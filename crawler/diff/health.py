@@ -1,4 +1,5 @@
-"""Upstream health: a repository nobody commits to or releases from any more. Pure.
+"""Upstream health: a repository nobody commits to or releases from any more, or whose own
+description says it moved or was superseded. Pure.
 
 Judged from the snapshot's own dates: the default branch's head commit and the newest release
 or tag. Every forge source reads the head's date whenever the releases alone cannot say the
@@ -11,9 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from crawler.analysis.successor import Successor, successor_in
 from crawler.model import Change, ChangeKind, ProjectSnapshot
+from crawler.untrusted import visible
 from crawler.versions import instant as _when
 from crawler.versions import newest_release_date as newest_release_date  # re-exported
+
+MAX_QUOTED = 300  # characters of a description a finding quotes
 
 
 @dataclass(frozen=True)
@@ -64,4 +69,41 @@ def dormant_change(
         after=found.last_commit,
         evidence_url=after.repo.url if after.repo else after.head.url if after.head else None,
         details={**found.details(), "repo": after.repo.full_name if after.repo else None},
+    )
+
+
+def successor_of(snapshot: ProjectSnapshot | None) -> Successor | None:
+    """The successor the repository's own description names, if any."""
+    repo = snapshot.repo if snapshot is not None else None
+    if repo is None:
+        return None
+    return successor_in(repo.description, repo.url, repo.full_name, repo.forge)
+
+
+def superseded_change(
+    name: str, before: ProjectSnapshot | None, after: ProjectSnapshot
+) -> Change | None:
+    """``upstream_superseded`` the night the repository's description first names a successor
+    (or names another one): "moved to X", "superseded by X"… (crawler.analysis.successor)."""
+    found = successor_of(after)
+    if found is None or after.repo is None:
+        return None
+    earlier = successor_of(before)
+    if earlier is not None and (earlier.kind, earlier.target) == (found.kind, found.target):
+        return None  # reported already: pending until settled
+    repo = after.repo
+    return Change(
+        project=name,
+        kind=ChangeKind.UPSTREAM_SUPERSEDED,
+        before=repo.full_name,
+        after=found.target,
+        evidence_url=repo.url,
+        details={
+            "repo": repo.full_name,
+            "phrase": found.phrase,
+            "successor": found.target,
+            "successor_url": found.url,
+            "stopped": found.stopped,
+            "description": " ".join(visible(repo.description or "").split())[:MAX_QUOTED],
+        },
     )

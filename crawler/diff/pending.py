@@ -9,7 +9,7 @@ them until the curated catalog holds them (``merged``) or a person acknowledges 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,11 +27,12 @@ LICENSE_KINDS = frozenset(
 SUPPORT_KINDS = frozenset({ChangeKind.TABLE_CHANGED, ChangeKind.PIN_CHANGED})
 # until the link answers where it is cited (fixed), or a person acknowledges it
 LINK_KINDS = frozenset({ChangeKind.LINK_MOVED, ChangeKind.LINK_BROKEN})
-# until the catalog's maturity says it (dormant or archived), or a person acknowledges it
-HEALTH_KINDS = frozenset({ChangeKind.UPSTREAM_DORMANT})
+# until the catalog's maturity says it (dormant, archived, superseded…), or a person
+# acknowledges it; a successor no longer named by the upstream closes too (fixed)
+HEALTH_KINDS = frozenset({ChangeKind.UPSTREAM_DORMANT, ChangeKind.UPSTREAM_SUPERSEDED})
 # a commit-tracked project moves every night: its head is shown, never pending
 PENDING_KINDS = RELEASE_KINDS | LICENSE_KINDS | SUPPORT_KINDS | LINK_KINDS | HEALTH_KINDS
-SETTLED_MATURITY = frozenset({"dormant", "archived"})
+SETTLED_MATURITY = frozenset({"dormant", "archived", "superseded", "deprecated"})
 MAX_VALUE = 500
 
 
@@ -134,6 +135,17 @@ def taken_by_catalog(items: Sequence[PendingItem], curated: Mapping[str, Any]) -
         if held and item.kind in LICENSE_KINDS | SUPPORT_KINDS:
             taken.append(item.id)
     return sorted(set(taken))
+
+
+def successors_withdrawn(items: Sequence[PendingItem], unsaid: Set[str]) -> list[int]:
+    """The ids of the open ``upstream_superseded`` items of projects checked tonight whose
+    repository no longer names a successor (sources.yaml follows the successor now, or the
+    upstream took the words back)."""
+    return [
+        item.id
+        for item in items
+        if item.kind == ChangeKind.UPSTREAM_SUPERSEDED and item.project in unsaid
+    ]
 
 
 def fixed_links(items: Sequence[PendingItem], bad_links: set[str]) -> list[int]:

@@ -17,6 +17,8 @@ from crawler.config import PageIntegration, TableIntegrations, TableSpec
 from crawler.model import LicenseVerdict
 
 RefKind = Literal["release", "tag", "commit", "none"]
+# what the upstream's health suggests for the curated maturity (never written into it)
+MaturitySuggestion = Literal["archived", "superseded", "dormant"]
 NOASSERTION = "NOASSERTION"
 _VERDICTS: dict[str, LicenseVerdict] = {
     "exact": "exact",
@@ -165,7 +167,7 @@ class ProjectInput:
     evidence: tuple[EvidenceLink, ...] = ()
     pages: tuple[WatchedPage, ...] = ()
     links: tuple[LinkStatus, ...] = ()  # empty when its links were never checked
-    maturity_suggestion: Literal["archived", "dormant"] | None = None
+    maturity_suggestion: MaturitySuggestion | None = None
     layer: str | None = None  # where the catalog page lists it (sources.yaml's layer)
     snapshot: bool = False  # a row of the page's release and license snapshot table
     part_of: str | None = None  # riding: the name of the item whose facts it shows

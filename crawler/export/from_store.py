@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from crawler.analysis.licenses import is_license_file
 from crawler.config import Config, PageSpec, ProjectSpec, standing
@@ -24,6 +24,7 @@ from crawler.export.export_input import (
     LicenseFacts,
     LicenseFileEntry,
     LinkStatus,
+    MaturitySuggestion,
     Pin,
     ProjectInput,
     TableMapping,
@@ -330,8 +331,9 @@ def _with_health(
     dormant_after: timedelta,
 ) -> list[ProjectInput]:
     """Each project with its links as the link checks last saw them, and the maturity its
-    upstream's health suggests (archived, dormant)."""
-    from crawler.diff.health import dormancy
+    upstream's health suggests (archived; superseded, when its description names a successor
+    and says it stopped; dormant)."""
+    from crawler.diff.health import dormancy, successor_of
     from crawler.store.links import link_histories
 
     urls = [link.url for project in projects for link in project.evidence]
@@ -347,9 +349,12 @@ def _with_health(
             if (h := seen.get(url)) is not None
         )  # fmt: skip
         snapshot = states.get(project.name)
-        suggestion: Literal["archived", "dormant"] | None = None
+        suggestion: MaturitySuggestion | None = None
+        successor = successor_of(snapshot)
         if snapshot is not None and snapshot.repo is not None and snapshot.repo.archived:
             suggestion = "archived"
+        elif successor is not None and successor.stopped:
+            suggestion = "superseded"
         elif dormancy(snapshot, when, dormant_after) is not None:
             suggestion = "dormant"
         done.append(replace(project, links=links, maturity_suggestion=suggestion))

@@ -178,6 +178,7 @@ _KIND_NAMES = {
     "link_moved": "link moved",
     "link_broken": "link broken",
     "upstream_dormant": "upstream dormant",
+    "upstream_superseded": "upstream superseded",
     "license_noassertion": "no license verdict (NOASSERTION)",
     "no_tagged_release": "no tagged release",
     "channel_mismatch": "package and release disagree",
@@ -575,7 +576,10 @@ def change_summary(change: Change, names: Names) -> str:
     return f"{page}: watched text changed: {str(details.get('diff') or '')[:200]}"
 
 
-_HEALTH_KINDS = (ChangeKind.LINK_MOVED, ChangeKind.LINK_BROKEN, ChangeKind.UPSTREAM_DORMANT)
+_HEALTH_KINDS = (
+    ChangeKind.LINK_MOVED, ChangeKind.LINK_BROKEN, ChangeKind.UPSTREAM_DORMANT,
+    ChangeKind.UPSTREAM_SUPERSEDED,
+)  # fmt: skip
 
 
 def _places(details: Mapping[str, Any]) -> str:
@@ -593,6 +597,18 @@ def _link_summary(change: Change) -> str:
             f"{details.get('repo') or 'the repository'}: no commit since "
             f"{day_of(details.get('last_commit'))} and {release} "
             f"({plural(details.get('days') or 0, 'day')}): suggested maturity 'dormant'"
+        )
+    if change.kind is ChangeKind.UPSTREAM_SUPERSEDED:
+        url = details.get("successor_url")
+        page = f" — page {url}" if url and url != change.after else ""
+        then = (
+            "suggested maturity 'superseded'"
+            if details.get("stopped")
+            else "point the catalog at its new home"
+        )  # a URL stands between spaces: a renderer's code span takes no punctuation with it
+        return (
+            f"{details.get('repo')}: its description says: {details.get('phrase')} "
+            f"{change.after}{page} — {then}"
         )
     if change.kind is ChangeKind.LINK_MOVED:
         where = _places(details)

@@ -3,7 +3,7 @@ curated catalog takes them or a person acknowledges them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -17,6 +17,7 @@ from crawler.diff.pending import (
     newest_first,
     pending_changes,
     pending_value,
+    successors_withdrawn,
     taken_by_catalog,
 )
 from crawler.model import Change
@@ -153,6 +154,16 @@ def close_taken(store: Store, curated: Mapping[str, Any], when: datetime) -> lis
     taken = set(taken_by_catalog(items, curated))
     close_pending(store, sorted(taken), "merged", when)
     return [item for item in items if item.id in taken]
+
+
+def close_withdrawn_successors(
+    store: Store, unsaid: Set[str], when: datetime
+) -> list[PendingItem]:
+    """Close the successor findings of the projects that no longer name one (``fixed``)."""
+    items = open_pending(store)
+    withdrawn = set(successors_withdrawn(items, unsaid))
+    close_pending(store, sorted(withdrawn), "fixed", when)
+    return [item for item in items if item.id in withdrawn]
 
 
 def close_fixed_links(store: Store, bad_links: set[str], when: datetime) -> list[PendingItem]:

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 MAX_NAME = 300  # a release name, tag or path shown in a report
+MAX_DESCRIPTION = 1000  # a repository's description (GitHub allows 350 characters)
 
 
 class ShapeError(ValueError):
@@ -20,6 +21,14 @@ def cap(value: Any, limit: int = MAX_NAME) -> str | None:
         return None
     text = str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def description(value: Any) -> str | None:
+    """A repository's description: one line (white space collapsed), capped; None when empty
+    or not text."""
+    if not isinstance(value, str):
+        return None
+    return cap(" ".join(value.split()), MAX_DESCRIPTION) or None
 
 
 def field(obj: Any, *keys: str, service: str) -> Any:

@@ -35,12 +35,15 @@ def test_demo_shows_every_change_kind_flag_and_an_error(tmp_path: Path) -> None:
     # URLs, which a link check would look up: tests/integration/test_audit_links.py and
     # test_upstream_health.py show them on loopback instead
     over_nights = {"link_moved", "link_broken", "upstream_dormant"}
+    # (upstream_superseded is read off a repository's description: the demo shows it)
     assert set(report["summary"]["changes_by_kind"]) == {k.value for k in ChangeKind} - over_nights
     kinds: dict[str, set[str]] = defaultdict(set)
     for change in report["changes"]:
         kinds[change["project"]].add(change["kind"])
     assert kinds["Serving Engine"] == {"new_prerelease", "release_removed", "new_package_version"}
     assert kinds["Cache Store"] == {"repo_moved"}
+    # archived, its description naming the project that carries on
+    assert kinds["Legacy Kernels"] == {"repo_archived", "upstream_superseded"}
     # Gitee: releases, a release candidate, a tag, an archive, a README pin read through its API
     assert kinds["Accel Plugin"] == {"new_release", "new_prerelease", "pin_changed"}
     assert kinds["Kernel Toolkit"] == {"new_tag", "repo_archived"}

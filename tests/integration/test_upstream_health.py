@@ -123,46 +123,63 @@ def _recent(days: int) -> str:
 @dataclass
 class _Forge:
     key: str  # how sources.yaml names a repository there
-    start: Callable[[], Any]  # the fake, serving a stale and a fresh repository
+    # the fake, serving a stale and a fresh repository, the stale one with this description
+    start: Callable[[str], Any]
     head_of: Callable[[str], str]  # the head request's path (without its query) per project
 
 
-def _github_rest() -> Any:
+def _world() -> list[tuple[str, int, str]]:
+    """(name, id, newest release date): one project silent for years, one that just released."""
+    return [("stale", 2, STALE_RELEASE), ("fresh", 3, _recent(30))]
+
+
+def _github_rest(said: str) -> Any:
     repos = [
         FakeRepo(owner="org", name=name, id=repo_id, license_path=None,
                  head_sha=f"{repo_id:x}" * 40, head_date=STALE_HEAD,
-                 releases=[FakeRelease("v1.0", "v1.0", date, date)])
-        for name, repo_id, date in (("stale", 2, STALE_RELEASE), ("fresh", 3, _recent(30)))
+                 releases=[FakeRelease("v1.0", "v1.0", date, date)],
+                 description=said if name == "stale" else "Kernels.")
+        for name, repo_id, date in _world()
     ]  # fmt: skip
     return FakeGitHub(GitHubState(repos=repos), unauth_limit=1000)
 
 
-def _gitlab() -> Any:
+def _gitlab(said: str) -> Any:
     projects = [
         GitLabProject(path=f"org/{name}", id=project_id, head_sha=f"{project_id:x}" * 40,
                       head_date=STALE_HEAD, tags=[GitLabTag("v1.0", "ab" * 20, date)],
-                      releases=[GitLabRelease("v1.0", "v1.0", date)])
-        for name, project_id, date in (("stale", 2, STALE_RELEASE), ("fresh", 3, _recent(30)))
+                      releases=[GitLabRelease("v1.0", "v1.0", date)],
+                      description=said if name == "stale" else "Kernels.")
+        for name, project_id, date in _world()
     ]  # fmt: skip
     return FakeGitLab(GitLabState(projects=projects))
 
 
-def _gitee() -> Any:
+def _gitee(said: str) -> Any:
     repos = [
         GiteeRepo(owner="org", name=name, id=repo_id, head_sha=f"{repo_id:x}" * 40,
-                  head_date=STALE_HEAD, releases=[GiteeRelease("v1.0", date)])
-        for name, repo_id, date in (("stale", 2, STALE_RELEASE), ("fresh", 3, _recent(30)))
+                  head_date=STALE_HEAD, releases=[GiteeRelease("v1.0", date)],
+                  description=said if name == "stale" else "Kernels.")
+        for name, repo_id, date in _world()
     ]  # fmt: skip
     return FakeGitee(GiteeState(repos=repos), anonymous_limit=1000)
 
 
-def _gitea() -> Any:
+def _gitea(said: str) -> Any:
     repos = [
         GiteaRepo(owner="org", name=name, id=repo_id, head_sha=f"{repo_id:x}" * 40,
-                  head_date=STALE_HEAD, releases=[GiteaRelease("v1.0", date)])
-        for name, repo_id, date in (("stale", 2, STALE_RELEASE), ("fresh", 3, _recent(30)))
+                  head_date=STALE_HEAD, releases=[GiteaRelease("v1.0", date)],
+                  description=said if name == "stale" else "Kernels.")
+        for name, repo_id, date in _world()
     ]  # fmt: skip
     return FakeGitea(GiteaState(repos=repos))
+
+
+def _config(forge: _Forge) -> Any:
+    return parse_config(
+        "projects:\n"
+        + "".join(f"  - name: {n}\n    {forge.key}: org/{n}\n" for n in ("stale", "fresh"))
+    )
 
 
 FORGES = {
@@ -186,11 +203,8 @@ def test_dormancy_is_judged_on_every_forge_path_at_one_conditional_request(
     and a project that released within the year costs no request for it (its releases say it
     is lively)."""
     spec = FORGES[forge]
-    config = parse_config(
-        "projects:\n"
-        + "".join(f"  - name: {n}\n    {spec.key}: org/{n}\n" for n in ("stale", "fresh"))
-    )
-    with spec.start() as server:
+    config = _config(spec)
+    with spec.start("Kernels.") as server:
         audits = Audits(server, db_url, tmp_path, server.env())
         try:
             first = audits.audit(config)
@@ -212,3 +226,29 @@ def test_dormancy_is_judged_on_every_forge_path_at_one_conditional_request(
     assert heads == [spec.head_of("stale")]  # the fresh project's head was not asked for
     assert later == [(spec.head_of("stale"), 304, True)]  # unchanged: answered 304
     assert [c for c in changes(again.report) if c[1] == "upstream_dormant"] == []
+
+
+@pytest.mark.parametrize("forge", sorted(FORGES))
+def test_a_description_naming_a_successor_is_read_on_every_forge_path(
+    forge: str, db_url: str, tmp_path: Path
+) -> None:
+    """The forge's description now travels with the repository's facts (GitHub REST here,
+    GraphQL in test_upstream_successor.py; GitLab, Gitee, Gitea), and a description that says
+    the project was superseded is `upstream_superseded`, with the successor's page on that
+    forge. Before, no snapshot carried the description: nothing was reported."""
+    spec = FORGES[forge]
+    with spec.start("Superseded by vllm-project/vllm-accel; this fork is frozen.") as server:
+        audits = Audits(server, db_url, tmp_path, server.env())
+        try:
+            outcome = audits.audit(_config(spec))
+        finally:
+            audits.close()
+    [found] = [c for c in changes(outcome.report, "evidence_url", "details")
+               if c[1] == "upstream_superseded"]  # fmt: skip
+    web = found[4].removesuffix("/org/stale")
+    assert found[:4] == ("stale", "upstream_superseded", "org/stale", "vllm-project/vllm-accel")
+    assert found[5] == {
+        "repo": "org/stale", "phrase": "superseded by", "successor": "vllm-project/vllm-accel",
+        "successor_url": f"{web}/vllm-project/vllm-accel", "stopped": True,
+        "description": "Superseded by vllm-project/vllm-accel; this fork is frozen.",
+    }  # fmt: skip

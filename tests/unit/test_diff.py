@@ -203,6 +203,14 @@ CHANGE_CASES = [
         ChangeKind.REPO_ARCHIVED, BASE, _snapshot(repo=replace(REPO, archived=True)),
         (False, True, URL, {"repo": "acme/kit"}),
     ),
+    ChangeCase(  # the description names a successor (crawler.analysis.successor)
+        ChangeKind.UPSTREAM_SUPERSEDED, BASE,
+        _snapshot(repo=replace(REPO, description="Superseded by acme/kit-next.")),
+        ("acme/kit", "acme/kit-next", URL,
+         {"repo": "acme/kit", "phrase": "superseded by", "successor": "acme/kit-next",
+          "successor_url": "https://github.com/acme/kit-next", "stopped": True,
+          "description": "Superseded by acme/kit-next."}),
+    ),
     ChangeCase(
         ChangeKind.PROJECT_ADDED, None, BASE, (None, "acme/kit", URL, {}), known=False,
     ),

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from crawler.model import Commit, ForgeLicense, LicenseFile, Release, RepoInfo, Tag
 from crawler.upstream.answers import ShapeError as ShapeError  # raised to callers
-from crawler.upstream.answers import cap, field, optional
+from crawler.upstream.answers import cap, description, field, optional
 
 FORGE = "gitea"
 MAX_TEXT = 256 * 1024
@@ -69,6 +69,7 @@ def repo_info(data: dict[str, Any]) -> tuple[RepoInfo, ForgeLicense]:
         archived=data.get("archived") is True,
         url=str(_req(data, "html_url")).rstrip("/"),
         forge=FORGE,
+        description=description(data.get("description")),
     )
     return repo, forge_license(data.get("licenses"))
 

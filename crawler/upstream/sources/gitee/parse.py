@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from crawler.model import Commit, ForgeLicense, LicenseFile, Release, RepoInfo, Tag
 from crawler.upstream.answers import ShapeError as ShapeError  # raised to callers
-from crawler.upstream.answers import cap, field, optional
+from crawler.upstream.answers import cap, description, field, optional
 
 FORGE = "gitee"
 CLOSED = "关闭"  # Gitee's "closed" repository status: read-only, what GitHub calls archived
@@ -79,6 +79,7 @@ def repo_info(data: dict[str, Any]) -> tuple[RepoInfo, ForgeLicense]:
         archived=data.get("status") == CLOSED,
         url=web_url(str(_req(data, "html_url"))),
         forge=FORGE,
+        description=description(data.get("description")),
     )
     return repo, forge_license(data.get("license"))
 

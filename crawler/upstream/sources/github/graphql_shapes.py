@@ -104,6 +104,7 @@ class RepositoryNode(msgspec.Struct, frozen=True):
     releases: Releases
     refs: Refs
     isArchived: bool = False
+    description: str | None = None
     licenseInfo: LicenseInfo | None = None
     defaultBranchRef: BranchRef | None = None
     licenseBlob: BlobId | None = None

@@ -22,7 +22,7 @@ from crawler.model import (
     Tag,
 )
 from crawler.upstream.answers import ShapeError as ShapeError  # raised to callers
-from crawler.upstream.answers import cap, field, optional
+from crawler.upstream.answers import cap, description, field, optional
 from crawler.upstream.sources.github import graphql_shapes as shapes
 
 MAX_LICENSE_TEXT = 256 * 1024
@@ -51,6 +51,7 @@ def repo_from_rest(data: dict[str, Any]) -> tuple[RepoInfo, ForgeLicense]:
         archived=bool(data.get("archived", False)),
         url=str(_req(data, "html_url")),
         forge="github",
+        description=description(data.get("description")),
     )
     return repo, forge_license(data.get("license"))
 
@@ -166,6 +167,7 @@ def repo_from_graphql(node: shapes.RepositoryNode) -> tuple[RepoInfo, ForgeLicen
         archived=node.isArchived,
         url=node.url,
         forge="github",
+        description=description(node.description),
     )
     verdict = node.licenseInfo
     if verdict is None:

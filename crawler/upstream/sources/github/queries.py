@@ -47,7 +47,7 @@ def _batch_text(size: int, releases: int, tags: int) -> str:
     parts.append("}")
     parts.append(
         "fragment RepoFacts on Repository {\n"
-        "  databaseId nameWithOwner url isArchived isEmpty\n"
+        "  databaseId nameWithOwner url isArchived isEmpty description\n"
         "  licenseInfo { key spdxId name }\n"
         "  defaultBranchRef { name target { ... on Commit { oid committedDate url } } }\n"
         f"  releases(first: {releases}, orderBy: {{field: CREATED_AT, direction: DESC}}) {{\n"

@@ -17,7 +17,7 @@ from urllib.parse import quote, unquote
 
 from crawler.model import Commit, ForgeLicense, LicenseFile, Release, RepoInfo, Tag
 from crawler.upstream.answers import ShapeError as ShapeError  # raised to callers
-from crawler.upstream.answers import cap, field
+from crawler.upstream.answers import cap, description, field
 
 MAX_FILE_TEXT = 1024 * 1024  # a README or license file; larger ones are cut
 NOASSERTION = "NOASSERTION"
@@ -91,6 +91,7 @@ def project(data: Any) -> tuple[RepoInfo, ForgeLicense, str | None]:
         archived=bool(data.get("archived", False)),
         url=_web_url(data.get("web_url"), "the project"),
         forge="gitlab",
+        description=description(data.get("description")),
     )
     return repo, forge_license(data.get("license")), _http(data.get("license_url"))
 

@@ -1,0 +1,129 @@
+"""A repository's description that says the project lives on elsewhere: "moved to X", "migrated
+to X", "now lives at X" (the project moved), or "superseded by X", "replaced by X",
+"deprecated in favour of X" (this one stopped, X carries on). Text in, a successor out; no I/O.
+
+The description is the upstream's own free text, hence hostile: invisible and bidi characters
+are read as spaces, the successor must be a link or a repository path (``owner/name``, a
+monorepo path ``owner/name/projects/x``) right after the phrase, and what is kept is capped.
+A description that names the repository itself (written before a rename the forge already
+followed) names no successor.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import urlsplit
+
+from crawler.untrusted import visible
+
+MAX_TARGET = 300  # characters of a successor as written
+MAX_URL = 2048
+SuccessorKind = Literal["moved", "superseded"]
+
+# the phrase, then what may stand between it and the successor ("the new repository: ")
+_MOVED = r"(?:moved|migrated|relocated|transferred)\s+(?:permanently\s+)?(?:to|into|under)"
+_LIVES = r"now\s+(?:lives|hosted|maintained|developed)\s+(?:at|in|on|under)"
+_CONTINUES = r"development\s+(?:continues|has\s+continued)\s+(?:at|in|on|under)"
+_SUPERSEDED = r"superseded\s+by|replaced\s+by|(?:deprecated|archived)\s+in\s+favou?r\s+of"
+_PHRASE = re.compile(
+    rf"\b(?:(?P<moved>{_MOVED}|{_LIVES}|{_CONTINUES})|(?P<superseded>{_SUPERSEDED}))"
+    r"\s*:?\s*(?:the\s+)?(?:new\s+|official\s+|upstream\s+)?"
+    r"(?:(?:repository|repo|project|home|location|monorepo)\b\s*(?:at\s+|in\s+)?[:\-–—]?\s*)?",
+    re.IGNORECASE,
+)
+_MARKDOWN_LINK = re.compile(r"\[[^\]\n]{0,300}\]\((https?://[^\s()<>]{1,2048})\)")
+_URL = re.compile(r"https?://[^\s<>()\[\]\"'`]{1,2048}", re.IGNORECASE)
+_BARE_HOST = re.compile(
+    r"(?:www\.)?(?:github\.com|gitlab\.com|gitee\.com|codeberg\.org)/[^\s<>()\[\]\"'`]{1,2000}",
+    re.IGNORECASE,
+)
+_PATH = re.compile(
+    r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}(?:/[A-Za-z0-9_.-]{1,100}){1,6}(?![A-Za-z0-9_.-])"
+)
+_TRAILING = ".,;:!?)]}>'\"`*_"
+_WORDS = frozenset({"and/or", "either/or", "he/she", "input/output", "read/write"})
+
+
+@dataclass(frozen=True)
+class Successor:
+    """Where the description says the project lives on."""
+
+    kind: SuccessorKind  # moved: the project goes on there; superseded: this one stopped
+    phrase: str  # the words that said so, normalised ("superseded by")
+    target: str  # the successor as written: a URL or a repository path
+    url: str | None  # its web page: the URL, or the path on this repository's forge
+
+    @property
+    def stopped(self) -> bool:
+        """This upstream stopped (its maturity is worth a look), not only moved."""
+        return self.kind == "superseded"
+
+
+def _clean(text: str) -> str:
+    return " ".join(visible(text).split())
+
+
+def _target_at(text: str) -> tuple[str, str | None, bool] | None:
+    """(the successor as written, its URL, whether it was written as a link) at the start of
+    ``text``; a link past the URL cap has no URL."""
+    text = text.lstrip("[(<`\"'*_ ")
+    for pattern, is_url in ((_URL, True), (_BARE_HOST, True), (_PATH, False)):
+        found = pattern.match(text)
+        if found is None:
+            continue
+        target = found.group(0).rstrip(_TRAILING)
+        if not is_url:
+            if target.lower() in _WORDS or not re.search(r"[A-Za-z]", target.split("/")[1]):
+                return None  # "and/or", "1/2": not a repository
+            return target[:MAX_TARGET], None, False
+        url = target if target.lower().startswith("http") else f"https://{target}"
+        return target[:MAX_TARGET], url if len(url) <= MAX_URL else None, True
+    return None
+
+
+def _forge_base(repo_url: str, full_name: str) -> str | None:
+    """``https://github.com`` of ``https://github.com/org/name`` (the page of ``org/name``)."""
+    if not full_name or not repo_url.lower().rstrip("/").endswith("/" + full_name.lower()):
+        return None
+    return repo_url.rstrip("/")[: -len(full_name) - 1]
+
+
+def _is_itself(url: str | None, target: str, repo_url: str, full_name: str) -> bool:
+    own = full_name.lower()
+    if url is None:
+        return target.lower().rstrip("/").removesuffix(".git") == own
+    parts = urlsplit(url)
+    mine = urlsplit(repo_url)
+    path = parts.path.strip("/").lower().removesuffix(".git")
+    return (parts.hostname or "").lower() == (mine.hostname or "").lower() and path == own
+
+
+def successor_in(
+    description: str | None, repo_url: str = "", full_name: str = "", forge: str = ""
+) -> Successor | None:
+    """The successor ``description`` names, or None. ``repo_url``, ``full_name`` and ``forge``
+    are the repository's own: a bare path is taken to live on the same forge, its page that
+    of the repository it names (``owner/name`` of ``owner/name/projects/x``; GitLab's groups
+    nest, so there the whole path)."""
+    if not description:
+        return None
+    text = _clean(description[:4000])
+    for match in _PHRASE.finditer(text):
+        rest = text[match.end() :]
+        markdown = _MARKDOWN_LINK.match(rest)
+        found = (markdown.group(1), markdown.group(1), True) if markdown else _target_at(rest)
+        if found is None:
+            continue
+        target, url, linked = found
+        if not linked:
+            base = _forge_base(repo_url, full_name)
+            repository = target if forge == "gitlab" else "/".join(target.split("/")[:2])
+            url = f"{base}/{repository.removesuffix('.git')}" if base else None
+        if _is_itself(url, target, repo_url, full_name):
+            continue
+        kind: SuccessorKind = "moved" if match.group("moved") else "superseded"
+        phrase = " ".join((match.group("moved") or match.group("superseded")).lower().split())
+        return Successor(kind, phrase, target[:MAX_TARGET], url)
+    return None

@@ -88,6 +88,7 @@ from crawler.report.words import plural as counted
 from crawler.store import AuditInfo, Store
 from crawler.store.database import StoreError, describe_db_error
 from crawler.store.lock import AuditLockLost
+from crawler.upstream.forge_links import ForgeLinks
 from crawler.upstream.http import redact
 from crawler.upstream.pages import PageFetcher
 
@@ -435,7 +436,16 @@ def _run_audit(
                         break
                     results.clear()
                 in_hand = ahead
-            usage = sources.usage()
+            links: LinkNight | None = None
+            if lock_lost is None and store.failure is None:  # the sources still open: a
+                # repository link is asked of its forge with the projects' budget and pacing
+                forges = ForgeLinks(config, env, opened=sources.by_name, cache=store, web=web,
+                                    sleep=sleep)  # fmt: skip
+                links = check_links(
+                    config, store, started, tally,
+                    lambda: asked_to_stop() or store.failure is not None, forges, fetched,
+                )  # fmt: skip
+            usage = {**sources.usage(), **(links.forge_usage if links else {})}
         finally:
             abandoned.set()  # the audit stopped early: the batch fetched ahead ends at once
             fetching.shutdown(wait=True, cancel_futures=True)
@@ -449,9 +459,6 @@ def _run_audit(
         raise StoreError(_store_failed(store, audit_id, results.values()))
 
     riding = _ride(riders, tally)
-    links = check_links(  # after the fetch, whose end set `abandoned`: asked to stop, or not
-        config, store, started, tally, lambda: asked_to_stop() or store.failure is not None
-    )
     stopped = asked_to_stop()
     removed = removed_projects(listed, baseline.projects if baseline else None)
     first = store.first_audit_started() if baseline else None
@@ -642,10 +649,17 @@ def _tally_batch(
 
 
 def check_links(
-    config: Config, store: Store, now: datetime, tally: _Tally, stop: Callable[[], bool]
+    config: Config,
+    store: Store,
+    now: datetime,
+    tally: _Tally,
+    stop: Callable[[], bool],
+    forges: ForgeLinks,
+    selected: Sequence[ProjectSpec],
 ) -> LinkNight | None:
     """The audit's link step (crawler.link_audit): sources.yaml's links, the evidence links
-    and the curated catalog's, checked within tonight's budget; its changes join the audit's.
+    and the curated catalog's, checked within tonight's budget (a repository link of an item
+    not tracked tonight asked of its forge's API: ``forges``); its changes join the audit's.
     None when the step is off (``links_per_night: 0``), was stopped, or failed (logged: a
     link check never fails the audit)."""
     if config.settings.links_per_night == 0 or stop():
@@ -653,11 +667,17 @@ def check_links(
     path = curated_catalog_path(config)
     curated = read_curated(path) if path is not None and path.exists() else None
     targets = [*tally.links, *curated_targets(curated, config.settings.catalog or "catalog")]
+    tracked = {(s.forge.source, s.forge.path.lower()) for s in selected if s.forge is not None}
     try:
-        night = LinkStep(config.settings, store, now=now).run(targets, tally.repos, stop)
+        night = LinkStep(config.settings, store, now=now).run(
+            targets, tally.repos, stop, forges=forges, tracked=tracked
+        )
+        night = replace(night, forge_usage=forges.usage())
     except Exception:
         log.exception("the link check failed; the audit goes on without it")
         return None
+    finally:
+        forges.close()
     for change in night.changes:
         tally.changes.add(tally.position(change.project), change_entry(change, source_names()))
     tally.pending += pending_changes(night.changes)

@@ -541,15 +541,20 @@ def links(files: tuple[str, ...], config_path: str | None, as_json: bool, allow_
     from crawler.link_audit import DocumentError, check_files, links_json
     from crawler.report.words import link_check_line, link_check_summary
     from crawler.untrusted import terminal_text
+    from crawler.upstream.forge_links import ForgeLinks
 
     config = _load_if_present(config_path)
     settings = config.settings if config is not None else Settings()
     if allow_private:
         settings = settings.model_copy(update={"allow_private_addresses": True})
+    # repository pages: asked of the forge's API
+    forges = ForgeLinks(config, os.environ, common=settings)
     try:
-        data = links_json(check_files([Path(f) for f in files], settings))
+        data = links_json(check_files([Path(f) for f in files], settings, forges))
     except DocumentError as exc:
         raise click.ClickException(str(exc)) from None
+    finally:
+        forges.close()
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:

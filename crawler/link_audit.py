@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 from crawler.analysis.links import catalog_links, checkable, document_links, forge_repository
 from crawler.config import ProjectSpec, Settings
 from crawler.diff.links import (
+    ANSWERING,
     LinkHistory,
     LinkTarget,
     LinkVerdict,
@@ -30,7 +32,9 @@ from crawler.diff.links import (
 from crawler.model import Change, LinkAnswer, ProjectSnapshot, RepoInfo, Usage
 from crawler.store import Store
 from crawler.store.links import link_histories, record_links
+from crawler.upstream.forge_links import ForgeLinks
 from crawler.upstream.links import LinkChecker, Validators
+from crawler.upstream.source import RepositoryAnswers
 
 log = logging.getLogger(__name__)
 MAX_DOCUMENT = 5 * 1024 * 1024  # bytes of one file given to `crawler links`
@@ -46,8 +50,12 @@ class LinkNight:
     waiting: int  # links left for a later night by the budget
     requests: int = 0
     not_modified: int = 0
-    by_forge: int = 0
+    by_forge: int = 0  # answered by a forge snapshot of tonight: no request
+    by_forge_api: int = 0  # answered by a forge's API (repository links of untracked items)
+    forge_requests: int = 0  # the API requests those cost (a GraphQL query answers many)
     histories: Mapping[str, LinkHistory] = field(default_factory=dict)  # every cited link's
+    # what the forges opened for the links alone spent (the others count in their source's)
+    forge_usage: Mapping[str, Usage] = field(default_factory=dict)
 
     def usage(self) -> Usage:
         outcomes = [v.outcome for v in self.verdicts]
@@ -56,13 +64,15 @@ class LinkNight:
             "requests": self.requests,
             "not_modified": self.not_modified,
             "answered_by_forge": self.by_forge,
+            "answered_by_forge_api": self.by_forge_api,
+            "forge_api_requests": self.forge_requests,
             "left_for_later": self.waiting,
             **{f"outcome_{o}": outcomes.count(o) for o in dict.fromkeys(outcomes)},
         }
 
     def still_bad(self) -> set[str]:
         """Cited links whose last check did not find them where cited (findings stay open)."""
-        return {url for url in self.cited if self.histories.get(url, _OK).outcome != "ok"}
+        return {url for url in self.cited if self.histories.get(url, _OK).outcome not in ANSWERING}
 
 
 _OK = LinkHistory("")
@@ -112,7 +122,7 @@ def curated_targets(curated: Mapping[str, Any] | None, name: str) -> list[LinkTa
     if curated is None:
         return []
     return [
-        LinkTarget(link.url, record, f"{name}: {link.where}", forge_repository(link.url))
+        LinkTarget(link.url, record, f"{name}: {link.where}")
         for record, link in catalog_links(curated)
     ]
 
@@ -161,17 +171,39 @@ class LinkStep:
         targets: Sequence[LinkTarget],
         repos: Mapping[tuple[str, str], RepoInfo],
         should_stop: Callable[[], bool] = lambda: False,
+        *,
+        forges: ForgeLinks | None = None,
+        tracked: AbstractSet[tuple[str, str]] = frozenset(),
     ) -> LinkNight:
+        """``repos``: the forge snapshots of tonight (see ``forge_entries``); ``forges``: the
+        forges' APIs, for the other repository links (None: those are asked over HTTP);
+        ``tracked``: (forge, lower-case path) of every project tonight's audit selected."""
+        locate = forges.repository if forges is not None else forge_repository
+        targets = [t if t.repository else replace(t, repository=locate(t.url)) for t in targets]
         cited = frozenset(t.url for t in targets)
         history = link_histories(self._store, cited)
         by_forge = forge_answers(targets, repos)
-        web = [t for t in targets if t.url not in by_forge]
-        due = due_links(web, history, self._settings.links_per_night)
-        waiting = len({t.url for t in web}) - len(due)
+        # a repository of a project tonight selected but could not check: no request (its
+        # error says enough); a later night checks it
+        rest = [
+            t for t in targets
+            if t.url not in by_forge and not _of_tracked(t, tracked)
+        ]  # fmt: skip
+        due = due_links(rest, history, self._settings.links_per_night)
+        asked = [t for t in due if forges is not None and t.repository is not None]
+        web = [t for t in due if forges is None or t.repository is None]
         answers: dict[str, LinkAnswer] = {}
+        api = ForgeAnswers({}, 0, 0)
         if due and not should_stop():
-            with LinkChecker(self._settings) as checker:
-                answers = checker.check_many((t.url, _validators(history.get(t.url))) for t in due)
+            if forges is not None and asked:
+                api = ask_forges(forges, asked)
+                answers.update(api.answers)
+            if web:
+                with LinkChecker(self._settings) as checker:
+                    answers.update(
+                        checker.check_many((t.url, _validators(history.get(t.url))) for t in web)
+                    )
+        waiting = len({t.url for t in rest}) - len(due) + api.deferred
         answers.update(by_forge)
         first: dict[str, LinkTarget] = {}
         places: dict[str, list[str]] = {}
@@ -197,8 +229,63 @@ class LinkStep:
             requests=sum(a.requests for a in answers.values()),
             not_modified=sum(a.status == 304 for a in answers.values()),
             by_forge=len(by_forge),
+            by_forge_api=len(api.answers),
+            forge_requests=api.requests,
             histories=after,
         )
+
+
+def _of_tracked(target: LinkTarget, tracked: AbstractSet[tuple[str, str]]) -> bool:
+    if target.repository is None:
+        return False
+    forge, path = target.repository
+    return (forge, path.lower()) in tracked
+
+
+@dataclass(frozen=True)
+class ForgeAnswers:
+    """Links answered by the forges' APIs, and what it took."""
+
+    answers: dict[str, LinkAnswer]
+    deferred: int  # links not asked: a forge's budget is spent (a later night asks)
+    requests: int
+
+
+def ask_forges(forges: ForgeLinks, targets: Sequence[LinkTarget]) -> ForgeAnswers:
+    """Each repository link asked of its forge's API, all of a forge's at once (batched where
+    the forge allows): renamed is ``moved`` (to the page under its new name), archived is
+    ``archived``, no such repository is ``not_found`` (broken on the second night)."""
+    wanted: dict[str, dict[str, list[str]]] = {}  # forge → path → the links naming it
+    for target in targets:
+        assert target.repository is not None
+        forge, path = target.repository
+        wanted.setdefault(forge, {}).setdefault(path, []).append(target.url)
+    answers: dict[str, LinkAnswer] = {}
+    deferred = requests = 0
+    for forge, paths in wanted.items():
+        said = forges.look_up(forge, list(paths))
+        requests += said.requests
+        for path, urls in paths.items():
+            for url in urls:
+                answer = _forge_answer(url, path, said)
+                if answer is None:
+                    deferred += 1
+                else:
+                    answers[url] = answer
+    return ForgeAnswers(answers, deferred, requests)
+
+
+def _forge_answer(url: str, path: str, said: RepositoryAnswers) -> LinkAnswer | None:
+    if path in said.found:
+        repo = said.found[path]
+        if repo is None:
+            why = f"the forge's API has no repository {path}"
+            return LinkAnswer(url, 404, failure="not_found", reason=why, via="forge")
+        moved = repo.url if repo.full_name.lower() != path.lower() else None
+        return LinkAnswer(url, 200, moved_to=moved, via="forge", archived=repo.archived)
+    if path in said.failed:
+        return LinkAnswer(url, None, failure="unreachable", reason=said.failed[path], via="forge")
+    return None  # deferred: not asked tonight
 
 
 def _validators(history: LinkHistory | None) -> Validators:
@@ -231,17 +318,28 @@ def file_targets(paths: Sequence[Path]) -> list[LinkTarget]:
     return targets
 
 
-def check_files(paths: Sequence[Path], settings: Settings) -> list[tuple[LinkVerdict, LinkAnswer]]:
-    """Each link of the files checked once, in the order first cited, with its answer. One
-    run has no history: a failure is ``failing`` (``crawler audit`` waits for a second
-    night before it calls a link broken; a CI job wants to hear of it at once)."""
+def check_files(
+    paths: Sequence[Path], settings: Settings, forges: ForgeLinks | None = None
+) -> list[tuple[LinkVerdict, LinkAnswer]]:
+    """Each link of the files checked once, in the order first cited, with its answer; a
+    repository page on a forge asked of its API (``forges``). One run has no history: a
+    failure is ``failing`` (``crawler audit`` waits for a second night before it calls a link
+    broken; a CI job wants to hear of it at once)."""
     first: dict[str, LinkTarget] = {}
     places: dict[str, list[str]] = {}
     for target in file_targets(paths):
-        first.setdefault(target.url, target)
+        repository = forges.repository(target.url) if forges is not None else None
+        first.setdefault(target.url, replace(target, repository=repository))
         places.setdefault(target.url, []).append(target.where)
+    asked = [t for t in first.values() if t.repository is not None]
+    answers = ask_forges(forges, asked).answers if forges is not None and asked else {}
+    for target in asked:
+        if target.url not in answers:  # the forge's budget is spent: not asked
+            why = "not asked: the forge's rate budget is spent (set its token)"
+            answers[target.url] = LinkAnswer(target.url, None, failure="refused", reason=why)
+    web = [url for url in first if url not in answers]
     with LinkChecker(settings) as checker:
-        answers = checker.check_many((url, Validators()) for url in first)
+        answers.update(checker.check_many((url, Validators()) for url in web))
     now = datetime.now(UTC).replace(microsecond=0)
     grace = timedelta(days=settings.link_grace_days)
     return [
@@ -267,5 +365,5 @@ def links_json(checked: Sequence[tuple[LinkVerdict, LinkAnswer]]) -> dict[str, A
         for verdict, answer in checked
     ]
     outcomes = [item["outcome"] for item in links]
-    summary = {o: outcomes.count(o) for o in ("ok", "moved", "failing", "error")}
+    summary = {o: outcomes.count(o) for o in ("ok", "moved", "archived", "failing", "error")}
     return {"links": links, "summary": {"checked": len(links), **summary}}

@@ -446,7 +446,8 @@ class LinkAnswer:
     redirect loop, a redirect to a private address, an answer past the size cap); None when
     the link answered. ``moved_to`` is the final URL when every hop that moved it was
     permanent (301/308) or the forge says the repository was renamed; temporary redirects
-    (302/303/307) are followed and leave it None."""
+    (302/303/307) are followed and leave it None. ``archived``: the forge's API says the
+    repository a link names is archived."""
 
     url: str
     status: int | None
@@ -457,3 +458,4 @@ class LinkAnswer:
     last_modified: str | None = None
     via: Literal["http", "forge"] = "http"
     requests: int = 0  # HTTP requests it cost (0: a forge answer already in hand)
+    archived: bool = False  # a repository the forge says is archived (read-only)

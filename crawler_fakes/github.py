@@ -151,6 +151,9 @@ def _not_found(doc: str = _DOCS) -> _Resp:
 
 _EMPTY = "Git Repository is empty."
 _REPO_DOC = "https://docs.github.com/rest/repos/repos#get-a-repository"
+# the API's own paths: never a web page, even with the pages on the API's host
+_API_PATHS = ("/repos/", "/repositories/", "/rate_limit", "/user", "/users/", "/app",
+              "/installation", "/orgs/", "/search/", "/api/")  # fmt: skip
 _SECONDARY = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
     "If you reach out to GitHub Support for help, please include the request ID."
@@ -792,6 +795,8 @@ class FakeGitHub(LoopbackService):
                     resp.body = partial(resp.body, fault)
             elif path.startswith("/raw/"):
                 resp = self._raw(path)
+            elif (page := self._web_page(path)) is not None:
+                resp = page
             elif (answer := self._issues(method, target, body, token is not None)) is not None:
                 resp = answer
             else:
@@ -849,6 +854,25 @@ class FakeGitHub(LoopbackService):
             method, repo.full_name, match[3], split.query, body, self.base_url, authenticated
         )
         return None if answer is None else _Resp(answer.status, answer.body)
+
+    def _web_page(self, path: str) -> _Resp | None:
+        """A repository's web page, when this server's pages are on its own host (GitHub
+        Enterprise serves both on one host): 200 for a repository's pages, a 301 from an old
+        name to the new one, 404 for no such repository. Free of the API budget, as there."""
+        if self.web_url.rstrip("/") != self.base_url or path.startswith(_API_PATHS):
+            return None
+        parts = [unquote(p) for p in path.split("/") if p]
+        if len(parts) < 2:
+            return None
+        html = "text/html; charset=utf-8"
+        repo = self.find(f"{parts[0]}/{parts[1]}")
+        if repo is None:
+            return _Resp(404, b"<p>Not Found</p>", content_type=html)
+        if repo.full_name.lower() != f"{parts[0]}/{parts[1]}".lower():
+            rest = "/".join(quote(p) for p in parts[2:])
+            location = f"{self.base_url}/{repo.full_name}" + (f"/{rest}" if rest else "")
+            return _Resp(301, b"", {"Location": location}, content_type=html)
+        return _Resp(200, f"<p>{repo.full_name}</p>".encode(), content_type=html)
 
     def _raw(self, path: str) -> _Resp:
         parts = unquote(path).split("/", 5)  # "", "raw", owner, name, ref, file path

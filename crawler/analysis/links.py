@@ -21,6 +21,14 @@ MAX_URL = 2048
 FORGE_HOSTS = {"github.com": "github", "gitee.com": "gitee", "gitlab.com": "gitlab"}
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 _TWO_PARTS = re.compile(rf"^/({_NAME})/({_NAME}?)(?:\.git)?/?$")
+# first segments of site pages shaped like owner/name (github.com/orgs/x, /topics/x…): no owner
+_NOT_OWNERS = frozenset({
+    "about", "apps", "collections", "codespaces", "contact", "customer-stories", "enterprise",
+    "events", "explore", "features", "issues", "join", "login", "marketplace", "notifications",
+    "orgs", "organizations", "pricing", "pulls", "readme", "search", "security", "settings",
+    "site", "sponsors", "team", "topics", "trending", "users",
+})  # fmt: skip
+_GROUP_PATH = re.compile(rf"^/((?:{_NAME}/){{1,19}}{_NAME})/?$")  # never a '/-/' page
 
 
 @dataclass(frozen=True)
@@ -44,15 +52,21 @@ def checkable(url: str) -> str | None:
     return parts._replace(fragment="").geturl()
 
 
-def forge_repository(url: str) -> tuple[str, str] | None:
+def forge_repository(
+    url: str, hosts: Mapping[str, str] = FORGE_HOSTS
+) -> tuple[str, str] | None:
     """(registry, owner/name) when ``url`` is a repository's own page on a known forge
-    (``https://github.com/jax-ml/jax``), None for anything else (a file, an issue, a user)."""
+    (``https://github.com/jax-ml/jax``; ``hosts``: ``host[:port]`` → registry name), None for
+    anything else (a file, an issue, a user). GitLab's groups nest: ``group/sub/project``."""
     parts = urlsplit(url)
-    forge = FORGE_HOSTS.get((parts.hostname or "").lower())
+    forge = hosts.get(parts.netloc.rpartition("@")[2].lower())
     if forge is None or parts.query:
         return None
+    if forge == "gitlab":
+        match = _GROUP_PATH.match(parts.path)
+        return (forge, match.group(1).removesuffix(".git")) if match else None
     match = _TWO_PARTS.match(parts.path)
-    if match is None or not match.group(2):
+    if match is None or not match.group(2) or match.group(1).lower() in _NOT_OWNERS:
         return None
     return forge, f"{match.group(1)}/{match.group(2).removesuffix('.git')}"
 

@@ -4,6 +4,8 @@ worth a person's time. Pure: no I/O, no clock but the one handed in.
 * ``ok``: it answered (a temporary redirect followed is ok);
 * ``moved``: every redirect was permanent (301/308), or the forge says the repository was
   renamed: reported at once, with the final URL;
+* ``archived``: the forge's API says the repository the link names is archived: reported once
+  (``repo_archived``), as for a repository the audit tracks;
 * ``broken``: 404/410, or a name that no longer resolves, on two nights in a row (one night is
   a deploy gone wrong; the check on the same night again does not count twice);
 * ``unreachable``: a timeout, a 5xx, a TLS or connection error that has lasted
@@ -22,10 +24,11 @@ from typing import Literal
 
 from crawler.model import Change, ChangeKind, LinkAnswer
 
-LinkOutcome = Literal["ok", "moved", "broken", "unreachable", "failing", "error"]
+LinkOutcome = Literal["ok", "moved", "archived", "broken", "unreachable", "failing", "error"]
 LINK_OUTCOMES: tuple[LinkOutcome, ...] = (
-    "ok", "moved", "broken", "unreachable", "failing", "error"
+    "ok", "moved", "archived", "broken", "unreachable", "failing", "error"
 )  # fmt: skip
+ANSWERING: frozenset[LinkOutcome] = frozenset({"ok", "archived"})  # answers where it is cited
 LINK_KINDS = frozenset({ChangeKind.LINK_MOVED, ChangeKind.LINK_BROKEN})
 # two checks less than this apart are one night's (a re-run), not two nights in a row
 SAME_NIGHT = timedelta(hours=12)
@@ -85,7 +88,7 @@ def judge(
     if answer.failure is None:
         return replace(
             checked,
-            outcome="moved" if answer.moved_to else "ok",
+            outcome="moved" if answer.moved_to else "archived" if answer.archived else "ok",
             last_ok=now,
             failing_since=None,
             gone_nights=0,
@@ -145,12 +148,19 @@ def link_changes(
                     after=history.outcome, evidence_url=target.url, details=details,
                 )
             )  # fmt: skip
+        elif history.outcome == "archived" and was != "archived" and target.repository:
+            changes.append(
+                Change(
+                    target.project, ChangeKind.REPO_ARCHIVED, before=False, after=True,
+                    evidence_url=target.url, details={**details, "repo": target.repository[1]},
+                )
+            )  # fmt: skip
     return changes
 
 
 def fixed_links(histories: Iterable[LinkHistory]) -> set[str]:
     """The links that answer where they were cited: a finding about them is over."""
-    return {h.url for h in histories if h.outcome == "ok"}
+    return {h.url for h in histories if h.outcome in ANSWERING}
 
 
 def due_links(

@@ -560,8 +560,8 @@ def change_summary(change: Change, names: Names) -> str:
         line = details.get("line")
         place = f"at sources.yaml line {line}" if line else "in sources.yaml"
         return f"repository moved {what}{note}; update '{key}' {place}"
-    if kind is ChangeKind.REPO_ARCHIVED:
-        return f"{details.get('repo')} is archived (read-only upstream)"
+    if kind is ChangeKind.REPO_ARCHIVED:  # a tracked repository, or one a link names
+        return f"{details.get('repo')} is archived (read-only upstream){_places(details)}"
     if kind in _HEALTH_KINDS:
         return _link_summary(change)
     if kind is ChangeKind.PROJECT_ADDED:
@@ -641,6 +641,8 @@ def link_check_line(item: Mapping[str, Any]) -> str:
     outcome = item.get("outcome")
     if outcome == "moved":
         said = f"moved permanently to {item.get('moved_to')}"
+    elif outcome == "archived":
+        said = "the repository is archived (read-only upstream)"
     elif outcome == "ok":
         said = "ok"
     elif outcome == "error":
@@ -652,21 +654,29 @@ def link_check_line(item: Mapping[str, Any]) -> str:
 
 def link_check_summary(summary: Mapping[str, int]) -> str:
     """``12 links checked: 10 ok, 1 moved, 1 failed, 0 could not be checked``."""
+    archived = f"{summary['archived']} archived, " if summary.get("archived") else ""
     return (
         f"{plural(summary.get('checked', 0), 'link')} checked: {summary.get('ok', 0)} ok, "
-        f"{summary.get('moved', 0)} moved, {summary.get('failing', 0)} failed, "
+        f"{summary.get('moved', 0)} moved, {archived}{summary.get('failing', 0)} failed, "
         f"{summary.get('error', 0)} could not be checked"
     )
 
 
 def link_cost(usage: Mapping[str, Any]) -> str:
     """What tonight's link checks cost: ``12 links checked (9 requests, 7 unchanged (304), 3
-    answered by the forge); 40 left for later nights``."""
+    answered by the forge, 2 by the forges' APIs in 1 request); 40 left for later nights``."""
+    by_api = int(usage.get("answered_by_forge_api") or 0)
+    api = (
+        f", {by_api} by the forges' APIs in "
+        f"{plural(int(usage.get('forge_api_requests') or 0), 'request')}"
+        if by_api
+        else ""
+    )
     said = (
         f"{plural(int(usage.get('checked') or 0), 'link')} checked "
         f"({plural(int(usage.get('requests') or 0), 'request')}, "
         f"{usage.get('not_modified') or 0} unchanged (304), "
-        f"{usage.get('answered_by_forge') or 0} answered by the forge)"
+        f"{usage.get('answered_by_forge') or 0} answered by the forge{api})"
     )
     waiting = int(usage.get("left_for_later") or 0)
     return said + (f"; {waiting} left for later nights" if waiting else "")

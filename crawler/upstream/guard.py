@@ -33,6 +33,7 @@ from crawler.upstream.http import redact
 from crawler.upstream.source import (
     ProjectSource,
     RepoFile,
+    RepositoryLookup,
     Source,
     SourceDeferred,
     SourceError,
@@ -148,6 +149,12 @@ class PerProject:
 
     def close(self) -> None:
         self.source.close()
+
+
+def repository_lookup(source: Source) -> RepositoryLookup | None:
+    """The source as a forge that answers for repository links, if it is one."""
+    inner = source.source if isinstance(source, PerProject) else source
+    return inner if isinstance(inner, RepositoryLookup) else None
 
 
 def open_source(kind: SourceKind, context: SourceContext) -> Source:

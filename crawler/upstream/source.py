@@ -25,7 +25,7 @@ from crawler.model import Usage
 
 if TYPE_CHECKING:
     from crawler.config import Location, ProjectSpec, Settings
-    from crawler.model import ProjectResult, ProjectSnapshot
+    from crawler.model import ProjectResult, ProjectSnapshot, RepoInfo
     from crawler.upstream.http import ResponseCache
     from crawler.upstream.pages import PageFetcher
 
@@ -89,6 +89,52 @@ class Source(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class RepositoryAnswers:
+    """What a forge's API said of repositories a link names (``owner/name`` as the link has it):
+    the repository (renamed: under its new name; archived: marked), or None when the forge says
+    there is none; ``failed``: the question got no usable answer (why, redacted); ``deferred``:
+    not asked, the forge's budget is spent (a later night asks)."""
+
+    found: Mapping[str, RepoInfo | None]
+    failed: Mapping[str, str] = field(default_factory=dict)
+    deferred: tuple[str, ...] = ()
+    requests: int = 0  # requests it cost (a GraphQL batch answers many)
+
+
+@runtime_checkable
+class RepositoryLookup(Protocol):
+    """A forge that answers for repository links (``crawler.link_audit``): batched where the
+    forge allows, within its budget and pacing."""
+
+    def look_up_repositories(self, paths: Sequence[str]) -> RepositoryAnswers: ...
+
+
+def look_up_each(
+    paths: Sequence[str],
+    ask: Callable[[str], RepoInfo | None],
+    redact: Callable[[str], str],
+    spent: Callable[[], int],
+) -> RepositoryAnswers:
+    """``RepositoryAnswers`` for a forge asked one repository at a time (``ask``: the repository
+    or None when there is none; SourceDeferred when the budget is spent, SourceError or a
+    ShapeError when it could not tell); ``spent`` counts the client's requests so far."""
+    from crawler.upstream.answers import ShapeError
+
+    found: dict[str, RepoInfo | None] = {}
+    failed: dict[str, str] = {}
+    unique = list(dict.fromkeys(paths))
+    before = spent()
+    for index, path in enumerate(unique):
+        try:
+            found[path] = ask(path)
+        except SourceDeferred:
+            return RepositoryAnswers(found, failed, tuple(unique[index:]), spent() - before)
+        except (SourceError, ShapeError) as exc:
+            failed[path] = redact(str(exc))[:300]
+    return RepositoryAnswers(found, failed, (), spent() - before)
+
+
 @runtime_checkable
 class ProjectSource(Protocol):
     """A simple source: one project at a time, raising on failure."""
@@ -128,6 +174,19 @@ class SourceKind(KindInfo):
     check_credentials: Callable[[Mapping[str, str]], None] = field(
         kw_only=True, default=lambda _env: None
     )
+    # a forge: the host whose ``/owner/name`` pages are its repositories (from its settings and
+    # the environment, as the source would be opened); None for a channel or a git server
+    web_host: Callable[[Any, Mapping[str, str]], str | None] | None = field(
+        default=None, kw_only=True
+    )
+
+
+def host_of(url: str) -> str | None:
+    """The ``host[:port]`` of an http(s) URL, lower-cased, as a forge's ``web_host`` says it."""
+    from urllib.parse import urlsplit
+
+    netloc = urlsplit(url).netloc.rpartition("@")[2].lower()
+    return netloc or None
 
 
 @cache

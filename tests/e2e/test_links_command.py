@@ -11,6 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from crawler.cli import cli
+from crawler_fakes.github import FakeGitHub, GitHubState
+from crawler_fakes.github_state import FakeRepo
 from crawler_fakes.pages import FakePageServer
 
 
@@ -65,7 +67,7 @@ def test_a_markdown_and_an_html_file_are_checked_link_by_link(
             {"url": site.url("/gone.html"), "outcome": "failing", "status": 404,
              "moved_to": None, "reason": "HTTP 404", "where": [f"{page}:10", f"{html}:3"]},
         ],
-        "summary": {"checked": 3, "ok": 1, "moved": 1, "failing": 1, "error": 0},
+        "summary": {"checked": 3, "ok": 1, "moved": 1, "archived": 0, "failing": 1, "error": 0},
     }  # fmt: skip
     text = CliRunner().invoke(cli, ["links", "--config", str(config), str(page)])
     assert text.exit_code == 1
@@ -85,3 +87,40 @@ def test_all_links_answering_is_exit_zero(site: FakePageServer, tmp_path: Path) 
     assert (result.exit_code, result.output) == (
         0, "1 link checked: 1 ok, 0 moved, 0 failed, 0 could not be checked\n",
     )  # fmt: skip
+
+
+def test_repository_pages_are_asked_of_the_forge_api(tmp_path: Path) -> None:
+    """A repository's own page on a forge (here the fake GitHub, its pages on its own host as
+    GitHub Enterprise serves them) is asked of its API, not fetched: renamed is moved (to the
+    page under its new name), archived is said, a missing one failed. Before, they were asked
+    over HTTP: an archived repository read as ok."""
+    state = GitHubState(repos=[
+        FakeRepo(owner="old-org", name="renamed", id=2, moved_to="new-org/renamed"),
+        FakeRepo(owner="org", name="frozen", id=3, archived=True),
+    ])  # fmt: skip
+    with FakeGitHub(state, unauth_limit=100) as github:
+        github.web_url = web = github.base_url
+        page = tmp_path / "catalog.md"
+        page.write_text(
+            f"- [renamed]({web}/old-org/renamed)\n- [frozen]({web}/org/frozen)\n"
+            f"- [gone]({web}/org/gone)\n",
+            encoding="utf-8",
+        )
+        result = CliRunner().invoke(
+            cli, ["links", "--allow-private", "--json", str(page)], env=github.env()
+        )
+        asked = [r.path for r in github.requests]
+    assert result.exit_code == 1, result.output  # the missing one failed
+    data = json.loads(result.stdout)
+    assert [(i["url"], i["outcome"], i["status"], i["moved_to"], i["reason"])
+            for i in data["links"]] == [
+        (f"{web}/old-org/renamed", "moved", 200, f"{web}/new-org/renamed", ""),
+        (f"{web}/org/frozen", "archived", 200, None, ""),
+        (f"{web}/org/gone", "failing", 404, None, "the forge's API has no repository org/gone"),
+    ]  # fmt: skip
+    assert data["summary"] == {
+        "checked": 3, "ok": 0, "moved": 1, "archived": 1, "failing": 1, "error": 0
+    }  # fmt: skip
+    assert asked == [  # the API only, a request each: no page was fetched
+        "/repos/old-org/renamed", "/repositories/2", "/repos/org/frozen", "/repos/org/gone"
+    ]

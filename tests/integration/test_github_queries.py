@@ -13,7 +13,7 @@ from graphql.execution.values import get_variable_values
 from crawler.config import ProjectSpec
 from crawler.upstream.sources.github import GitHubSettings
 from crawler.upstream.sources.github.fetch import graphql_batch_query
-from crawler.upstream.sources.github.queries import Query, files_query
+from crawler.upstream.sources.github.queries import Query, files_query, lookup_query
 from crawler_fakes.github_graphql import SCHEMA as FAKE_SCHEMA
 from tests.conftest import SHARED
 
@@ -86,6 +86,21 @@ def test_files_query_validates(schema_name: str) -> None:
         "f1: repository(owner: $o1, name: $n1) { object(expression: $e1) { ... on Blob { oid "
         "byteSize isBinary isTruncated text } ... on Tree { entries { name type oid } } } }"
     ) in query.text
+
+
+@pytest.mark.parametrize("schema_name", ["github", "fake"])
+def test_the_link_lookup_query_validates(schema_name: str) -> None:
+    """The query that answers repository links of untracked items (crawler.link_audit): one
+    alias per repository, names only as variables."""
+    schema = _github_schema() if schema_name == "github" else FAKE_SCHEMA
+    query = lookup_query(["google/jax", "a-b/c_d.e"])
+    _check(schema, query)
+    assert query.variables == {"o0": "google", "n0": "jax", "o1": "a-b", "n1": "c_d.e"}
+    assert (
+        "l1: repository(owner: $o1, name: $n1) { databaseId nameWithOwner url isArchived "
+        "description defaultBranchRef { name } }"
+    ) in query.text
+    assert "jax" not in query.text
 
 
 def test_connection_sizes_stay_within_github_limits() -> None:

@@ -13,12 +13,13 @@ audit runs ``fetch_project`` in its per-project guard (crawler.upstream.guard).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from crawler.upstream.json_api import ApiSettings
-from crawler.upstream.source import SourceKind
+from crawler.upstream.source import SourceKind, host_of
 
 if TYPE_CHECKING:
     from crawler.upstream.source import ProjectSource, SourceContext
@@ -47,6 +48,11 @@ def check_path(value: str) -> str:
     return value
 
 
+def web_host(settings: GiteaSettings, env: Mapping[str, str]) -> str | None:
+    """The instance's host (its pages are on its API's host)."""
+    return host_of(env.get(API_URL_ENV) or settings.api_url or DEFAULT_API_URL)
+
+
 def _open(context: SourceContext) -> ProjectSource:
     from crawler.upstream.sources.gitea.fetch import GiteaSource
 
@@ -61,4 +67,5 @@ KIND = SourceKind(
     check_path=check_path,
     open=_open,
     settings=GiteaSettings,
+    web_host=web_host,
 )

@@ -7,17 +7,24 @@ audit runs each project in its guard: this module only raises.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
 from crawler.config import Location, ProjectSpec
-from crawler.model import ProjectSnapshot, Provenance, Usage
+from crawler.model import ProjectSnapshot, Provenance, RepoInfo, Usage
 from crawler.upstream.guard import carried
 from crawler.upstream.json_api import JsonApi
 from crawler.upstream.pages import private_addresses_allowed
 from crawler.upstream.root_license import read_root_listing
-from crawler.upstream.source import RepoFile, SourceContext, SourceError
+from crawler.upstream.source import (
+    RepoFile,
+    RepositoryAnswers,
+    SourceContext,
+    SourceError,
+    look_up_each,
+)
 from crawler.upstream.sources.gitea import (
     API_URL_ENV,
     DEFAULT_API_URL,
@@ -112,6 +119,16 @@ class GiteaSource:
         text = parse.file_text(response.data)
         markdown = "text/markdown" if path.lower().endswith((".md", ".markdown")) else None
         return RepoFile(text, str(response.data.get("html_url") or response.url), markdown)
+
+    def look_up_repositories(self, paths: Sequence[str]) -> RepositoryAnswers:
+        """Repository links (crawler.upstream.source.RepositoryLookup): one conditional request
+        each; Gitea answers a renamed repository's old path with a redirect it follows."""
+
+        def ask(path: str) -> RepoInfo | None:
+            response = self.api.get(f"/repos/{path}", allow=(404,))
+            return None if response.status == 404 else parse.repo_info(response.data)[0]
+
+        return look_up_each(paths, ask, self.api.redact, lambda: self.api.usage.requests)
 
     def usage(self) -> Usage:
         return {

@@ -9,12 +9,13 @@ Bearer``, as Gitee's own CLI does, to the API's origin only.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from crawler.upstream.json_api import ApiSettings
-from crawler.upstream.source import SourceKind
+from crawler.upstream.source import SourceKind, host_of
 
 if TYPE_CHECKING:
     from crawler.upstream.source import ProjectSource, SourceContext
@@ -41,6 +42,11 @@ def check_path(value: str) -> str:
     return value
 
 
+def web_host(settings: GiteeSettings, env: Mapping[str, str]) -> str | None:
+    """gitee.com: its pages are on its API's host."""
+    return host_of(env.get("GITEE_API_URL") or settings.api_url or DEFAULT_API_URL)
+
+
 def _open(context: SourceContext) -> ProjectSource:
     from crawler.upstream.sources.gitee.fetch import GiteeSource
 
@@ -55,4 +61,5 @@ KIND = SourceKind(
     check_path=check_path,
     open=_open,
     settings=GiteeSettings,
+    web_host=web_host,
 )

@@ -8,18 +8,24 @@ projects go through a bounded pool; one project's failure is that project's erro
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
 from crawler.config import Location, ProjectSpec
-from crawler.model import ProjectSnapshot, Provenance, Usage
+from crawler.model import ProjectSnapshot, Provenance, RepoInfo, Usage
 from crawler.upstream.guard import carried
 from crawler.upstream.json_api import JsonApi
 from crawler.upstream.pages import private_addresses_allowed
 from crawler.upstream.root_license import read_root_listing
-from crawler.upstream.source import RepoFile, SourceContext, SourceError
+from crawler.upstream.source import (
+    RepoFile,
+    RepositoryAnswers,
+    SourceContext,
+    SourceError,
+    look_up_each,
+)
 from crawler.upstream.sources.gitee import DEFAULT_API_URL, KIND, GiteeSettings, parse
 from crawler.versions import head_decides_dormancy, usable_releases, usable_tags
 
@@ -77,6 +83,16 @@ class GiteeSource:
             raise SourceError(str(exc), response.url) from None
         markdown = "text/markdown" if path.lower().endswith((".md", ".markdown")) else None
         return RepoFile(text, str(response.data.get("html_url") or response.url), markdown)
+
+    def look_up_repositories(self, paths: Sequence[str]) -> RepositoryAnswers:
+        """Repository links (crawler.upstream.source.RepositoryLookup): one conditional request
+        each; Gitee answers a renamed repository's old path with a redirect it follows."""
+
+        def ask(path: str) -> RepoInfo | None:
+            response = self.api.get(f"/repos/{path}", allow=(404,))
+            return None if response.status == 404 else parse.repo_info(response.data)[0]
+
+        return look_up_each(paths, ask, self.api.redact, lambda: self.api.usage.requests)
 
     def usage(self) -> Usage:
         return {

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from crawler.config.common import check_github_repo as check_repo
-from crawler.upstream.source import SourceKind
+from crawler.upstream.source import SourceKind, host_of
 
 if TYPE_CHECKING:
     from crawler.upstream.source import Source, SourceContext
@@ -80,6 +80,12 @@ def credential_in_use(env: Mapping[str, str]) -> str | None:
     return "GH_TOKEN" if env.get("GH_TOKEN") else None
 
 
+def web_host(settings: GitHubSettings, env: Mapping[str, str]) -> str | None:
+    """github.com for api.github.com; GitHub Enterprise serves its pages on its API's host."""
+    api_url, _ = github_endpoint(settings, env)
+    return "github.com" if api_url == DEFAULT_API_URL else host_of(api_url)
+
+
 def _open(context: SourceContext) -> Source:
     from crawler.upstream.sources.github.fetch import GitHubSource
 
@@ -95,4 +101,5 @@ KIND = SourceKind(
     open=_open,
     settings=GitHubSettings,
     check_credentials=_check_credentials,
+    web_host=web_host,
 )

@@ -24,7 +24,7 @@ from crawler.config import Location, ProjectSpec
 from crawler.model import ProjectResult, ProjectSnapshot, ProjectStatus, Usage
 from crawler.upstream.guard import deferred, failed
 from crawler.upstream.pages import private_addresses_allowed
-from crawler.upstream.source import RepoFile, SourceContext
+from crawler.upstream.source import RepoFile, RepositoryAnswers, SourceContext
 from crawler.upstream.sources.github import (
     DEFAULT_API_URL,
     KIND,
@@ -281,6 +281,13 @@ class GitHubSource:
         self, projects: Sequence[ProjectSpec], prior: Mapping[str, ProjectSnapshot]
     ) -> dict[str, ProjectResult]:
         return self._fetcher.fetch_all(projects, prior)
+
+    def look_up_repositories(self, paths: Sequence[str]) -> RepositoryAnswers:
+        """Repository links (crawler.upstream.source.RepositoryLookup): sources/github/lookup."""
+        from crawler.upstream.sources.github.lookup import look_up
+
+        self.api.start_project()  # one clock for the lookups, not the last project's
+        return look_up(self.api, self._fetcher.settings, paths, self._fetcher.use_graphql)
 
     def read_file(self, location: Location, path: str, ref: str | None = None) -> RepoFile:
         markdown = "text/markdown" if path.lower().endswith(".md") else None

@@ -111,6 +111,17 @@ class RepositoryNode(msgspec.Struct, frozen=True):
     rootEntries: Tree | None = None
 
 
+class LinkedRepository(msgspec.Struct, frozen=True):
+    """One ``l<index>`` alias of the link lookup query."""
+
+    databaseId: int
+    nameWithOwner: str
+    url: str
+    isArchived: bool = False
+    description: str | None = None
+    defaultBranchRef: BranchRef | None = None
+
+
 class FileObject(msgspec.Struct, frozen=True):
     """A blob (``... on Blob``) or a tree (``... on Tree``) of the files query."""
 
@@ -147,8 +158,21 @@ def repository(node: Any) -> RepositoryNode:
     return _convert(node, RepositoryNode, "repository")
 
 
+def linked_repository(node: Any) -> LinkedRepository:
+    return _convert(node, LinkedRepository, "repository")
+
+
 def files(node: Any) -> FilesNode:
     return _convert(node, FilesNode, "file")
+
+
+def missing(found: GraphQLAnswer) -> set[str]:
+    """The aliases GitHub says do not exist (``NOT_FOUND`` at the alias itself)."""
+    return {
+        str(error.path[0])
+        for error in found.errors or []
+        if error.type == "NOT_FOUND" and error.path and len(error.path) == 1
+    }
 
 
 def errors_inside(found: GraphQLAnswer) -> dict[str, str]:

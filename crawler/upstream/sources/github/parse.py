@@ -175,6 +175,19 @@ def repo_from_graphql(node: shapes.RepositoryNode) -> tuple[RepoInfo, ForgeLicen
     return repo, ForgeLicense(cap(verdict.key), cap(verdict.spdxId), cap(verdict.name))
 
 
+def repo_from_lookup(node: shapes.LinkedRepository) -> RepoInfo:
+    branch = node.defaultBranchRef
+    return RepoInfo(
+        id=node.databaseId,
+        full_name=node.nameWithOwner,
+        default_branch=(branch.name if branch else None) or "",
+        archived=node.isArchived,
+        url=node.url,
+        forge="github",
+        description=description(node.description),
+    )
+
+
 def releases_from_graphql(node: shapes.RepositoryNode) -> tuple[Release, ...]:
     return tuple(
         Release(

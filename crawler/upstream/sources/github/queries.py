@@ -104,6 +104,30 @@ def files_query(requests: Sequence[tuple[str, str, str | None]]) -> Query:
     return Query(_files_text(len(requests)), variables)
 
 
+@functools.lru_cache(maxsize=32)
+def _lookup_text(size: int) -> str:
+    declared = ", ".join(f"$o{i}: String!, $n{i}: String!" for i in range(size))
+    parts = [f"query CrawlerLinks({declared}) {{",
+             "  rateLimit { cost remaining limit resetAt used }"]  # fmt: skip
+    for i in range(size):
+        parts.append(
+            f"  l{i}: repository(owner: $o{i}, name: $n{i}) "
+            "{ databaseId nameWithOwner url isArchived description "
+            "defaultBranchRef { name } }"
+        )
+    parts.append("}")
+    return "\n".join(parts)
+
+
+def lookup_query(repos: Sequence[str]) -> Query:
+    """What a repository link needs of each repository: its current name and page (a rename
+    is a move), whether it is archived, its description. One alias per repository."""
+    variables: dict[str, Any] = {}
+    for i, repo in enumerate(repos):
+        variables[f"o{i}"], variables[f"n{i}"] = _owner_name(repo)
+    return Query(_lookup_text(len(repos)), variables)
+
+
 def is_timeout(status: int, doc: dict[str, Any] | None) -> bool:
     """GitHub's ways of saying a query took too long: 502/504, or an error saying so."""
     if status in (502, 504):

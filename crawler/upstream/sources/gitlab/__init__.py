@@ -16,13 +16,14 @@ that, while the few endpoints read here are plain JSON.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 
 from crawler.upstream.json_api import ApiSettings
-from crawler.upstream.source import SourceKind
+from crawler.upstream.source import SourceKind, host_of
 
 if TYPE_CHECKING:
     from crawler.upstream.source import ProjectSource, SourceContext
@@ -108,6 +109,14 @@ def _check_option(key: str, value: str) -> str:
         raise ValueError(f"{key} {exc}") from None
 
 
+def web_host(settings: GitLabSettings, env: Mapping[str, str]) -> str | None:
+    """The default instance's host (GITLAB_URL, else ``gitlab.url``, else gitlab.com)."""
+    try:
+        return host_of(instance_url(env.get("GITLAB_URL") or settings.url or DEFAULT_URL))
+    except ValueError:
+        return None
+
+
 KIND = SourceKind(
     name="gitlab",
     label="GitLab",
@@ -118,4 +127,5 @@ KIND = SourceKind(
     option_keys=(URL_OPTION,),
     check_option=_check_option,
     settings=GitLabSettings,
+    web_host=web_host,
 )

@@ -14,16 +14,22 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from crawler.config import Location, ProjectSpec
-from crawler.model import ProjectSnapshot, Provenance, Usage
+from crawler.model import ProjectSnapshot, Provenance, RepoInfo, Usage
 from crawler.upstream.json_api import ApiResponse, JsonApi
 from crawler.upstream.pages import private_addresses_allowed
-from crawler.upstream.source import RepoFile, SourceContext, SourceError
+from crawler.upstream.source import (
+    RepoFile,
+    RepositoryAnswers,
+    SourceContext,
+    SourceError,
+    look_up_each,
+)
 from crawler.upstream.sources.gitlab import (
     DEFAULT_URL,
     KIND,
@@ -144,6 +150,18 @@ class GitLabSource:
         url = f"{known.url}/-/blob/{branch}/{quote(path, safe='/')}"
         markdown = "text/markdown" if path.lower().endswith((".md", ".markdown")) else None
         return RepoFile(text, url, markdown)
+
+    def look_up_repositories(self, paths: Sequence[str]) -> RepositoryAnswers:
+        """Repository links on the default instance (crawler.upstream.source.RepositoryLookup):
+        one conditional request each; GitLab answers a moved project's old path with a
+        redirect it follows."""
+        api = self._api(self._default)
+
+        def ask(path: str) -> RepoInfo | None:
+            response = api.get(f"/projects/{quote(path, safe='')}", allow=(404,))
+            return None if response.status == 404 else parse.project(response.data)[0]
+
+        return look_up_each(paths, ask, api.redact, lambda: api.usage.requests)
 
     def usage(self) -> Usage:
         with self._lock:

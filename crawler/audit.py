@@ -50,6 +50,7 @@ from crawler.link_audit import (
 from crawler.model import (
     AuditStatus,
     Change,
+    ChangeKind,
     Flag,
     FlagKind,
     ProjectOutcome,
@@ -87,6 +88,7 @@ from crawler.report.words import last_checked as _since
 from crawler.report.words import plural as counted
 from crawler.store import AuditInfo, Store
 from crawler.store.database import StoreError, describe_db_error
+from crawler.store.links import link_findings, record_link_findings
 from crawler.store.lock import AuditLockLost
 from crawler.upstream.forge_links import ForgeLinks
 from crawler.upstream.http import redact
@@ -442,7 +444,7 @@ def _run_audit(
                 forges = ForgeLinks(config, env, opened=sources.by_name, cache=store, web=web,
                                     sleep=sleep)  # fmt: skip
                 links = check_links(
-                    config, store, started, tally,
+                    config, store, audit_id, started, tally,
                     lambda: asked_to_stop() or store.failure is not None, forges, fetched,
                 )  # fmt: skip
             usage = {**sources.usage(), **(links.forge_usage if links else {})}
@@ -651,6 +653,7 @@ def _tally_batch(
 def check_links(
     config: Config,
     store: Store,
+    audit_id: int,
     now: datetime,
     tally: _Tally,
     stop: Callable[[], bool],
@@ -661,7 +664,8 @@ def check_links(
     and the curated catalog's, checked within tonight's budget (a repository link of an item
     not tracked tonight asked of its forge's API: ``forges``); its changes join the audit's.
     None when the step is off (``links_per_night: 0``), was stopped, or failed (logged: a
-    link check never fails the audit)."""
+    link check never fails the audit). What it reported is kept with the audit, for its report
+    to re-render."""
     if config.settings.links_per_night == 0 or stop():
         return None
     path = curated_catalog_path(config)
@@ -673,6 +677,8 @@ def check_links(
             targets, tally.repos, stop, forges=forges, tracked=tracked
         )
         night = replace(night, forge_usage=forges.usage())
+        ordered = tally.ordered(night.changes, lambda c: c.project)  # as the report has them
+        record_link_findings(store, audit_id, ordered, night.verdicts)
     except Exception:
         log.exception("the link check failed; the audit goes on without it")
         return None
@@ -784,18 +790,29 @@ def rebuild_report(store: Store, config: Config | None, audit_id: int | None) ->
         )
     before = store.audit(audit.baseline_audit_id) if audit.baseline_audit_id else None
     findings, current, outcomes, errors = findings_between(store, config, before, audit)
+    link_changes, listed = link_findings(store, audit.id)  # its link step's, as reported
     # an --only audit: the projects neither checked nor given an outcome were not selected
     left_out = (
         {n for n in audit.projects if n not in audit.checked and n not in outcomes}
         if audit.checked is not None
         else set()
     )
+    order = [p.name for p in config.projects] if config is not None else audit.projects
+    position = {name: i for i, name in enumerate(order)}
     findings = replace(  # neither their rows nor their flags: they were not looked at
         findings,
         projects=tuple(p for p in findings.projects if p.project not in left_out),
         flags=tuple(f for f in findings.flags if f.project not in left_out),
+        changes=tuple(  # in sources.yaml order, as the audit's own report: then the curated
+            sorted(  # catalog's records, then the projects removed
+                [*findings.changes, *link_changes],
+                key=lambda c: position.get(
+                    c.project, len(position) + (c.kind is ChangeKind.PROJECT_REMOVED)
+                ),
+            )
+        ),
     )
-    return build_report(
+    report = build_report(
         audit=AuditHeader(
             audit.id,
             audit.started_at,
@@ -811,3 +828,5 @@ def rebuild_report(store: Store, config: Config | None, audit_id: int | None) ->
         usage=audit.stats,
         names=source_names(),
     )
+    checked_links = "links" in (audit.stats or {}).get("sources", {})
+    return msgspec.structs.replace(report, links=link_entries(listed)) if checked_links else report

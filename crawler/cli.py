@@ -483,6 +483,7 @@ def diff(
     from crawler.audit import findings_between, source_names
     from crawler.report.json_report import change_entry
     from crawler.report.words import change_summary, kind_name, plural
+    from crawler.store.links import link_findings
     from crawler.untrusted import one_line
 
     config = _load_if_present(config_path)
@@ -492,17 +493,20 @@ def diff(
         if before is None or after is None:
             raise click.UsageError(f"no audit {audit_a if before is None else audit_b}")
         findings = findings_between(store, config, before, after)[0]
+        # the link steps' findings of the audits after the first, up to the second
+        found_links = link_findings(store, audit_a + 1, audit_b)[0] if audit_b > audit_a else []
     finally:
         store.close()
+    changes = [*findings.changes, *found_links]
     if as_json:
         import msgspec
 
-        changes = [msgspec.to_builtins(change_entry(c, source_names())) for c in findings.changes]
-        click.echo(json.dumps(changes, indent=2, default=str))
+        entries = [msgspec.to_builtins(change_entry(c, source_names())) for c in changes]
+        click.echo(json.dumps(entries, indent=2, default=str))
         return
-    click.echo(f"{plural(len(findings.changes), 'change')} from audit #{audit_a} to #{audit_b}")
+    click.echo(f"{plural(len(changes), 'change')} from audit #{audit_a} to #{audit_b}")
     names = source_names()
-    for change in findings.changes:
+    for change in changes:
         summary = one_line(change_summary(change, names), 300)
         click.echo(f"- {one_line(change.project)} {kind_name(change.kind)}: {summary}")
 

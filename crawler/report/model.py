@@ -192,7 +192,8 @@ class Report(_Part, frozen=True):
     requests: Requests
     # newest first; absent from a re-rendered report (the pending list is tonight's)
     pending: tuple[PendingEntry, ...] | msgspec.UnsetType = msgspec.UNSET
-    # links failing but not reported yet, and links that could not be checked (tonight's)
+    # links failing but not reported yet, and links that could not be checked (the audit's own,
+    # kept in the store for a re-rendered report); unset when the audit did not check links
     links: tuple[LinkEntry, ...] | msgspec.UnsetType = msgspec.UNSET
 
     def to_json(self) -> bytes:

@@ -1,17 +1,21 @@
-"""The links' history in the database: read before a night's checks, written after them."""
+"""The links' history in the database: read before a night's checks, written after them; and
+what each audit's link step reported, for its report to re-render."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from crawler.diff.links import LINK_OUTCOMES, LinkHistory, LinkOutcome
+from crawler.diff.links import LINK_OUTCOMES, LinkHistory, LinkOutcome, LinkTarget, LinkVerdict
+from crawler.model import Change, ChangeKind
 from crawler.store.database import Store
-from crawler.store.tables import LinkCheckRow
+from crawler.store.tables import LinkCheckRow, LinkFindingRow
 
 _CHUNK = 500  # links per statement
 
@@ -84,3 +88,83 @@ def _row(history: LinkHistory) -> LinkCheckRow:
         etag=history.etag,
         last_modified=history.last_modified,
     )
+
+
+# -- what an audit's link step reported ------------------------------------------------------
+
+REPORTED = ("failing", "error")  # the links a report lists beside its findings
+
+
+def record_link_findings(
+    store: Store, audit_id: int, changes: Sequence[Change], verdicts: Sequence[LinkVerdict]
+) -> None:
+    """Keep tonight's link findings and the links the report lists as failing or refused."""
+    rows = [
+        LinkFindingRow(audit_id=audit_id, kind="change", project=c.project[:200],
+                       data=json.dumps(_change_data(c), default=str))
+        for c in changes
+    ] + [
+        LinkFindingRow(audit_id=audit_id, kind="link", project=v.target.project[:200],
+                       data=json.dumps(_link_data(v)))
+        for v in verdicts
+        if v.outcome in REPORTED
+    ]  # fmt: skip
+    if not rows:
+        return
+    with Session(store.engine) as session, session.begin():
+        session.add_all(rows)
+
+
+def link_findings(
+    store: Store, first: int, last: int | None = None
+) -> tuple[list[Change], list[LinkVerdict]]:
+    """What the link steps of audits ``first`` to ``last`` (inclusive; one audit when None)
+    reported: their changes and the links they listed, in the order recorded."""
+    changes: list[Change] = []
+    listed: list[LinkVerdict] = []
+    with Session(store.engine) as session:
+        query = (
+            select(LinkFindingRow)
+            .where(LinkFindingRow.audit_id.between(first, first if last is None else last))
+            .order_by(LinkFindingRow.audit_id, LinkFindingRow.id)
+        )
+        for row in session.scalars(query):
+            data = json.loads(row.data)
+            if row.kind == "change":
+                changes.append(_change(row.project, data))
+            else:
+                listed.append(_verdict(row.project, data))
+    return changes, listed
+
+
+def _change_data(change: Change) -> dict[str, Any]:
+    return {"kind": change.kind.value, "before": change.before, "after": change.after,
+            "evidence_url": change.evidence_url, "details": change.details}  # fmt: skip
+
+
+def _change(project: str, data: dict[str, Any]) -> Change:
+    return Change(
+        project=project, kind=ChangeKind(data["kind"]), before=data.get("before"),
+        after=data.get("after"), evidence_url=data.get("evidence_url"),
+        details=dict(data.get("details") or {}),
+    )  # fmt: skip
+
+
+def _link_data(verdict: LinkVerdict) -> dict[str, Any]:
+    history = verdict.history
+    return {
+        "url": verdict.target.url, "outcome": history.outcome, "status": history.status,
+        "reason": history.reason, "where": list(verdict.places or (verdict.target.where,)),
+        "failing_since": history.failing_since.isoformat() if history.failing_since else None,
+    }  # fmt: skip
+
+
+def _verdict(project: str, data: dict[str, Any]) -> LinkVerdict:
+    where = tuple(str(w) for w in data.get("where") or ())
+    since = data.get("failing_since")
+    history = LinkHistory(
+        url=data["url"], outcome=_outcome(str(data.get("outcome"))), status=data.get("status"),
+        reason=str(data.get("reason") or ""),
+        failing_since=_utc(datetime.fromisoformat(since)) if since else None,
+    )  # fmt: skip
+    return LinkVerdict(LinkTarget(data["url"], project, where[0] if where else ""), history, where)

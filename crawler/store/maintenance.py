@@ -10,10 +10,10 @@ Pruning keeps, whatever their age:
   (observations are written only on change: an old observation may be today's state);
 * for every project, the newest audit that checked it (``audits.checked_set_id``).
 
-An audit kept for one of these reasons is kept whole (observations, errors). Snapshots no kept
-observation points at, project lists no kept audit uses, and HTTP cache entries no request has
-used for ``keep_days`` go. A kept snapshot first seen in a pruned audit is re-dated to the
-oldest kept audit that observed it.
+An audit kept for one of these reasons is kept whole (observations, errors, link findings).
+Snapshots no kept observation points at, project lists no kept audit uses, and HTTP cache
+entries no request has used for ``keep_days`` go. A kept snapshot first seen in a pruned audit
+is re-dated to the oldest kept audit that observed it.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from crawler.store.tables import (
     AuditRow,
     FetchErrorRow,
     HttpCacheRow,
+    LinkFindingRow,
     ObservationRow,
     ProjectSetRow,
     SnapshotRow,
@@ -55,7 +56,7 @@ def _t(row_class: Any) -> Table:
 
 AUDITS, OBSERVATIONS, SNAPSHOTS = _t(AuditRow), _t(ObservationRow), _t(SnapshotRow)
 ERRORS, PROJECT_SETS, CACHE = _t(FetchErrorRow), _t(ProjectSetRow), _t(HttpCacheRow)
-LOCKS = _t(AuditLockRow)
+LOCKS, LINK_FINDINGS = _t(AuditLockRow), _t(LinkFindingRow)
 COUNTED = {
     "audits": AUDITS,
     "observations": OBSERVATIONS,
@@ -188,6 +189,7 @@ def _last_checks(conn: Connection) -> set[int]:
 def _delete_audits(conn: Connection, drop: set[int]) -> None:
     for chunk in _chunks(drop):
         conn.execute(delete(ERRORS).where(ERRORS.c.audit_id.in_(chunk)))
+        conn.execute(delete(LINK_FINDINGS).where(LINK_FINDINGS.c.audit_id.in_(chunk)))
         conn.execute(delete(OBSERVATIONS).where(OBSERVATIONS.c.audit_id.in_(chunk)))
     referenced = select(OBSERVATIONS.c.snapshot_id).where(OBSERVATIONS.c.snapshot_id.is_not(None))
     conn.execute(delete(SNAPSHOTS).where(SNAPSHOTS.c.id.not_in(referenced)))

@@ -155,3 +155,17 @@ class LinkCheckRow(Base):
     reason: Mapped[str] = mapped_column(Text, default="")
     etag: Mapped[str | None] = mapped_column(Text, nullable=True)
     last_modified: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class LinkFindingRow(Base):
+    """What an audit's link step reported, as facts: each change (``change``: the Change's
+    fields) and each link failing but not reported yet or refused (``link``), in report order;
+    kept so that a re-rendered report (``crawler report``, ``crawler diff``) shows them as the
+    audit's own did. Pruned with its audit."""
+
+    __tablename__ = "link_findings"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    audit_id: Mapped[int] = mapped_column(ForeignKey("audits.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # change | link
+    project: Mapped[str] = mapped_column(String(200))
+    data: Mapped[str] = mapped_column(Text)  # JSON

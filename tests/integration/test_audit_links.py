@@ -16,10 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
-from crawler.audit import AuditOutcome
+from crawler.audit import AuditOutcome, rebuild_report
+from crawler.cli import cli
 from crawler.cli_ops import fail_on_found
 from crawler.config import parse_config
+from crawler.report.markdown import render_markdown
 from crawler.store.links import link_histories
 from crawler.store.pending import acknowledge, open_pending
 from crawler_fakes.github import FakeGitHub, GitHubState
@@ -201,3 +204,45 @@ def test_more_links_than_a_night_allows_are_spread_over_nights(
         a_day_passes(world.store)
     assert all(len(paths) <= 3 for paths in seen)
     assert len(seen[0] | seen[1]) == 6  # two nights reach six different links
+
+
+def _section(markdown: str) -> str:
+    return markdown.split("## Links and upstream health", 1)[1].split("\n## ", 1)[0]
+
+
+def test_a_re_rendered_report_shows_the_link_findings_as_the_original_did(
+    world: Audits[FakeGitHub], site: FakePageServer, tmp_path: Path
+) -> None:
+    """`crawler report N` and `crawler diff` read what the audit's link step reported from the
+    store (before: the re-rendered report had no link finding and no failing link, as the
+    link histories keep only each link's latest state)."""
+    _vendor_site(site)
+    config = parse_config(_config(site, tmp_path), path=str(tmp_path / "sources.yaml"))
+    first = world.audit(config)
+    a_day_passes(world.store)
+    second = world.audit(config)
+    a_day_passes(world.store)
+    site.set_page("/docs/index.html", b"<p>back</p>")
+    world.audit(config)  # a later night changes the links' histories, not audit 2's report
+    assert second.report_dir is not None and first.report_dir is not None
+    for outcome in (first, second):
+        assert outcome.report_dir is not None
+        again = rebuild_report(world.store, config, outcome.audit_id)
+        original = outcome.report.as_json()
+        assert again.as_json()["changes"] == original["changes"]
+        assert again.as_json()["links"] == original["links"]
+        written = (outcome.report_dir / "report.md").read_text(encoding="utf-8")
+        assert _section(render_markdown(again)) == _section(written)
+    assert [(c["project"], c["kind"]) for c in second.report.as_json()["changes"]] == [
+        ("Kit", "link_broken"), ("Docs", "link_broken"),
+    ]  # fmt: skip
+    # crawler diff 1 2: the link step's findings of audit 2 with the others
+    result = CliRunner().invoke(
+        cli, ["diff", str(first.audit_id), str(second.audit_id), "--config",
+              str(tmp_path / "sources.yaml"), "--db", world.db_url, "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert [(c["project"], c["kind"], c["before"]) for c in json.loads(result.stdout)] == [
+        ("Kit", "link_broken", site.url("/catalog/gone.html")),
+        ("Docs", "link_broken", site.url("/docs/index.html")),
+    ]

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from crawler.audit import rebuild_report
 from crawler.config import parse_config
 from crawler.export.from_store import export_audit
 from crawler.findings import source_names
@@ -75,6 +76,10 @@ def test_dormant_and_archived_upstreams_flagged_and_suggested_not_imposed(
              {"repo": "org/legacy"}),
         ]  # fmt: skip
         assert health[0][5]["days"] >= 365 and health[1][5]["days"] >= 365
+        # crawler report N shows them as the audit's own report did
+        shown = changes(rebuild_report(audits.store, config, first.audit_id),
+                        "evidence_url", "details")  # fmt: skip
+        assert [c for c in shown if c[1] in ("upstream_dormant", "repo_archived")] == health
         # reported the night it began, then pending: not a change again
         assert [c for c in changes(again.report) if c[1] == "upstream_dormant"] == []
         pending = {(p["project"], p["kind"]) for p in again.report.as_json()["pending"]}

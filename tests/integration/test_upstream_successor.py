@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from crawler.audit import rebuild_report
 from crawler.config import parse_config
 from crawler.export.from_store import export_audit
 from crawler.findings import source_names
@@ -72,6 +73,11 @@ def test_a_successor_is_reported_pending_and_suggested(db_url: str, tmp_path: Pa
                   "https://github.com/gpu-org/gpu-libraries/tree/develop/projects/kernels",
               "stopped": False, "description": MONOREPO}),
         ]  # fmt: skip
+        # crawler report N shows them as the audit's own report did
+        again = rebuild_report(audits.store, config, first.audit_id).as_json()["changes"]
+        assert [c for c in again if c["kind"] == "upstream_superseded"] == [
+            c for c in first.report.as_json()["changes"] if c["kind"] == "upstream_superseded"
+        ]
         assert first.report_dir is not None
         markdown = (first.report_dir / "report.md").read_text(encoding="utf-8")
         section = markdown.split("## Links and upstream health", 1)[1].split("\n## ", 1)[0]

@@ -14,8 +14,9 @@ from sqlalchemy import select, update
 from crawler.audit import run_audit
 from crawler.cli import cli
 from crawler.config import parse_config
-from crawler.model import FetchError, ProjectResult, ProjectSnapshot, Release
+from crawler.model import Change, ChangeKind, FetchError, ProjectResult, ProjectSnapshot, Release
 from crawler.store import Store
+from crawler.store.links import link_findings, record_link_findings
 from crawler.store.maintenance import prune, row_counts
 from crawler.store.tables import AuditRow, HttpCacheRow, SnapshotRow
 from crawler.upstream.http import CachedResponse
@@ -243,3 +244,19 @@ def _github(alpha: str) -> GitHubState:
         return mit_repo("org", name, repo_id, [release_on(tag, "2026-10-01T00:00:00Z")])
 
     return GitHubState(repos=[repo("alpha", 1, alpha), repo("beta", 2, "v1")])
+
+
+def test_an_audits_link_findings_go_with_it(db_url: str) -> None:
+    """What an audit's link step reported (kept for its report to re-render) is pruned with
+    the audit, and kept with a kept one (before: a foreign key held the audit's row back)."""
+    store = Store(db_url)
+    _history(store)
+    for audit_id in (2, 7):
+        moved = Change("a", ChangeKind.LINK_MOVED, "https://x/old", "https://x/new",
+                       "https://x/old", {"where": ["sources.yaml line 3 (homepage)"]})  # fmt: skip
+        record_link_findings(store, audit_id, [moved], [])
+    result = prune(store, 7, now=NOW)
+    assert 2 in result.removed_audits and 7 in result.kept_audits
+    assert link_findings(store, 2) == ([], [])
+    assert [c.after for c in link_findings(store, 7)[0]] == ["https://x/new"]
+    store.close()

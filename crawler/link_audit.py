@@ -18,7 +18,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from crawler.analysis.links import catalog_links, checkable, document_links, forge_repository
+from crawler.analysis.links import (
+    catalog_links,
+    checkable,
+    document_links,
+    excluded,
+    forge_repository,
+)
 from crawler.config import ProjectSpec, Settings
 from crawler.diff.links import (
     ANSWERING,
@@ -53,6 +59,7 @@ class LinkNight:
     by_forge: int = 0  # answered by a forge snapshot of tonight: no request
     by_forge_api: int = 0  # answered by a forge's API (repository links of untracked items)
     forge_requests: int = 0  # the API requests those cost (a GraphQL query answers many)
+    excluded: int = 0  # cited links settings.links_exclude leaves unchecked
     histories: Mapping[str, LinkHistory] = field(default_factory=dict)  # every cited link's
     # what the forges opened for the links alone spent (the others count in their source's)
     forge_usage: Mapping[str, Usage] = field(default_factory=dict)
@@ -66,6 +73,7 @@ class LinkNight:
             "answered_by_forge": self.by_forge,
             "answered_by_forge_api": self.by_forge_api,
             "forge_api_requests": self.forge_requests,
+            "excluded": self.excluded,
             "left_for_later": self.waiting,
             **{f"outcome_{o}": outcomes.count(o) for o in dict.fromkeys(outcomes)},
         }
@@ -185,9 +193,11 @@ class LinkStep:
         by_forge = forge_answers(targets, repos)
         # a repository of a project tonight selected but could not check: no request (its
         # error says enough); a later night checks it
+        exclude = self._settings.links_exclude
+        skipped = {t.url for t in targets if exclude and excluded(t.url, exclude)}
         rest = [
             t for t in targets
-            if t.url not in by_forge and not _of_tracked(t, tracked)
+            if t.url not in by_forge and t.url not in skipped and not _of_tracked(t, tracked)
         ]  # fmt: skip
         due = due_links(rest, history, self._settings.links_per_night)
         asked = [t for t in due if forges is not None and t.repository is not None]
@@ -230,6 +240,7 @@ class LinkStep:
             not_modified=sum(a.status == 304 for a in answers.values()),
             by_forge=len(by_forge),
             by_forge_api=len(api.answers),
+            excluded=len(skipped),
             forge_requests=api.requests,
             histories=after,
         )
@@ -328,6 +339,8 @@ def check_files(
     first: dict[str, LinkTarget] = {}
     places: dict[str, list[str]] = {}
     for target in file_targets(paths):
+        if settings.links_exclude and excluded(target.url, settings.links_exclude):
+            continue
         repository = forges.repository(target.url) if forges is not None else None
         first.setdefault(target.url, replace(target, repository=repository))
         places.setdefault(target.url, []).append(target.where)

@@ -10,10 +10,12 @@ its first line.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+from crawler.patterns import PatternTimeout, search
 
 MAX_LINKS = 5000  # links one document may cite (a hostile file cannot make a night of it)
 MAX_URL = 2048
@@ -69,6 +71,18 @@ def forge_repository(
     if match is None or not match.group(2) or match.group(1).lower() in _NOT_OWNERS:
         return None
     return forge, f"{match.group(1)}/{match.group(2).removesuffix('.git')}"
+
+
+def excluded(url: str, patterns: Sequence[str]) -> bool:
+    """``url`` matches one of ``settings.links_exclude`` (a pattern that runs out of time on it
+    excludes nothing: the link is checked)."""
+    for pattern in patterns:
+        try:
+            if search(pattern, url, subject=f"link {url[:200]}"):
+                return True
+        except PatternTimeout:
+            continue
+    return False
 
 
 def _kept(found: Iterator[tuple[str, int | None, str]]) -> list[CitedLink]:

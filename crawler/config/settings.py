@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator
 
-from crawler.config.common import Model, check_github_repo
+from crawler.config.common import Model, check_github_repo, check_regex
 from crawler.cron import CronError, parse_crontab
 
 DEFAULT_PAGE_SIZE_LIMIT = 5 * 1024 * 1024
@@ -48,6 +48,16 @@ class Settings(Model):
     # links checked a night at most (least recently checked first: the rest wait their turn);
     # 0, the default, leaves the nightly link check off (the shipped sources.yaml turns it on)
     links_per_night: int = Field(default=0, ge=0)
+    # links never checked (regular expressions, searched in the URL): hosts that refuse robots,
+    # pages behind a login; a finding already open about one stays open until acknowledged
+    links_exclude: tuple[str, ...] = ()
+
+    @field_validator("links_exclude")
+    @classmethod
+    def _exclusions(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for pattern in value:
+            check_regex(pattern, "links_exclude")
+        return value
 
     @field_validator("private_networks")
     @classmethod

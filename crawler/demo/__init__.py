@@ -52,6 +52,7 @@ def run_demo(output: Path) -> DemoResult:
         state_after,
         state_before,
         support_page,
+        vendor_links,
     )
     from crawler_fakes.gitee import FakeGitee, demo_states
     from crawler_fakes.github import FakeGitHub
@@ -76,6 +77,7 @@ def run_demo(output: Path) -> DemoResult:
         FakePageServer() as site,
     ):
         site.set_page("/docs/support.html", support_page(after=False), "text/html", charset="utf-8")
+        vendor_links(site, after=False)
         env = {**github.env(DEMO_TOKEN), **gitee.env(DEMO_TOKEN), **gitlab.env(), **pypi.env()}
         before = parse_config(DEMO_PROJECTS_BEFORE.format(site=site.base_url), "demo-before.yaml")
         run_audit(before, store, reports, env=env, sleep=_no_wait)
@@ -85,6 +87,7 @@ def run_demo(output: Path) -> DemoResult:
         gitlab.set_state(gitlab_state(after=True))
         pypi.set_state(pypi_state(after=True))
         site.set_page("/docs/support.html", support_page(after=True), "text/html", charset="utf-8")
+        vendor_links(site, after=True)
         after = parse_config(DEMO_PROJECTS_AFTER.format(site=site.base_url), "demo-after.yaml")
         outcome = run_audit(after, store, reports, env=env, sleep=_no_wait)
     try:

@@ -27,6 +27,9 @@ github:
   graphql_batch: 4
 settings:
   allow_private_addresses: true   # the demo's vendor site listens on loopback
+  links_per_night: 100            # the link checks, on the vendor site's links only:
+  links_exclude:                  # the fakes answer with public hosts' URLs, never asked
+    - '^https://(github[.]com|(gitee|gitlab|pypi|vendor)[.]example)/'
 projects:
   - name: Kernel DSL
     repo: demo-org/kernel-dsl
@@ -34,6 +37,7 @@ projects:
   - name: Serving Engine
     repo: demo-org/serving-engine
     pypi: serving-engine
+    homepage: {site}/docs/serving/
   - name: Tile Language
     repo: demo-org/tile-lang
   - name: Graph Compiler
@@ -76,6 +80,7 @@ projects:
     homepage: https://vendor.example/sdk
   - name: Vendor Platform
     repo: demo-org/vendor-platform
+    homepage: {site}/platform/
     pages:
       - name: support matrix
         url: {site}/docs/support.html
@@ -108,6 +113,19 @@ DEMO_PROJECTS_AFTER = DEMO_PROJECTS_BEFORE.replace(
     "  - name: Retired Plugin\n    repo: demo-org/retired-plugin\n",
     "  - name: New Accelerator Plugin\n    repo: demo-org/new-plugin\n",
 )
+
+def vendor_links(site: Any, after: bool) -> None:
+    """The vendor site's other pages the catalog cites: the platform's home, moved for good on
+    the second night (301); a serving guide that is gone (404) both nights, one night apart
+    only in the demo's story: failing, not reported yet (a 404 is reported on the second
+    night in a row, and the demo's two nights run seconds apart)."""
+    site.set_page("/docs/serving/", b"<p>Not Found</p>", status=404)
+    if after:
+        site.redirect("/platform/", "/platform/v2/", 301)
+        site.set_page("/platform/v2/", b"<h1>Vendor Platform</h1>")
+    else:
+        site.set_page("/platform/", b"<h1>Vendor Platform</h1>")
+
 
 SUPPORT_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Support</title></head>
 <body><h1>Supported hardware</h1>

@@ -679,7 +679,12 @@ def link_cost(usage: Mapping[str, Any]) -> str:
         f"{usage.get('answered_by_forge') or 0} answered by the forge{api})"
     )
     waiting = int(usage.get("left_for_later") or 0)
-    return said + (f"; {waiting} left for later nights" if waiting else "")
+    skipped = int(usage.get("excluded") or 0)
+    return (
+        said
+        + (f"; {waiting} left for later nights" if waiting else "")
+        + (f"; {skipped} excluded (settings.links_exclude)" if skipped else "")
+    )
 
 
 def last_checked(since: datetime | None, now: datetime) -> str:

@@ -30,12 +30,10 @@ def test_demo_shows_every_change_kind_flag_and_an_error(tmp_path: Path) -> None:
     latest = tmp_path / "demo" / "reports" / "latest"
     report = json.loads((latest / "report.json").read_text())
     validate_report(report)
-    # not the link checks' kinds: they are judged over real nights (a 404 must repeat on the
-    # next one, dormancy begins on a date), and the demo's fakes answer with the public hosts'
-    # URLs, which a link check would look up: tests/integration/test_audit_links.py and
-    # test_upstream_health.py show them on loopback instead
-    over_nights = {"link_moved", "link_broken", "upstream_dormant"}
-    # (upstream_superseded is read off a repository's description: the demo shows it)
+    # not link_broken and upstream_dormant: they are judged over real nights (a 404 must repeat
+    # on the next one, dormancy begins on a date), and the demo's nights run seconds apart:
+    # tests/integration/test_audit_links.py and test_upstream_health.py show them on loopback
+    over_nights = {"link_broken", "upstream_dormant"}
     assert set(report["summary"]["changes_by_kind"]) == {k.value for k in ChangeKind} - over_nights
     kinds: dict[str, set[str]] = defaultdict(set)
     for change in report["changes"]:
@@ -96,6 +94,23 @@ def test_demo_shows_every_change_kind_flag_and_an_error(tmp_path: Path) -> None:
     assert "weights/ are NOT covered" in vendor["extra_text"][0]["text"]
     assert (vendor["restricts"], vendor["extra_text"][0]["finding"]) == (True, "adds a restriction")
     markdown = (latest / "report.md").read_text()
+    # the link checks, on the vendor site's links only (the fakes' public hosts are excluded:
+    # no request leaves loopback): its platform home moved for good, a guide is failing
+    site = next(c["before"] for c in report["changes"] if c["kind"] == "link_moved")
+    site = site.removesuffix("/platform/")
+    assert site.startswith("http://127.0.0.1:")
+    assert [(c["project"], c["kind"], c["before"], c["after"]) for c in report["changes"]
+            if c["section"] == "links"] == [
+        ("Legacy Kernels", "upstream_superseded", "demo-org/legacy-kernels",
+         "demo-org/kernel-dsl"),
+        ("Vendor Platform", "link_moved", f"{site}/platform/", f"{site}/platform/v2/"),
+    ]  # fmt: skip
+    assert [(e["project"], e["url"], e["status"]) for e in report["links"]] == [
+        ("Serving Engine", f"{site}/docs/serving/", 404)
+    ]
+    cost = report["requests"]["sources"]["links"]
+    # every link not answered by a forge's snapshot (no request) is one of the site's three
+    assert cost["checked"] - cost["answered_by_forge"] == 3 and cost["excluded"] > 0
     # the restriction is said in plain words, in the heading and before the quote
     assert "Adds a restriction (line 203):" in markdown
     assert "| GitHub release; pre-release v0.33.0rc3 is newer |" in markdown

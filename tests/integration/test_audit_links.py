@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from crawler.audit import AuditOutcome, rebuild_report
 from crawler.cli import cli
 from crawler.cli_ops import fail_on_found
-from crawler.config import parse_config
+from crawler.config import ConfigError, parse_config
 from crawler.report.markdown import render_markdown
 from crawler.store.links import link_histories
 from crawler.store.pending import acknowledge, open_pending
@@ -246,3 +246,31 @@ def test_a_re_rendered_report_shows_the_link_findings_as_the_original_did(
         ("Kit", "link_broken", site.url("/catalog/gone.html")),
         ("Docs", "link_broken", site.url("/docs/index.html")),
     ]
+
+
+def test_excluded_links_are_never_asked(
+    world: Audits[FakeGitHub], site: FakePageServer, tmp_path: Path
+) -> None:
+    """settings.links_exclude: a link matching one of its patterns is not checked (a host that
+    refuses robots, a page behind a login), and the cost line counts it."""
+    _vendor_site(site)
+    config = parse_config(
+        _config(site, tmp_path, links_exclude=["/slow/", "[.]html$"]),
+        path=str(tmp_path / "sources.yaml"),
+    )
+    outcome = world.audit(config)
+    asked = {r.path for r in site.requests}
+    assert not {"/slow/index.html", "/docs/index.html", "/catalog/gone.html"} & asked
+    assert "/kit/home" in asked
+    usage = outcome.report.as_json()["requests"]["sources"]["links"]
+    assert usage["excluded"] == 3
+    assert outcome.report.as_json()["links"] == []  # none of them failing: none was asked
+
+
+def test_a_bad_exclusion_pattern_is_refused_with_its_line() -> None:
+    with pytest.raises(ConfigError) as raised:
+        parse_config("settings:\n  links_exclude: ['(unclosed']\nprojects: []\n")
+    assert str(raised.value) == (
+        "sources.yaml:2: settings: links_exclude: links_exclude '(unclosed' is not a valid "
+        "regular expression: missing ) at position 9"
+    )

@@ -60,6 +60,7 @@ class Coverage:
     not_trackable: int
     no_source: int
     evidence_pages: int  # pages with at least one integration mapping
+    watched_pages: int  # every page watched (for records, or for its changes alone)
     platforms: tuple[str, ...]  # catalog platform names the mappings give records for
     snapshot_rows: int
 
@@ -77,8 +78,8 @@ def _mapped_platforms(spec: ProjectSpec) -> set[str]:
             mapping = table.integrations
             if mapping is None:
                 continue
-            found |= set(table.platform_map.values())
-            if mapping.platform.value is not None:
+            found |= {name for name in table.platform_map.values() if name is not None}
+            if mapping.platform is not None and mapping.platform.value is not None:
                 found.add(mapping.platform.value)
         if page.integration is not None:
             found.add(page.integration.platform)
@@ -88,10 +89,11 @@ def _mapped_platforms(spec: ProjectSpec) -> set[str]:
 def coverage(projects: Sequence[ProjectSpec]) -> Coverage:
     counts = {"tracked": 0, "riding": 0, "not trackable": 0, "no source": 0}
     platforms: set[str] = set()
-    evidence = 0
+    evidence = watched = 0
     for spec in projects:
         counts[standing(spec)] += 1
         platforms |= _mapped_platforms(spec)
+        watched += len(spec.pages)
         for page in spec.pages:
             mapped = sum(t.integrations is not None for t in page.tables)
             evidence += mapped > 0 or page.integration is not None
@@ -101,6 +103,7 @@ def coverage(projects: Sequence[ProjectSpec]) -> Coverage:
         not_trackable=counts["not trackable"],
         no_source=counts["no source"],
         evidence_pages=evidence,
+        watched_pages=watched,
         platforms=tuple(sorted(platforms, key=str.casefold)),
         snapshot_rows=sum(spec.snapshot for spec in projects),
     )
@@ -108,7 +111,8 @@ def coverage(projects: Sequence[ProjectSpec]) -> Coverage:
 
 def item_warnings(projects: Sequence[ProjectSpec], path: str) -> list[str]:
     """What ``crawler check`` warns about (the file is still valid): an item with neither a
-    source nor a reason, and an evidence page (or one of its tables) that gives no record."""
+    source nor a reason, and an evidence page (or one of its tables) that gives no record
+    without saying why (``no_records: WHY`` on the page or the table)."""
     warnings = []
     for spec in projects:
         where = f"{path}:{spec.line}: project {spec.name!r}"
@@ -118,17 +122,25 @@ def item_warnings(projects: Sequence[ProjectSpec], path: str) -> list[str]:
                 "follow it>', or a source ('repo', 'pypi', a page…)"
             )
         for page in spec.pages:
-            unmapped = [t.name for t in page.tables if t.integrations is None]
-            if page.integration is None and len(unmapped) == len(page.tables):
-                warnings.append(
-                    f"{where}: page {page.name!r} has no mappings: its facts become no "
-                    "integration record; add 'integrations' (with status_map/platform_map) "
-                    "to a table, or 'integration:' to the page"
-                )
+            if page.no_records is not None:
+                continue
+            unmapped = [
+                t.name for t in page.tables if t.integrations is None and t.no_records is None
+            ]
+            mapped = [t for t in page.tables if t.integrations is not None]
+            if page.integration is None and not mapped:
+                if unmapped or not page.tables:
+                    warnings.append(
+                        f"{where}: page {page.name!r} has no mappings: its facts become no "
+                        "integration record; add 'integrations' (with status_map/platform_map) "
+                        "to a table, or 'integration:' to the page, or say why it is watched "
+                        "for its changes alone ('no_records: <why>')"
+                    )
                 continue
             for table in unmapped:
                 warnings.append(
                     f"{where}: page {page.name!r}, table {table!r} has no 'integrations' "
-                    "mapping: its rows become no integration record"
+                    "mapping: its rows become no integration record (or say why: "
+                    "'no_records: <why>' on the table)"
                 )
     return warnings

@@ -65,14 +65,33 @@ class FieldSource(Model):
 
 
 class TableIntegrations(Model):
-    """How each row of a support table becomes an integration record of the catalog."""
+    """How each row of a support table becomes an integration record of the catalog; or, for a
+    table whose platforms are its columns (``platform_columns``: an operation × backend grid),
+    one record per row and named column: the column's header is the platform, the row's cell
+    under it the status."""
 
     project: FieldSource | None = None  # default: the project that watches the table
-    platform: FieldSource
-    status: FieldSource
+    platform: FieldSource | None = None
+    status: FieldSource | None = None
+    platform_columns: tuple[str, ...] = ()
     version: FieldSource | None = None
     layer: Layer
     pins: tuple[str, ...] = ()  # pins of the same page that are version facts of each record
+
+    @model_validator(mode="after")
+    def _across(self) -> TableIntegrations:
+        if self.platform_columns:
+            if self.platform is not None or self.status is not None:
+                raise ValueError(
+                    "with platform_columns, each column's header is the platform and the "
+                    "row's cell under it the status: leave out 'platform' and 'status'"
+                )
+        elif self.platform is None or self.status is None:
+            raise ValueError(
+                "integrations need 'platform' and 'status' (or 'platform_columns' for a table "
+                "whose columns are the platforms)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _sources(self) -> TableIntegrations:
@@ -80,14 +99,18 @@ class TableIntegrations(Model):
             source = getattr(self, name)
             if source is not None and source.pin is not None:
                 raise ValueError(f"integrations.{name} cannot come from a pin")
-        if self.status.value is not None and self.status.value not in SUPPORT_STATUSES:
+        if (
+            self.status is not None
+            and self.status.value is not None
+            and self.status.value not in SUPPORT_STATUSES
+        ):
             raise ValueError(
                 f"integrations.status {self.status.value!r} is not one of {list(SUPPORT_STATUSES)}"
             )
         return self
 
 
-def _casefold_unique(mapping: Mapping[str, str], what: str) -> None:
+def _casefold_unique(mapping: Mapping[str, object], what: str) -> None:
     seen: dict[str, str] = {}
     for key in mapping:
         folded = " ".join(key.split()).casefold()
@@ -107,7 +130,9 @@ class TableSpec(Model):
     ``integrations`` turns each row into an integration record; ``status_map`` maps the page's
     status wording to the controlled vocabulary and ``platform_map`` (optional) the page's
     platform wording to the catalog's platform names. A cell neither map covers is an export
-    error, never a silent default."""
+    error, never a silent default; a wording mapped to null (``n/a: null``) says that the row
+    gives no record. ``no_records: WHY`` marks a table watched for its changes alone (``crawler
+    check`` does not ask for a mapping)."""
 
     name: str
     selector: str | None = None
@@ -116,12 +141,14 @@ class TableSpec(Model):
     items: ItemKind | None = None
     labels: tuple[str, ...] = ()
     integrations: TableIntegrations | None = None
-    status_map: dict[str, SupportStatus] = Field(default_factory=dict)
-    platform_map: dict[str, str] = Field(default_factory=dict)
+    # a wording mapped to null gives no record (said, never a default)
+    status_map: dict[str, SupportStatus | None] = Field(default_factory=dict)
+    platform_map: dict[str, str | None] = Field(default_factory=dict)
     # rows that give one project, platform and version different statuses: "refuse" stops the
     # export naming them; "strongest" keeps one record with the first status in
     # SUPPORT_STATUSES order (upstream first) and every row as its evidence
     combine: Literal["refuse", "strongest"] = "refuse"
+    no_records: str | None = Field(default=None, min_length=1)  # why it maps nothing
 
     @model_validator(mode="after")
     def _one_locator(self) -> TableSpec:
@@ -162,12 +189,22 @@ class TableSpec(Model):
                     "'integrations' mapping"
                 )
             return self
-        if mapping.status.column is not None and not self.status_map:
+        if self.no_records is not None:
             raise ValueError(
-                f"table {self.name!r}: status comes from column {mapping.status.column!r}: "
-                f"add a status_map from its wording to one of {list(SUPPORT_STATUSES)}"
+                f"table {self.name!r} has an 'integrations' mapping and says no_records: "
+                "keep one of them"
             )
-        if self.platform_map and mapping.platform.column is None:
+        status_column = mapping.platform_columns or (mapping.status and mapping.status.column)
+        if status_column and not self.status_map:
+            where = "the platform columns' cells" if mapping.platform_columns else (
+                f"column {status_column!r}"
+            )
+            raise ValueError(
+                f"table {self.name!r}: status comes from {where}: add a status_map from its "
+                f"wording to one of {list(SUPPORT_STATUSES)} (or null: no record)"
+            )
+        platform_column = mapping.platform_columns or (mapping.platform and mapping.platform.column)
+        if self.platform_map and not platform_column:
             raise ValueError(f"table {self.name!r}: platform_map needs a platform column")
         _casefold_unique(self.status_map, f"table {self.name!r}: status_map")
         _casefold_unique(self.platform_map, f"table {self.name!r}: platform_map")
@@ -257,6 +294,9 @@ class PageSpec(Model):
     text: str | TextSection | None = None
     integration: PageIntegration | None = None
     line: int = 0  # the sources.yaml line of its ``url:`` (else where the page starts)
+    # why a page is watched for its changes alone (pins, text, tables without a mapping):
+    # ``crawler check`` then does not ask for mappings
+    no_records: str | None = Field(default=None, min_length=1)
 
     @model_validator(mode="before")
     @classmethod
@@ -320,6 +360,16 @@ class PageSpec(Model):
             raise ValueError(
                 f"page {self.name!r}: 'pins' is either KEY=VALUE keys (all, or a list) or "
                 "named patterns, not both"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _records_or_not(self) -> PageSpec:
+        mapped = [t.name for t in self.tables if t.integrations is not None]
+        if self.no_records is not None and (mapped or self.integration is not None):
+            what = f"table {mapped[0]!r}" if mapped else "'integration'"
+            raise ValueError(
+                f"page {self.name!r} says no_records but maps {what}: keep one of them"
             )
         return self
 

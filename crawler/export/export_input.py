@@ -85,8 +85,8 @@ class TableMapping:
     """How a watched table's rows become integration records (from its ``TableSpec``)."""
 
     integrations: TableIntegrations
-    status_map: Mapping[str, str] = field(default_factory=dict)
-    platform_map: Mapping[str, str] = field(default_factory=dict)
+    status_map: Mapping[str, str | None] = field(default_factory=dict)  # None: no record
+    platform_map: Mapping[str, str | None] = field(default_factory=dict)
     combine: str = "refuse"  # TableSpec.combine
 
     @staticmethod

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crawler.analysis.placeholders import is_placeholder
-from crawler.config import SUPPORT_STATUSES, FieldSource
+from crawler.config import SUPPORT_STATUSES, FieldSource, TableIntegrations
 from crawler.config.common import catalog_id
 from crawler.export.export_input import ProjectInput, TableMapping, WatchedPage, WatchedTable
 from crawler.untrusted import shown_url
@@ -48,6 +48,35 @@ def _lookup(mapping: Mapping[str, str], value: str) -> str | None:
         return mapping[value]
     folded = {_fold(k): v for k, v in mapping.items()}
     return folded.get(_fold(value))
+
+
+# a link inside a cell renders as "text <href>": a map names the text a reader sees
+_LINK_TARGET_RE = re.compile(r"\s*<[^\s<>]+>")
+
+
+def _lookup_map(mapping: Mapping[str, str | None], value: str) -> tuple[bool, str | None]:
+    """(whether the map names ``value``, what it maps it to: None when the wording gives no
+    record), comparing case and spacing aside, then by the visible text alone (link targets
+    aside: a row's own link, such as DeepSparkInference's ✅ to its model folder)."""
+    for candidate in dict.fromkeys((value, _LINK_TARGET_RE.sub("", value).strip())):
+        if candidate in mapping:
+            return True, mapping[candidate]
+        folded = {_fold(k): v for k, v in mapping.items()}
+        if _fold(candidate) in folded:
+            return True, folded[_fold(candidate)]
+    return False, None
+
+
+def _readings(
+    spec: TableIntegrations, cell: CellReader, row: tuple[str, ...], columns: Mapping[str, int]
+) -> list[tuple[str, str | None, str | None, str | None]]:
+    """What one row says: (platform wording, status wording or None, literal status or None,
+    the platform column read or None): one reading, or one per platform column."""
+    if spec.platform_columns:
+        return [(name, row[columns[_fold(name)]], None, name) for name in spec.platform_columns]
+    assert spec.platform is not None and spec.status is not None
+    wording = cell(spec.status) or "" if spec.status.column is not None else None
+    return [(cell(spec.platform) or "", wording, spec.status.value, None)]
 
 
 def _cap(value: str | None) -> str | None:
@@ -161,7 +190,8 @@ class IntegrationBuilder:
         where = f"project {project.name!r}, page {page.name!r}, table {table.name!r}"
         columns = {_fold(c): i for i, c in enumerate(table.columns)}
         sources = [s for s in (spec.project, spec.platform, spec.status, spec.version) if s]
-        missing = [s.column for s in sources if s.column and _fold(s.column) not in columns]
+        named = [s.column for s in sources if s.column] + list(spec.platform_columns)
+        missing = [c for c in named if _fold(c) not in columns]
         if missing:
             self.problems.append(
                 f"{where}: no column {', '.join(map(repr, missing))} in the table (columns: "
@@ -180,18 +210,23 @@ class IntegrationBuilder:
                     return row[columns[_fold(source.column)]]
                 return source.value if source.value is not None else pins.get(source.pin or "")
 
-            record = self._row_record(owner, mapping, cell, row_where)
-            if record is None:
-                continue
-            key_id = slug(" ".join(key_values))
-            record["id"] = f"{owner}/{slug(page.name)}/{slug(table.name)}/{key_id}"
-            record["pins"] = [{"name": n, "value": _cap(pins.get(n))} for n in spec.pins]
             row_key = {table.columns[i]: row[i] for i in keys}
-            wording = cell(spec.status) if spec.status.column else None
-            record["evidence"] = [
-                self._evidence(page, table.name, row_key, wording, record["status"])
-            ]
-            records.append((record, row_where))
+            for raw_platform, wording, status, across in _readings(spec, cell, row, columns):
+                found = self._row_record(
+                    owner, mapping, cell, (raw_platform, wording, status),
+                    row_where + (f", column {across!r}" if across else ""),
+                )  # fmt: skip
+                if found is None:
+                    continue
+                record = found
+                key_id = slug(" ".join([*key_values, *([across] if across else [])]))
+                record["id"] = f"{owner}/{slug(page.name)}/{slug(table.name)}/{key_id}"
+                record["pins"] = [{"name": n, "value": _cap(pins.get(n))} for n in spec.pins]
+                evidence_row = row_key | ({across: wording or ""} if across else {})
+                record["evidence"] = [
+                    self._evidence(page, table.name, evidence_row, wording, record["status"])
+                ]
+                records.append((record, row_where))
         if mapping.combine == "strongest":
             records = _strongest(records)
         for record, row_where in records:
@@ -212,37 +247,42 @@ class IntegrationBuilder:
             )
 
     def _row_record(
-        self, owner: str, mapping: TableMapping, cell: CellReader, where: str
-    ) -> dict[str, Any] | None:
-        """project, platform, layer, status, version of one row; None after a problem."""
+        self, owner: str, mapping: TableMapping, cell: CellReader,
+        reading: tuple[str, str | None, str | None], where: str,
+    ) -> dict[str, Any] | None:  # fmt: skip
+        """project, platform, layer, status, version of one reading of a row (its platform
+        wording, its status wording or literal status); None after a problem, or when a map
+        says the wording gives no record."""
         spec = mapping.integrations
+        raw_platform, wording, status = reading
         target: str | None = owner
         if spec.project is not None:
             name = cell(spec.project) or ""
             target = self._project_id(name, where)
-        raw_platform = cell(spec.platform) or ""
         platform_name: str | None = raw_platform
         if mapping.platform_map:
-            platform_name = _lookup(mapping.platform_map, raw_platform)
-            if platform_name is None:
+            found, platform_name = _lookup_map(mapping.platform_map, raw_platform)
+            if not found:
                 self.problems.append(
                     f"{where}: platform {raw_platform!r} is not in platform_map: add "
-                    f"'{raw_platform}: <catalog platform name>' to the table in sources.yaml"
+                    f"'{raw_platform}: <catalog platform name>' (or null: no record) to the "
+                    "table in sources.yaml"
                 )
-        platform = self._platform_id(platform_name, where) if platform_name is not None else None
-        status = spec.status.value
-        if spec.status.column is not None:
-            wording = cell(spec.status) or ""
-            status = _lookup(mapping.status_map, wording)
-            if status is None:
+        if wording is not None:
+            found, status = _lookup_map(mapping.status_map, wording)
+            if not found:
                 self.problems.append(
                     f"{where}: status {wording!r} is not in status_map: add '{wording}: <one of "
-                    f"{', '.join(SUPPORT_STATUSES)}>' to the table in sources.yaml"
+                    f"{', '.join(SUPPORT_STATUSES)}>' (or null: no record) to the table in "
+                    "sources.yaml"
                 )
+        if platform_name is None or status is None:
+            return None  # a problem said above, or a map's null: this reading gives no record
+        platform = self._platform_id(platform_name, where)
         version = cell(spec.version) if spec.version is not None else None
         if version is not None and (_fold(version) in _NO_VALUE or is_placeholder(version)):
             version = None  # a template placeholder is no version
-        if target is None or platform is None or status is None:
+        if target is None or platform is None:
             return None
         return {
             "project": target,
@@ -283,13 +323,18 @@ def _strongest(
     records: list[tuple[dict[str, Any], str]],
 ) -> list[tuple[dict[str, Any], str]]:
     """Rows of one table claiming one (project, platform, version): one record, the strongest
-    status (the vocabulary's order), every row's evidence kept."""
+    status (the vocabulary's order), with the first row of each wording as its evidence (a
+    table of a hundred operations marked ✅ for one backend says "yes" once, not a hundred
+    times)."""
     rank = {status: n for n, status in enumerate(SUPPORT_STATUSES)}
     where = {id(record): row_where for record, row_where in records}
     merged: list[tuple[dict[str, Any], str]] = []
     for group in _claims(record for record, _ in records).values():
         group = sorted(group, key=lambda r: (rank[r["status"]], r["id"]))
         first = dict(group[0])
-        first["evidence"] = [e for record in group for e in record["evidence"]]
+        said: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for evidence in (e for record in group for e in record["evidence"]):
+            said.setdefault((evidence["table"], evidence["wording"], evidence["status"]), evidence)
+        first["evidence"] = list(said.values())
         merged.append((first, where[id(group[0])]))
     return merged

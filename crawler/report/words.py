@@ -142,7 +142,7 @@ def item_counts(items: int, riding: int, not_trackable: int) -> str:
 
 def coverage_line(cov: Coverage) -> str:
     """``84 items: 58 tracked, 10 part of another item, 16 not trackable; 17 snapshot rows;
-    4 evidence pages give records on 8 platforms (AMD GPU, …)``."""
+    50 pages watched, 40 give records on 8 platforms (AMD GPU, …)``."""
     parts = [f"{cov.tracked} tracked", riding_count(cov.riding),
              f"{cov.not_trackable} not trackable"]  # fmt: skip
     if cov.no_source:
@@ -151,7 +151,7 @@ def coverage_line(cov: Coverage) -> str:
     rows = f"{plural(cov.snapshot_rows, 'snapshot row')}; " if cov.snapshot_rows else ""
     return (
         f"{plural(cov.items, 'item')}: {', '.join(parts)}; {rows}"
-        f"{plural(cov.evidence_pages, 'evidence page')} give records on "
+        f"{plural(cov.watched_pages, 'page')} watched, {cov.evidence_pages} give records on "
         f"{plural(len(cov.platforms), 'platform')}{platforms}"
     )
 

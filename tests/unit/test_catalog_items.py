@@ -172,22 +172,59 @@ def test_check_counts_every_standing_and_warns_about_what_gives_no_record() -> N
     assert (found.items, found.tracked, found.riding, found.not_trackable, found.no_source) == (
         6, 3, 1, 1, 1
     )
-    assert (found.evidence_pages, found.platforms, found.snapshot_rows) == (
-        1, ("Enflame GCU",), 1
+    assert (found.evidence_pages, found.watched_pages, found.platforms, found.snapshot_rows) == (
+        1, 2, ("Enflame GCU",), 1
     )
     assert coverage_line(found) == (
         "6 items: 3 tracked, 1 part of another item, 1 not trackable, 1 with neither a source "
-        "nor a reason; 1 snapshot row; 1 evidence page give records on 1 platform (Enflame GCU)"
+        "nor a reason; 1 snapshot row; 2 pages watched, 1 give records on 1 platform "
+        "(Enflame GCU)"
     )
     assert item_warnings(config.projects, "sources.yaml") == [
         "sources.yaml:7: project 'Old SDK': no source and no reason: add 'not_trackable: <why "
         "no source can follow it>', or a source ('repo', 'pypi', a page…)",
         "sources.yaml:11: project 'torch-gcu': page 'compatibility', table 'sdk' has no "
-        "'integrations' mapping: its rows become no integration record",
+        "'integrations' mapping: its rows become no integration record (or say why: "
+        "'no_records: <why>' on the table)",
         "sources.yaml:23: project 'Vendor docs': page 'notes' has no mappings: its facts become "
         "no integration record; add 'integrations' (with status_map/platform_map) to a table, "
-        "or 'integration:' to the page",
+        "or 'integration:' to the page, or say why it is watched for its changes alone "
+        "('no_records: <why>')",
     ]
+
+
+def test_a_page_or_table_watched_for_its_changes_alone_says_why_and_check_takes_it() -> None:
+    """`no_records: WHY` on a page (pins, text, unmapped tables) or on one table keeps `crawler
+    check` quiet about it; saying it beside a mapping is refused (one of them is wrong)."""
+    explained = CATALOG.replace(
+        "          - {name: sdk, heading: SDK, key: [SDK]}",
+        "          - {name: sdk, heading: SDK, key: [SDK], no_records: SDK versions only}",
+    ).replace(
+        "pins: {sdk: 'SDK (\\\\d+)'}}",
+        "pins: {sdk: 'SDK (\\\\d+)'}, no_records: a version pin}",
+    )
+    assert explained != CATALOG and explained.count("no_records") == 2
+    config = parse_config(explained, "sources.yaml")
+    assert [w.split(": ")[1] for w in item_warnings(config.projects, "sources.yaml")] == [
+        "project 'Old SDK'"
+    ]
+    assert coverage(config.projects).evidence_pages == 1
+    mapped_and_not = (
+        "projects:\n  - name: A\n    repo: o/a\n    pages:\n      - name: p\n"
+        "        path: README.md\n        no_records: pins only\n        pins: {v: 'v(\\d)'}\n"
+        "        integration: {platform: NVIDIA GPU, status: upstream, layer: serving}\n"
+    )
+    assert "page 'p' says no_records but maps 'integration': keep one of them" in _error(
+        mapped_and_not
+    )
+    table_both = (
+        "projects:\n  - name: A\n    repo: o/a\n    pages:\n      - name: p\n"
+        "        path: README.md\n        tables:\n          - name: t\n            key: [K]\n"
+        "            no_records: K only\n"
+        "            integrations: {platform: {value: X}, status: {value: upstream}, "
+        "layer: serving}\n"
+    )
+    assert "table 't' has an 'integrations' mapping and says no_records" in _error(table_both)
 
 
 def test_the_readme_says_the_shipped_catalogs_coverage_as_check_does() -> None:

@@ -7,8 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from crawler.config import ConfigError, parse_config
+from crawler.config import ConfigError, TableIntegrations, parse_config
 from crawler.export import ExportError, ExportInput, TableMapping, build_catalog
+from crawler.export.export_input import WatchedTable
 from tests.support import ROOT
 from tests.support.export import KERNEL_TABLE, seed_export
 
@@ -95,11 +96,114 @@ def test_status_wording_the_map_does_not_cover_is_an_error_naming_table_row_and_
     assert problems == [
         "project 'TileLang', page 'backend support', table 'backends', row 'Apple Metal / metal': "
         "platform 'Apple Metal' is not in platform_map: add 'Apple Metal: <catalog platform "
-        "name>' to the table in sources.yaml",
+        "name>' (or null: no record) to the table in sources.yaml",
         "project 'TileLang', page 'backend support', table 'backends', row 'Apple Metal / metal': "
         "status 'Preview' is not in status_map: add 'Preview: <one of upstream, official "
-        "plugin, vendor integration, community plugin, in progress, unverified>' to the table "
-        "in sources.yaml",
+        "plugin, vendor integration, community plugin, in progress, unverified>' (or null: no "
+        "record) to the table in sources.yaml",
+    ]
+
+
+def test_a_wording_mapped_to_null_gives_no_record_and_says_so_in_the_file() -> None:
+    """`n/a: null` in status_map (or a platform mapped to null) is a row the page states no
+    support for: no record, and no error; a wording the map does not name stays an error."""
+    assert KERNEL_TABLE.mapping is not None
+    mapping = replace(
+        KERNEL_TABLE.mapping,
+        status_map={**KERNEL_TABLE.mapping.status_map, "n/a": None},
+        platform_map={
+            **KERNEL_TABLE.mapping.platform_map, "LLVM CPU": None, "Apple Metal": "Apple Silicon"
+        },
+    )
+    rows = (*KERNEL_TABLE.rows, ("Apple Metal", "metal", "n/a"), ("LLVM CPU", "llvm", "Primary"))
+    table = replace(KERNEL_TABLE, rows=rows, mapping=mapping)
+    ids = [r["id"] for r in build_catalog(_with_kernel_table(table))["integrations"]]
+    assert [i for i in ids if i.startswith("tilelang/")] == [
+        "tilelang/backend-support/backends/huawei-ascend-ascend",
+        "tilelang/backend-support/backends/nvidia-cuda-cuda",
+        "tilelang/backend-support/backends/webgpu-webgpu",
+    ]
+    config = parse_config(
+        TABLE_YAML.format(
+            mapping="            integrations: {platform: Platform, status: Status, "
+            "layer: serving}\n            status_map: {'yes': upstream, 'n/a': null}\n"
+            "            platform_map: {'Apple GPU': null, 'NVIDIA GPU': NVIDIA GPU}\n"
+        )
+    )
+    table_spec = config.projects[0].pages[0].tables[0]
+    assert (table_spec.status_map, table_spec.platform_map) == (
+        {"yes": "upstream", "n/a": None}, {"Apple GPU": None, "NVIDIA GPU": "NVIDIA GPU"}
+    )
+
+
+def test_a_map_names_a_cells_visible_text_a_link_target_aside() -> None:
+    """DeepSparkInference's ✅ links to each model's folder ("yes <models/…>"): the map names
+    "yes", as a row's identity is its key cells' visible text."""
+    assert KERNEL_TABLE.mapping is not None
+    rows = (("NVIDIA CUDA <https://docs.example/cuda>", "cuda", "Primary <models/a/b>"),)
+    record = build_catalog(_with_kernel_table(replace(KERNEL_TABLE, rows=rows)))
+    found = [r for r in record["integrations"] if r["project"] == "tilelang"]
+    assert [(r["platform"], r["status"]) for r in found] == [("nvidia-gpu", "upstream")]
+    assert found[0]["evidence"][0]["wording"] == "Primary <models/a/b>"
+    wrong = replace(KERNEL_TABLE, rows=(("NVIDIA CUDA", "cuda", "Prime <models/a>"),))
+    assert _problems(_with_kernel_table(wrong))[0].endswith(
+        "status 'Prime <models/a>' is not in status_map: add 'Prime <models/a>: <one of "
+        "upstream, official plugin, vendor integration, community plugin, in progress, "
+        "unverified>' (or null: no record) to the table in sources.yaml"
+    )
+
+
+OPS = WatchedTable(
+    name="ops",
+    columns=("Operation", "CANN", "CPU", "CUDA"),
+    key_columns=("Operation",),
+    rows=(
+        ("ABS", "yes", "yes", "yellow"),
+        ("ADD", "no", "yes", "yes"),
+        ("ARGMAX", "yellow", "yes", "yes"),
+    ),
+    mapping=TableMapping(
+        TableIntegrations(platform_columns=("CANN", "CUDA"), layer="kernel programming"),
+        status_map={"yes": "upstream", "yellow": "in progress", "no": None},
+        platform_map={"CANN": "Huawei Ascend", "CUDA": "NVIDIA GPU"},
+        combine="strongest",
+    ),
+)
+
+
+def test_a_table_whose_columns_are_the_platforms_gives_one_record_per_platform() -> None:
+    """An operation × backend grid (llama.cpp's ops table): each named column is a platform,
+    each cell under it a status; combined, one record per platform with its strongest status
+    and the first row of each wording as evidence (never a hundred rows that say the same)."""
+    catalog = build_catalog(_with_kernel_table(OPS))
+    found = {r["platform"]: r for r in catalog["integrations"] if r["project"] == "tilelang"}
+    assert sorted(found) == ["huawei-ascend", "nvidia-gpu"]
+    ascend, nvidia = found["huawei-ascend"], found["nvidia-gpu"]
+    assert (ascend["id"], ascend["status"]) == (
+        "tilelang/backend-support/ops/abs-cann", "upstream"
+    )
+    assert [(e["row"], e["wording"], e["status"]) for e in ascend["evidence"]] == [
+        ({"Operation": "ABS", "CANN": "yes"}, "yes", "upstream"),
+        ({"Operation": "ARGMAX", "CANN": "yellow"}, "yellow", "in progress"),
+    ]
+    assert [e["row"]["Operation"] for e in nvidia["evidence"]] == ["ADD", "ABS"]
+    config = parse_config(
+        TABLE_YAML.format(
+            mapping="            integrations: {platform_columns: [CANN, CUDA], "
+            "layer: serving}\n            status_map: {'yes': upstream}\n"
+        )
+    )
+    assert config.projects[0].pages[0].tables[0].integrations.platform_columns == (  # type: ignore[union-attr]
+        "CANN", "CUDA"
+    )
+    both = "            integrations: {platform_columns: [CANN], platform: P, layer: serving}\n"
+    assert "with platform_columns, each column's header is the platform" in _config_error(both)
+    none = "            integrations: {layer: serving}\n"
+    assert "integrations need 'platform' and 'status'" in _config_error(none)
+    missing = replace(OPS, columns=("Operation", "CANN", "CPU"), rows=(("ABS", "yes", "yes"),))
+    assert _problems(_with_kernel_table(missing)) == [
+        "project 'TileLang', page 'backend support', table 'ops': no column 'CUDA' in the table "
+        "(columns: Operation, CANN, CPU): fix 'integrations' in sources.yaml"
     ]
 
 
@@ -188,7 +292,7 @@ def test_mapping_config_errors_say_what_to_fix() -> None:
     assert _config_error(base + "              status: Status\n").endswith(
         "status comes from column 'Status': add a status_map from its wording to one of "
         "['upstream', 'official plugin', 'vendor integration', 'community plugin', "
-        "'in progress', 'unverified']"
+        "'in progress', 'unverified'] (or null: no record)"
     )
     assert "integrations.status 'supported' is not one of" in _config_error(
         base + "              status: {value: supported}\n"

@@ -36,6 +36,7 @@ from crawler.cli_ops import (
 )
 from crawler.config import (
     DEFAULT_REQUEST_DEADLINE,
+    PAGE_FORMS,
     Config,
     ConfigError,
     check_timezone,
@@ -584,7 +585,7 @@ def links(files: tuple[str, ...], config_path: str | None, as_json: bool, allow_
 @click.option("--label", "labels", multiple=True, help="Keep the items under this label.")
 @click.option(
     "--form",
-    type=click.Choice(["markdown", "mdx", "html", "rst", "csv", "tsv", "keyvalue"]),
+    type=click.Choice(list(PAGE_FORMS)),
     default=None,
     help="Read the page as this form (default: by extension, then content type).",
 )

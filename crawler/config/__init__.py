@@ -10,6 +10,7 @@ from crawler.config.items import Coverage, Standing, coverage, item_warnings, st
 from crawler.config.loader import MAX_CONFIG_BYTES, MAX_PROJECTS, Config, load_config, parse_config
 from crawler.config.pages import (
     LAYERS,
+    PAGE_FORMS,
     SUPPORT_STATUSES,
     FieldSource,
     Layer,
@@ -40,6 +41,7 @@ __all__ = [
     "LINE_KEY",
     "MAX_CONFIG_BYTES",
     "MAX_PROJECTS",
+    "PAGE_FORMS",
     "SUPPORT_STATUSES",
     "Config",
     "ConfigError",

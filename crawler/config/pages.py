@@ -38,7 +38,7 @@ Layer = Literal[
 LAYERS: tuple[str, ...] = get_args(Layer)
 # How a page is read (crawler/analysis/pages/): chosen by `form:`, else by the file's extension,
 # else by the content type the server gives.
-PageForm = Literal["markdown", "mdx", "html", "rst", "csv", "tsv", "keyvalue"]
+PageForm = Literal["markdown", "mdx", "html", "rst", "csv", "tsv", "keyvalue", "text"]
 PAGE_FORMS: tuple[str, ...] = get_args(PageForm)
 ItemKind = Literal["list", "enumeration"]
 ITEM_KINDS: tuple[str, ...] = get_args(ItemKind)
@@ -171,6 +171,21 @@ class TableSpec(Model):
                 "'labels: [Integrations in progress]' (the text before its colon)"
             )
         return self
+
+    @field_validator("status_map", "platform_map", mode="before")
+    @classmethod
+    def _words_not_booleans(cls, value: Any) -> Any:
+        """YAML reads an unquoted yes, no, on, off, true or false as a boolean: a cell that
+        says "yes" (✅) must be quoted to be named."""
+        if isinstance(value, dict):
+            for key in value:
+                if isinstance(key, bool):
+                    raise ValueError(
+                        f"a key read as the boolean {str(key).lower()}: YAML reads an unquoted "
+                        "yes, no, on, off, true or false as one: quote the page's word "
+                        "('yes': upstream)"
+                    )
+        return value
 
     @model_validator(mode="before")
     @classmethod

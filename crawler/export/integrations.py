@@ -7,6 +7,7 @@ the export stops on any of them rather than guess a status.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from crawler.export.export_input import ProjectInput, TableMapping, WatchedPage,
 from crawler.untrusted import shown_url
 
 MAX_VALUE = 200  # a version cell or wording kept in the catalog
+MAX_KEY_ID = 80  # a row's part of an integration id
 _NO_VALUE = {"", "-", "–", "—", "n/a", "none"}
 _HTTP_RE = re.compile(r"^https?://[^\s/?#]+", re.IGNORECASE)
 CellReader = Callable[[FieldSource], "str | None"]
@@ -77,6 +79,16 @@ def _readings(
     assert spec.platform is not None and spec.status is not None
     wording = cell(spec.status) or "" if spec.status.column is not None else None
     return [(cell(spec.platform) or "", wording, spec.status.value, None)]
+
+
+def _short(key_id: str) -> str:
+    """A row's part of a record id, at most ``MAX_KEY_ID`` characters: a key cell can be a
+    sentence (a list item), and an id is at most 200 (the schema); a longer one keeps its start
+    and a digest of the whole, so it stays unique and stable."""
+    if len(key_id) <= MAX_KEY_ID:
+        return key_id
+    digest = hashlib.sha256(key_id.encode()).hexdigest()[:10]
+    return f"{key_id[: MAX_KEY_ID - 11].rstrip('-')}-{digest}"
 
 
 def _cap(value: str | None) -> str | None:
@@ -219,7 +231,7 @@ class IntegrationBuilder:
                 if found is None:
                     continue
                 record = found
-                key_id = slug(" ".join([*key_values, *([across] if across else [])]))
+                key_id = _short(slug(" ".join([*key_values, *([across] if across else [])])))
                 record["id"] = f"{owner}/{slug(page.name)}/{slug(table.name)}/{key_id}"
                 record["pins"] = [{"name": n, "value": _cap(pins.get(n))} for n in spec.pins]
                 evidence_row = row_key | ({across: wording or ""} if across else {})

@@ -781,7 +781,9 @@ def page_preview(
             lines.append("Choose its identity column(s) with --key COLUMN.")
         elif tables:
             lines.append("Choose one with --heading TEXT or --table SELECTOR, and --key COLUMN.")
-        if form not in ("csv", "tsv"):
+        if form == "text":
+            lines.append("A text file is read for pattern pins: 'pins: {name: regex}'.")
+        elif form not in ("csv", "tsv"):
             lines.append(
                 "Or read the lists under a heading as a table: --heading TEXT --items list "
                 "(a 'Label: a, b and c.' sentence: --items enumeration --label Label)."

@@ -198,6 +198,11 @@ def test_a_table_whose_columns_are_the_platforms_gives_one_record_per_platform()
     )
     both = "            integrations: {platform_columns: [CANN], platform: P, layer: serving}\n"
     assert "with platform_columns, each column's header is the platform" in _config_error(both)
+    unquoted = (
+        "            integrations: {platform_columns: [CANN], layer: serving}\n"
+        "            status_map: {yes: upstream}\n"
+    )
+    assert "a key read as the boolean true: YAML reads an unquoted yes" in _config_error(unquoted)
     none = "            integrations: {layer: serving}\n"
     assert "integrations need 'platform' and 'status'" in _config_error(none)
     missing = replace(OPS, columns=("Operation", "CANN", "CPU"), rows=(("ABS", "yes", "yes"),))

@@ -390,6 +390,26 @@ def test_under_pins_all_a_key_no_longer_set_is_reported_not_found() -> None:
     assert (change.kind.value, change.before, change.after) == ("pin_changed", "2.2.18-1", None)
 
 
+PLATFORMS_PY = """# the platforms a build knows: {tpu, cuda}
+builtin_platform_plugins = {
+    "tpu": tpu_platform_plugin,
+    "cuda": cuda_platform_plugin,
+}
+"""
+
+
+def test_a_text_file_of_another_language_is_read_for_pattern_pins_as_written() -> None:
+    """A Python module or a TOML file read as Markdown loses its text to the parser (``__init__``
+    turns bold, ``#`` lines turn headings): ``form: text`` matches patterns on it as written."""
+    pins = {"platforms": r"builtin_platform_plugins = \{([^}]*)\}"}
+    read = page(PLATFORMS_PY, url="https://x/vllm/platforms/__init__.py", form="text", pins=pins)
+    assert read.pins == (
+        ("platforms", '"tpu": tpu_platform_plugin, "cuda": cuda_platform_plugin,'),
+    )
+    with pytest.raises(ExtractionError, match="a text file is read for pattern pins only"):
+        page(PLATFORMS_PY, url="https://x/p.py", form="text", pin_keys="all")
+
+
 def test_a_key_list_on_a_markdown_page_says_to_set_its_form() -> None:
     with pytest.raises(ExtractionError, match="set 'form: keyvalue' if it is one"):
         page("A=1\n", url="https://x/README.md", pins=["A"])

@@ -63,6 +63,8 @@ def preview(
     data: dict[str, Any] = {"form": form_name, "markdown": form_name in ("markdown", "mdx")}
     if table is None and form_name == "keyvalue":
         data["keys"] = read_settings(body)
+    elif table is None and form_name == "text":
+        data["tables"] = []  # pattern pins only
     elif table is None and isinstance(form, DocumentForm):
         data["tables"] = [asdict(info) for info in describe_tables(form.parse(body).soup)]
     elif table is None:

@@ -6,7 +6,8 @@ and the Explorer never depend on the form. Pure: no I/O.
   (``document.py``): tables by heading or selector, lists and enumerations as tables
   (``items.py``), pins by pattern over the page text, a text block by selector;
 * data forms: ``csv`` and ``tsv`` are one table each (``csv.py``); ``keyvalue`` files are pins
-  by key (``keyvalue.py``); patterns read their text as it is.
+  by key (``keyvalue.py``); ``text`` (any other file: Python, TOML) has pattern pins only;
+  patterns read their text as it is.
 
 The contract (``reading.py``): ``read(body, spec, context) → Reading``.
 
@@ -27,7 +28,7 @@ from crawler.analysis.pages.cells import MAX_TEXT_CHARS, ExtractionError
 from crawler.analysis.pages.csv import DelimitedForm
 from crawler.analysis.pages.document import Document, extract_table
 from crawler.analysis.pages.items import extract_items
-from crawler.analysis.pages.keyvalue import KeyValueForm
+from crawler.analysis.pages.keyvalue import KeyValueForm, PlainTextForm
 from crawler.analysis.pages.markdown import parse_html, parse_markdown, parse_mdx
 from crawler.analysis.pages.reading import PageForm, ReadContext, Reading
 from crawler.analysis.pages.rst import parse_rst
@@ -131,4 +132,5 @@ FORMS: dict[str, PageForm] = {
     "csv": DelimitedForm("csv", ","),
     "tsv": DelimitedForm("tsv", "\t"),
     "keyvalue": KeyValueForm(),
+    "text": PlainTextForm(),
 }

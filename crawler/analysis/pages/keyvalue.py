@@ -64,3 +64,18 @@ class KeyValueForm:
             raise ExtractionError("a KEY=VALUE file holds pins, not tables: use 'pins'")
         keys = extract_keys(body, spec.pin_keys, context.known_keys) if spec.pin_keys else ()
         return Reading((), tuple(sorted((*pins, *keys))), None)
+
+
+class PlainTextForm:
+    """Any other text file (a Python module, a TOML file, a shell script): pattern pins over
+    its text as written, nothing else (it has no tables, keys or headings to select)."""
+
+    name = "text"
+
+    def read(self, body: str, spec: PageSpec, context: ReadContext) -> Reading:
+        if spec.tables or spec.pin_keys:
+            raise ExtractionError(
+                "a text file is read for pattern pins only ('pins: {name: regex}'): no tables "
+                "or keys"
+            )
+        return Reading((), data_file_pins(self.name, body, spec, context), None)

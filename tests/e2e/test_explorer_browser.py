@@ -23,7 +23,7 @@ from crawler.config import load_config
 from crawler.export.site import SiteInput, write_site
 from tests.support import ROOT
 from tests.support.browser import READ_MATRIX, Watched, chromium, open_watched
-from tests.support.catalog import TOKEN, Catalog
+from tests.support.catalog import TOKEN, WRITTEN_SGLANG, Catalog, needs_catalog
 from tests.support.explorer import (
     EXPECTED_MATRIX,
     HOSTILE_PLATFORM,
@@ -465,7 +465,8 @@ def full_catalog_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     from crawler.export.from_store import export_audit
 
     root = tmp_path_factory.mktemp("full-catalog")
-    catalog = Catalog(f"sqlite:///{root}/crawler.sqlite", root / "reports", TOKEN)
+    catalog = Catalog(f"sqlite:///{root}/crawler.sqlite", root / "reports", TOKEN,
+                      replaced=WRITTEN_SGLANG)  # fmt: skip
     try:
         outcome = catalog.audit()
         assert (outcome.status, outcome.report.summary.checked) == ("complete", 58)
@@ -483,6 +484,7 @@ def _layers_shown(page: Any) -> list[str]:
     ))  # fmt: skip
 
 
+@needs_catalog
 def test_the_full_catalog_holds_every_item_grouped_by_the_pages_layers(
     open_page: Any, full_catalog_url: str
 ) -> None:
@@ -513,6 +515,7 @@ def test_the_full_catalog_holds_every_item_grouped_by_the_pages_layers(
     watched.check()
 
 
+@needs_catalog
 def test_the_full_catalog_filters_by_layer_and_by_platform(
     open_page: Any, full_catalog_url: str
 ) -> None:
@@ -527,17 +530,23 @@ def test_the_full_catalog_filters_by_layer_and_by_platform(
     assert page.evaluate(READ_MATRIX)["rows"] == {}  # no support table records a compiler
     assert page.is_visible("#nomatch")
     page.select_option("select[name=layer]", "")
-    page.select_option("select[name=platform]", "Huawei Ascend")
-    page.wait_for_function("() => location.hash === '#platform=Huawei%20Ascend'")
+    page.select_option("select[name=platform]", "Cambricon MLU")
+    page.wait_for_function("() => location.hash === '#platform=Cambricon%20MLU'")
+    # the records the evidence pages give on Cambricon MLU: FlagGems' platforms table,
+    # LMDeploy's Cambricon page, torch_mlu's three branches (PyTorch, via torch_mlu), SGLang's
+    # MLU CI pins and its README's "Integrations in progress" sentence
     assert page.evaluate(READ_MATRIX) == {
-        "heads": ["Project", "Huawei Ascend"],
-        "rows": {"TileLang": [["official plugin"]],
-                 "vLLM": [["official plugin", "official plugin"]]},
+        "heads": ["Project", "Cambricon MLU"],
+        "rows": {"FlagGems": [["upstream"]], "LMDeploy": [["upstream"]],
+                 "PyTorch": [["vendor integration"] * 3],
+                 "SGLang": [["in progress", "in progress"]]},
     }  # fmt: skip
-    assert _shown(page, "article.card") == ["TileLang", "vLLM"]
+    assert _shown(page, "article.card") == ["PyTorch", "FlagGems", "SGLang", "LMDeploy"]
     page.select_option("select[name=layer]", "serving")  # the records of that layer only
-    page.wait_for_function("() => location.hash === '#platform=Huawei%20Ascend&layer=serving'")
-    assert page.evaluate(READ_MATRIX)["rows"] == {"vLLM": [["official plugin", "official plugin"]]}
-    assert _shown(page, "article.card") == ["vLLM"]
+    page.wait_for_function("() => location.hash === '#platform=Cambricon%20MLU&layer=serving'")
+    assert page.evaluate(READ_MATRIX)["rows"] == {
+        "LMDeploy": [["upstream"]], "SGLang": [["in progress", "in progress"]]
+    }
+    assert _shown(page, "article.card") == ["SGLang", "LMDeploy"]
     assert _layers_shown(page) == ["serving"]
     watched.check()

@@ -30,12 +30,11 @@ import pytest
 from crawler.audit import source_names
 from crawler.export.from_store import export_audit
 from crawler.model import PageSnapshot
-from tests.support.catalog import TOKEN, Catalog, needs_catalog
+from tests.support.catalog import SGLANG_README, TOKEN, WRITTEN_SGLANG, Catalog, needs_catalog
 from tests.support.evidence import CATALOG, evidence
 
 pytestmark = needs_catalog
 
-SGLANG_README = ("sgl-project/sglang", "README.md")
 SGLANG_2024_HEADINGS = "'News', 'About', 'Contents', 'Install', 'Method 1: With pip'"
 # what the catalog lists with public evidence (../shared/CATALOG.md section 2, platforms
 # beside the vLLM plugins' own hardware and TileLang's backends); T-Head PPU and QAIC have
@@ -232,35 +231,13 @@ def _pins_and_versions(exported: dict[str, Any]) -> None:
     assert evidence("ggml-org/llama.cpp", "docs/ops.md").form == "markdown table"
 
 
-# -- SGLang: the README's current shape, written here ----------------------------------------------
-
-SGLANG_NOW = """# SGLang (a page written for this test)
-
-Some words of our own before the section the catalog describes.
-
-## Supported Hardware
-
-| Hardware | What we say about it here |
-|---|---|
-| NVIDIA GPUs | data-centre and workstation parts |
-| AMD Instinct MI300 / MI325 / MI350 | the Instinct line |
-| Google TPU v6e / v7 | through a JAX backend |
-| Intel Arc / Arc Pro B-series GPUs and Xeon CPUs | discrete GPUs and server CPUs |
-| Apple Silicon | laptops and desktops |
-| Huawei Ascend A2 / A3 / 950PR / DT | NPUs |
-| Moore Threads MTT S5000 | one board |
-
-Integrations in progress: AWS Trainium, Alibaba T-Head PPU, Cambricon MLU, MetaX, Hygon HCU / DCU,
-Iluvatar CoreX and Qualcomm QAIC.
-
-## Another section
-"""
+# -- SGLang: the README's current shape, written in tests/support/catalog.py ----------------------
 
 
 def test_sglangs_readme_in_the_described_shape_then_its_2024_revision(
     catalog: Any, tmp_path: Path
 ) -> None:
-    night = catalog(replaced={SGLANG_README: SGLANG_NOW})
+    night = catalog(replaced=WRITTEN_SGLANG)
     first = night.audit()
     assert first.report.as_json()["errors"] == []
     _every_watch_yields(night, first.audit_id, skip=set())

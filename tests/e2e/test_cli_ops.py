@@ -137,21 +137,23 @@ def test_check_validates_without_fetching(workdir: Path) -> None:
         "sources.yaml: ok: 4 projects (2 GitHub, 1 Gitee, 1 PyPI, 1 git server), 0 pages, "
         "schedule '0 3 * * *' UTC\n"
         "sources.yaml: 4 items: 4 tracked, 0 part of another item, 0 not trackable; "
-        "0 evidence pages give records on 0 platforms\n"
+        "0 pages watched, 0 give records on 0 platforms\n"
     )
 
 
 def test_check_passes_on_the_shipped_sources_yaml_without_a_warning() -> None:
     """The shipped catalog: every item of the page, each tracked, riding or with its reason;
-    every evidence page mapped to integration records."""
+    every evidence page mapped to integration records, or saying why it is watched for its
+    changes alone (no_records)."""
     shipped = str(ROOT / "sources.yaml")
     result = CliRunner().invoke(cli, ["check", "--config", shipped])
     assert (result.exit_code, result.stderr) == (0, ""), result.output
     assert result.stdout.splitlines()[1] == (
         f"{shipped}: 84 items: 58 tracked, 10 part of another item, 16 not trackable; "
-        "17 snapshot rows; 4 evidence pages give records on 10 platforms (AMD GPU, Apple "
-        "Silicon, CPU, Enflame GCU, Huawei Ascend, Iluvatar CoreX, MetaX GPU, Moore Threads, "
-        "NVIDIA GPU, WebGPU)"
+        "17 snapshot rows; 63 pages watched, 42 give records on 20 platforms (Alibaba T-Head "
+        "PPU, AMD GPU, Apple Silicon, AWS Trainium, Cambricon MLU, CPU, Enflame GCU, Google "
+        "TPU, Huawei Ascend, Hygon DCU, IBM Spyre, Iluvatar CoreX, Intel Gaudi, Intel GPU, "
+        "Kunlunxin XPU, MetaX GPU, Moore Threads, NVIDIA GPU, Qualcomm QAIC, WebGPU)"
     )
 
 

@@ -414,6 +414,9 @@ def shipped_entry(project: str) -> dict[str, Any]:
 def test_the_shipped_pages_replayed_through_the_github_fake(project: str, nights: Nights) -> None:
     history, expected = SHIPPED[project]
     entry = shipped_entry(project)
+    # the README's page (vLLM Ascend also watches its versioning policy, of which ../shared
+    # has one revision: tests/integration/test_catalog_evidence.py reads it)
+    entry["pages"] = [page for page in entry["pages"] if page["path"] == "README.md"]
     config = parse_config(
         yaml.safe_dump({"settings": {"allow_private_addresses": True}, "projects": [entry]})
     )

@@ -2,7 +2,7 @@
 what its nights cost.
 
 * with a token: the first audit, then an unchanged night: GitHub requests by kind and the
-  points GitHub would charge (GraphQL and REST), PyPI and Gitee requests;
+  points GitHub would charge (GraphQL and REST), PyPI, Gitee and git-server requests;
 * without a token: the first round, one audit a night on GitHub's 60 anonymous requests an
   hour (the fake's budget refilled before each night), until every item a source follows has
   been checked once: how many nights, and what each checked and deferred.
@@ -11,16 +11,18 @@ The nightly link checks the shipped file turns on (``settings.links_per_night``)
 they ask the pages the catalog cites (github.com pages, PyPI, vendor sites), outside the
 forges' APIs, and no fake serves them (docs/links.md says what they cost).
 GitHub is ``FakeGitHub`` (GraphQL executed in one process, as in the tests), the ``pypi:``
-channels ``crawler_fakes.pypi``, the ``gitee:`` project ``crawler_fakes.gitee``; the world is
-``crawler_fakes.catalog`` (three releases, tags and versions each, the README pages the
-catalog watches). Nothing leaves the machine. Two variants: "github.com" leaves out the README
-pages kept in GitHub repositories (against api.github.com the crawler reads them from
-raw.githubusercontent.com, outside the API budget); "pages via the API" reads them through
-the contents API, as against GitHub Enterprise (and this fake).
+channels ``crawler_fakes.pypi``, the ``gitee:`` project ``crawler_fakes.gitee``, torch-npu's
+``git:`` server ``git http-backend`` on loopback; the world is ``crawler_fakes.catalog`` (three
+releases, tags and versions each) with the evidence files of ``../shared`` as the pages the
+catalog watches (SGLang's README in its described shape, as the tests write it). Nothing
+leaves the machine. Two variants: "github.com" leaves out the pages kept in GitHub
+repositories (against api.github.com the crawler reads them from raw.githubusercontent.com,
+outside the API budget); "pages via the API" reads them through the contents API, as against
+GitHub Enterprise (and this fake).
 
-    python bench/catalog_nights.py          # about a minute on two cores
+    python bench/catalog_nights.py          # a few minutes on two cores; needs ../shared, git
 
-It prints tables and asserts nothing (tests/integration/test_nightly_cost.py checks the
+It prints tables and asserts nothing (tests/integration/test_full_catalog_cost.py checks the
 unchanged night's requests exactly).
 """
 
@@ -78,6 +80,7 @@ class Night:
     rest_points: int
     pypi: int
     gitee: int
+    git: int  # requests to the git server (torch-npu)
     summary: dict[str, Any]
     status: str
     seconds: float
@@ -98,30 +101,34 @@ def _kind(path: str) -> str:
 
 
 class Fakes:
-    """The catalog's world on the three fakes, one database, audits run in this process."""
+    """The catalog's world on the fakes (``CatalogFakes``: GitHub with the evidence files of
+    ../shared as its pages, PyPI, Gitee, a git server for torch-npu), one database, audits run
+    in this process."""
 
     def __init__(self, config: Any, tmp: Path, token: str | None) -> None:
         from crawler.store import Store
-        from crawler_fakes.catalog import catalog_world
-        from crawler_fakes.gitee import FakeGitee
-        from crawler_fakes.github import FakeGitHub
-        from crawler_fakes.pypi import FakePyPI
+        from crawler_fakes.catalog import CatalogFakes
+        from tests.support.catalog import WRITTEN_SGLANG
+        from tests.support.evidence import served_pages
 
-        world = catalog_world(config.projects, without_releases={"TritonBench", "MLC-LLM"})
-        self.config = config
+        pages = served_pages(config.projects)
+        if pages.unserved:
+            raise SystemExit(f"../shared has no file for these pages: {pages.unserved}")
+        self.fakes = CatalogFakes(
+            config, tmp / "fakes", token, accepted_token=TOKEN,
+            files={**pages.files, **WRITTEN_SGLANG}, ref_files=pages.ref_files,
+            without_releases={"TritonBench", "MLC-LLM"}, unauth_limit=ANONYMOUS_BUDGET,
+        )  # fmt: skip
+        self.config = self.fakes.config
         self.tmp = tmp
-        self.github = FakeGitHub(world.github, token=TOKEN, unauth_limit=ANONYMOUS_BUDGET).start()
-        self.pypi = FakePyPI(world.pypi).start()
-        self.gitee = FakeGitee(world.gitee).start()
-        self.env = {**self.github.env(token), **self.pypi.env(), **self.gitee.env()}
+        self.github, self.pypi, self.gitee = self.fakes.github, self.fakes.pypi, self.fakes.gitee
+        self.env = self.fakes.env
         self.store = Store(f"sqlite:///{tmp}/crawler.sqlite")
 
     def audit(self, variant: str, mode: str, night: str) -> Night:
         from crawler.audit import run_audit
 
-        for fake in (self.github, self.pypi, self.gitee):
-            fake.reset_log()
-        self.github.set_rate_limit(ANONYMOUS_BUDGET, authenticated=False)  # a new hour
+        self.fakes.new_night()  # request logs cleared, the anonymous budget refilled
         before = self.github.points_used
         started = time.perf_counter()
         outcome = run_audit(self.config, self.store, self.tmp / "reports", env=self.env,
@@ -135,14 +142,14 @@ class Fakes:
         return Night(
             variant, mode, night, Counter(_kind(r.path) for r in self.github.requests),
             after.graphql - before.graphql, rest, len(self.pypi.requests),
-            len(self.gitee.requests), report["summary"], outcome.status, seconds,
+            len(self.gitee.requests), len(self.fakes.git.log), report["summary"], outcome.status,
+            seconds,
             frozenset(p["name"] for p in report["projects"] if p["status"] == "ok"),
         )  # fmt: skip
 
     def close(self) -> None:
         self.store.close()
-        for fake in (self.github, self.pypi, self.gitee):
-            fake.stop()
+        self.fakes.close()
 
 
 def token_nights(variant: str) -> list[Night]:
@@ -185,12 +192,12 @@ def render(rows: Sequence[Night]) -> str:
         s = night.summary
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(night.github.items()))
         out.append([night.variant, night.mode, night.night, sum(night.github.values()), kinds,
-                    night.graphql_points, night.rest_points, night.pypi, night.gitee,
+                    night.graphql_points, night.rest_points, night.pypi, night.gitee, night.git,
                     s["checked"], s.get("riding", 0), s["untracked"], s["deferred"], s["errors"],
                     night.status, f"{night.seconds:.1f}"])  # fmt: skip
     return table(["variant", "mode", "night", "GitHub requests", "by kind", "GraphQL points",
-                  "REST points", "PyPI requests", "Gitee requests", "checked", "riding",
-                  "not trackable", "deferred", "errors", "status", "wall s"],
+                  "REST points", "PyPI requests", "Gitee requests", "git requests", "checked",
+                  "riding", "not trackable", "deferred", "errors", "status", "wall s"],
                  out)  # fmt: skip
 
 

@@ -295,7 +295,7 @@ def test_shipped_sources_yaml_maps_every_watched_table_or_says_why_not() -> None
     quiet = [(name, page.name) for name, page in pages if (name, page.name) not in giving]
     assert (len(pages), len(giving)) == (63, 42)
     assert all(
-        page.no_records or all(t.no_records for t in page.tables) and page.tables
+        page.no_records or (all(t.no_records for t in page.tables) and page.tables)
         for name, page in pages if (name, page.name) in quiet
     )  # fmt: skip
     iluvatar = config.project("vLLM Iluvatar plugin").pages[0].integration

@@ -11,7 +11,7 @@ from crawler.config import ConfigError, TableIntegrations, parse_config
 from crawler.export import ExportError, ExportInput, TableMapping, build_catalog
 from crawler.export.export_input import WatchedTable
 from tests.support import ROOT
-from tests.support.export import KERNEL_TABLE, seed_export
+from tests.support.export import AUDIT_DATE, KERNEL_TABLE, seed_export
 
 
 def _with_kernel_table(table: object) -> ExportInput:
@@ -210,6 +210,29 @@ def test_a_table_whose_columns_are_the_platforms_gives_one_record_per_platform()
         "project 'TileLang', page 'backend support', table 'ops': no column 'CUDA' in the table "
         "(columns: Operation, CANN, CPU): fix 'integrations' in sources.yaml"
     ]
+
+
+def test_a_row_keyed_by_a_long_sentence_gets_a_short_stable_id() -> None:
+    """A list item is its own key (FlashAttention's "All head dimensions up to 256. …", 200
+    characters): its id passed the schema's 200 and the export failed validation."""
+    from crawler.export import validate_catalog
+
+    long = "All head dimensions up to 256 " + "and a long explanation of them " * 6
+    other = long.replace("256", "128")
+    rows = ((long, "cuda", "Primary"), (other, "cuda", "Primary"))
+    assert KERNEL_TABLE.mapping is not None
+    mapping = replace(
+        KERNEL_TABLE.mapping, platform_map={long: "NVIDIA GPU", other: "AMD GPU"}
+    )
+    table = replace(KERNEL_TABLE, rows=rows, mapping=mapping)
+    catalog = build_catalog(_with_kernel_table(table))
+    ids = [r["id"] for r in catalog["integrations"] if r["project"] == "tilelang"]
+    assert len(ids) == 2 and len(set(ids)) == 2
+    prefix = "tilelang/backend-support/backends/all-head-"
+    assert all(len(i) <= 120 and i.startswith(prefix) for i in ids)
+    assert validate_catalog(catalog, AUDIT_DATE) == []
+    assert ids == [r["id"] for r in build_catalog(_with_kernel_table(table))["integrations"]
+                   if r["project"] == "tilelang"]  # fmt: skip
 
 
 def test_map_lookup_ignores_case_and_spacing_but_not_wording() -> None:

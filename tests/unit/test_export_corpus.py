@@ -46,6 +46,8 @@ def _pages(corpus: Path, spec_pages: tuple[PageSpec, ...], repo: str) -> tuple[W
     for spec in spec_pages:
         page_repo = spec.location.path if spec.location else repo
         readme = _folder(corpus, page_repo) / "README.md"
+        if spec.path != "README.md" or not readme.is_file():
+            continue  # the other evidence files: tests/integration/test_catalog_evidence.py
         url = f"https://github.com/{page_repo}/blob/HEAD/{spec.path}"
         snapshot = read_page(spec, readme.read_text(encoding="utf-8"), None, url)
         tables = tuple(

@@ -99,12 +99,16 @@ def test_tracked_items_live_where_catalog_md_says_with_its_package_and_pattern(
         if standing(spec) != "tracked":
             continue
         row = rows[spec.name]
-        forge = re.search(r"(github|gitee)\.com/([\w.-]+/[\w.-]+)", row.upstream)
+        forge = re.search(r"(github|gitee|gitcode)\.com/([\w.-]+/[\w.-]+)", row.upstream)
         assert forge is not None, spec.name
-        source = {"github": "github", "gitee": "gitee"}[forge.group(1)]
-        assert (spec.forge and (spec.forge.source, spec.forge.path)) == (
-            source, forge.group(2)
-        ), spec.name
+        # the first forge CATALOG.md names is the canonical one: a GitCode repository is read
+        # by the git source at its clone URL (torch-npu)
+        source, path = {
+            "github": ("github", forge.group(2)),
+            "gitee": ("gitee", forge.group(2)),
+            "gitcode": ("git", f"https://gitcode.com/{forge.group(2)}.git"),
+        }[forge.group(1)]
+        assert (spec.forge and (spec.forge.source, spec.forge.path)) == (source, path), spec.name
         packages = re.findall(r"PyPI ([\w.-]+)", f"{row.upstream} {row.how}")
         assert [c.path for c in spec.channels if c.source == "pypi"] == packages, spec.name
         pattern = re.search(r"tag_pattern: '([^']+)'", row.how)

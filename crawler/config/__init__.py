@@ -8,19 +8,16 @@ the run before anything is fetched or stored. ``loader`` reads the file; ``proje
 from crawler.config.common import LINE_KEY, ConfigError
 from crawler.config.items import Coverage, Standing, coverage, item_warnings, standing
 from crawler.config.loader import MAX_CONFIG_BYTES, MAX_PROJECTS, Config, load_config, parse_config
-from crawler.config.pages import (
+from crawler.config.mappings import (
     LAYERS,
-    PAGE_FORMS,
     SUPPORT_STATUSES,
     FieldSource,
     Layer,
-    Location,
     PageIntegration,
-    PageSpec,
     SupportStatus,
     TableIntegrations,
-    TableSpec,
 )
+from crawler.config.pages import PAGE_FORMS, Location, PageSpec, TableSpec
 from crawler.config.projects import ProjectSpec
 from crawler.config.settings import (
     DEFAULT_PAGE_SIZE_LIMIT,

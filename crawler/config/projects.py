@@ -9,7 +9,8 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from crawler.config.common import Model, check_regex
-from crawler.config.pages import Layer, Location, PageSpec, _forge_keys, _take_locations
+from crawler.config.mappings import Layer
+from crawler.config.pages import Location, PageSpec, _forge_keys, _take_locations
 from crawler.model import Tracking, TrackMode
 
 MAX_REASON = 300  # a not_trackable reason: one sentence, shown in every output

@@ -60,10 +60,10 @@ def _lookup_map(mapping: Mapping[str, str | None], value: str) -> tuple[bool, st
     """(whether the map names ``value``, what it maps it to: None when the wording gives no
     record), comparing case and spacing aside, then by the visible text alone (link targets
     aside: a row's own link, such as DeepSparkInference's ✅ to its model folder)."""
+    folded = {_fold(k): v for k, v in mapping.items()}
     for candidate in dict.fromkeys((value, _LINK_TARGET_RE.sub("", value).strip())):
         if candidate in mapping:
             return True, mapping[candidate]
-        folded = {_fold(k): v for k, v in mapping.items()}
         if _fold(candidate) in folded:
             return True, folded[_fold(candidate)]
     return False, None
@@ -224,13 +224,12 @@ class IntegrationBuilder:
 
             row_key = {table.columns[i]: row[i] for i in keys}
             for raw_platform, wording, status, across in _readings(spec, cell, row, columns):
-                found = self._row_record(
+                record = self._row_record(
                     owner, mapping, cell, (raw_platform, wording, status),
                     row_where + (f", column {across!r}" if across else ""),
                 )  # fmt: skip
-                if found is None:
+                if record is None:
                     continue
-                record = found
                 key_id = _short(slug(" ".join([*key_values, *([across] if across else [])])))
                 record["id"] = f"{owner}/{slug(page.name)}/{slug(table.name)}/{key_id}"
                 record["pins"] = [{"name": n, "value": _cap(pins.get(n))} for n in spec.pins]

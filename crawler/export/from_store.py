@@ -32,6 +32,7 @@ from crawler.export.export_input import (
     WatchedPage,
     WatchedTable,
     license_facts_from_analysis,
+    stale_on,
 )
 from crawler.export.merge import MergeError
 from crawler.model import FetchError, PageSnapshot, ProjectOutcome, ProjectSnapshot, ProjectStatus
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from crawler.export.site import HistoryPoint, SiteInput
 
 GOOD = ("complete", "partial")
+CATALOG_STALE_AFTER = 2.0  # days: Settings.catalog_stale_after_days when no sources.yaml
 
 
 class NothingToExport(Exception):
@@ -236,16 +238,19 @@ def export_input(
     order = [p.name for p in config.projects if p.name in audit.projects] if config else []
     order += [name for name in audit.projects if name not in order]
     audit_day = audit.started_at.date()
+    stale_after = config.settings.catalog_stale_after_days if config else CATALOG_STALE_AFTER
     projects = []
     for index, name in enumerate(order):
         snapshot = states.get(name)
         last_checked = last[name].date() if name in last else None
+        stale = stale_on(audit_day, last_checked, stale_after)
         placed = _placed(specs.get(name), outcomes.get(name))
         if snapshot is None:
             projects.append(
                 replace(
                     ProjectInput(
-                        name, index, None, None, None, None, last_checked, name in checked
+                        name, index, None, None, None, None, last_checked, name in checked,
+                        stale=stale,
                     ),
                     **placed,
                 )
@@ -271,8 +276,9 @@ def export_input(
                     audit_day,
                     reads.unread(name)
                     if name in checked
-                    else {page.name: last_checked for page in snapshot.pages},
+                    else {page.name: last_checked for page in snapshot.pages if stale},
                 ),
+                stale=stale,
                 **placed,
             )
         )

@@ -182,7 +182,8 @@ def card(
             about = text(item.get("about")) or "source"
             evidence.append(Part(about, href, broken.get(href, "")))
             shown.add(href)
-    last_checked = text(record.get("last_checked"))
+    # absent: checked by the catalog's own audit (a record carries the day only when older)
+    last_checked = text(record.get("last_checked")) if "last_checked" in record else audit_date
     host = text(record.get("part_of"))
     homepage = url(record.get("homepage"))
     return Card(

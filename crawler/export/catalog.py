@@ -126,7 +126,8 @@ def project_record(
 
     A record carries its own dates only where they say something, so that an unchanged night
     changes no record: ``last_checked`` when older than the catalog's date ``audit_date`` (or
-    null: never checked), a link's ``last_ok`` and ``checked`` likewise; its evidence entries
+    null: never checked), a link's ``last_ok`` and ``checked`` only when it is not working; its
+    evidence entries
     are marked as the crawler's (``crawled``), without the audit's number or date."""
     ref = project.ref
     tracked = None
@@ -172,16 +173,17 @@ def _older(day: date | None, audit_date: date | None) -> str | None:
 
 
 def _link(link: LinkStatus, audit_date: date | None) -> dict[str, Any]:
-    """A link as last checked; its days only when older than the catalog's date (a link
-    checked and working tonight says so by having neither)."""
+    """A link as last checked. A working link says so by its status alone: the nightly checks
+    take turns (``links_per_night``), and the day each was last checked is no news. A link
+    that is not working carries the last day it worked and the day it was last checked."""
     record: dict[str, Any] = {
         "url": link.url,
         "status": link.status,
         "moved_to": _url(link.moved_to),
     }
-    for key, day in (("last_ok", link.last_ok), ("checked", link.checked)):
-        if day is None or _older(day, audit_date) is not None:
-            record[key] = day.isoformat() if day else None
+    if link.status != "ok":
+        record["last_ok"] = link.last_ok.isoformat() if link.last_ok else None
+        record["checked"] = link.checked.isoformat() if link.checked else None
     return record
 
 

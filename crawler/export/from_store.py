@@ -142,7 +142,9 @@ def _pages(
             WatchedPage(
                 name=page.name,
                 url=shown_url(page.url),  # a state stored before the sources masked it
-                observed_on=read_on or _page_day(snapshot, page) or observed or fallback,
+                # last read: the day its project was last checked (the stored state's fetch
+                # day is the night the project last changed, not when the page was last read)
+                observed_on=read_on or observed or _page_day(snapshot, page) or fallback,
                 tables=tuple(
                     WatchedTable(
                         t.name,

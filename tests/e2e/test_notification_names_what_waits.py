@@ -3,7 +3,8 @@
 On night 4 of a week with nothing acknowledged, the notification said "12 pending since …"
 and named the three newest: the releases that had waited longest (night 2's) were not in it,
 nor what they replaced. It lists the pending changes oldest first (project, kind, before →
-after, the day first seen) up to the message's cap, then "and N more" with the report's link.
+after, the day first seen) up to the message's cap, then "and N more" with the report's link;
+the catalog issue (the fake GitHub's) lists them all.
 Through the command line, a JSON webhook on loopback (Apprise), the fake GitHub, and a real
 database (SQLite and PostgreSQL); the nights are days apart (``a_day_passes``).
 """
@@ -22,9 +23,9 @@ from click.testing import CliRunner
 from crawler.cli import cli
 from crawler.notify.message import MAX_LISTED
 from crawler.store import Store
-from crawler_fakes.github import FakeGitHub, GitHubState
+from crawler_fakes.github import FakeGitHub, FakeRepo, GitHubState
 from tests.support.audits import a_day_passes
-from tests.support.ops import WebhookReceiver
+from tests.support.ops import TOKEN, WebhookReceiver
 from tests.support.regression import repo
 
 COUNT = MAX_LISTED + 2  # more than the message lists
@@ -35,12 +36,16 @@ def _name(n: int) -> str:
 
 
 def _state(*tags: str) -> GitHubState:
-    return GitHubState(repos=[repo(_name(n).lower(), n, tags) for n in range(1, COUNT + 1)])
+    catalog = FakeRepo(owner="org", name="catalog", id=99, head_sha=None, license_text=None)
+    return GitHubState(
+        repos=[*(repo(_name(n).lower(), n, tags) for n in range(1, COUNT + 1)), catalog]
+    )
 
 
 SOURCES = (
     "notify:\n  when: always\n"
     "  report_url: https://ci.example/reports/{report_dir}/report.md\n"
+    "  github_issue: {repo: org/catalog, labels: [catalog-audit]}\n"
     "projects:\n"
     + "".join(
         f"  - name: {_name(n)}\n    repo: org/{_name(n).lower()}\n" for n in range(1, COUNT + 1)
@@ -52,10 +57,11 @@ SOURCES = (
 def week(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CRAWLER_DB_URL", db_url)
-    for name in ("GITHUB_TOKEN", "GH_TOKEN", "CRAWLER_ISSUE_REPO", "CRAWLER_REPORT_URL"):
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    for name in ("GH_TOKEN", "CRAWLER_ISSUE_REPO", "CRAWLER_REPORT_URL"):
         monkeypatch.delenv(name, raising=False)
     (tmp_path / "sources.yaml").write_text(SOURCES)
-    with FakeGitHub(_state("v1.0"), unauth_limit=50_000) as github:
+    with FakeGitHub(_state("v1.0"), token=TOKEN) as github:
         monkeypatch.setenv("GITHUB_API_URL", github.base_url)
         yield github
 
@@ -82,6 +88,7 @@ def test_night_four_names_night_twos_releases_oldest_first_with_their_versions(
         for _night_number in (2, 3, 4):
             report = _night(db_url)
         message = hook.json_bodies()[-1]["message"]
+        (issue,) = week.issues.issues("org/catalog")
 
     today = datetime.now(UTC).date()
     night_two = (today - timedelta(days=2)).isoformat()
@@ -103,3 +110,9 @@ def test_night_four_names_night_twos_releases_oldest_first_with_their_versions(
     assert lines[heading + 1 + MAX_LISTED] == (
         f"- … and 2 more: [full report](<https://ci.example/reports/{report_dir}/report.md>)"
     )
+    # the catalog issue's body (the report) lists them all, each with what it replaced
+    rows = [line for line in issue.body.splitlines() if line.startswith(f"| {night_two} | P")]
+    assert [row.split(" | ")[1] for row in rows] == [_name(n) for n in range(COUNT, 0, -1)]
+    assert all("| new release | v1.0 → v1.1 |" in row for row in rows), rows
+    # and its comment for night 4 is the message
+    assert issue.comments[-1].body.endswith(message)

@@ -128,8 +128,8 @@ def project_record(
     A record carries its own dates only where they say something, so that an unchanged night
     changes no record: ``last_checked`` when older than the catalog's date ``audit_date`` (or
     null: never checked), a link's ``last_ok`` and ``checked`` only when it is not working; its
-    evidence entries
-    are marked as the crawler's (``crawled``), without the audit's number or date."""
+    evidence entries are marked as the crawler's (``crawled``), without the audit's number or
+    date, and the release it tracks is linked once, by ``tracked_ref``."""
     ref = project.ref
     tracked = None
     if ref is not None:

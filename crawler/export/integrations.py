@@ -163,7 +163,7 @@ class IntegrationBuilder:
         # older than the catalog's own date, or stale (a page not read): an unchanged night
         # changes the catalog's date alone, not every record's.
         older = self.audit_date is None or page.observed_on < self.audit_date or page.stale
-        return {
+        entry: dict[str, Any] = {
             "url": shown_url(page.url),  # as the catalog may publish it, whatever was stored
             "crawled": True,
             "page": page.name,
@@ -171,9 +171,12 @@ class IntegrationBuilder:
             "row": row,
             "wording": _cap(wording),
             "status": status,
-        } | ({"date": page.observed_on.isoformat()} if older else {}) | (
-            {"stale": True} if page.stale else {}
-        )
+        }
+        if older:
+            entry["date"] = page.observed_on.isoformat()
+        if page.stale:
+            entry["stale"] = True
+        return entry
 
     def _add_page(self, project: ProjectInput, owner: str, page: WatchedPage, where: str) -> None:
         spec = page.integration

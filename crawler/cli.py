@@ -23,13 +23,16 @@ from crawler import __version__
 from crawler.cli_db import audit_lock_or_exit, db, prune, take_audit_lock
 from crawler.cli_db import open_store as _open_store
 from crawler.cli_ops import (
+    CrawlerGroup,
     Failure,
     add_examples,
     check,
+    complete_pending_kinds,
     config_file,
     config_option,
     fail_on_exit,
     fail_on_option,
+    known_names,
     load_or_fail,
     main_in_json,
     notify,
@@ -87,7 +90,7 @@ def _load_if_present(config_path: str | None) -> Config | None:
     return _load(config_path) if config_file(config_path).exists() else None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=CrawlerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="crawler")
 @click.option("-v", "--verbose", count=True, help="More logging (-v debug, -vv libraries too).")
 @click.option("-q", "--quiet", is_flag=True, help="Only errors and the summary line (for cron).")
@@ -221,6 +224,8 @@ def audit(
     from crawler.upstream.sources.github import credential_in_use
 
     config = _load(config_path)
+    if only:  # matched case-insensitively: `--only triton` is Triton
+        only = tuple(known_names(only, [p.name for p in config.projects], "project", "--only"))
     _output().add_secrets(config_secrets(config, os.environ))  # page and webhook credentials
     uses_github = any(p.forge and p.forge.source == "github" for p in config.projects)
     if uses_github and credential_in_use(os.environ) is None:
@@ -392,13 +397,13 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
 
     store = _open_store(db_url, reading=True)
     try:
+        known = store.known_projects()
+        if not known:
+            raise Failure("no project in the database yet: run `crawler audit`")
+        [name] = known_names([name], known, "project")  # as spelt in the database
         entries = store.history(name)
-        known = store.known_projects() if not entries else []
     finally:
         store.close()
-    if not entries and name not in known:
-        hint = f"; known: {', '.join(sorted(known)[:20])}" if known else ": run `crawler audit`"
-        raise click.UsageError(f"no project {name!r} in the database{hint}")
     names = source_names()
     rows: list[dict[str, Any]] = []
     for entry in entries:
@@ -492,7 +497,10 @@ def diff(
     try:
         before, after = store.audit(audit_a), store.audit(audit_b)
         if before is None or after is None:
-            raise click.UsageError(f"no audit {audit_a if before is None else audit_b}")
+            missing = audit_a if before is None else audit_b
+            latest = store.latest_audit()
+            known = f"the latest is #{latest.id}" if latest else "none yet: run `crawler audit`"
+            raise Failure(f"no audit #{missing} in the database ({known})")
         findings = findings_between(store, config, before, after)[0]
         # the link steps' findings of the audits after the first, up to the second
         found_links = link_findings(store, audit_a + 1, audit_b)[0] if audit_b > audit_a else []
@@ -755,8 +763,9 @@ def _listed(items: Sequence[PendingItem]) -> str:
 
 @cli.command()
 @click.argument("projects", nargs=-1)
-@click.option("--kind", "kinds", multiple=True, help="Only changes of this kind (new_release, "
-              "license_changed, table_changed, ...); repeatable.")  # fmt: skip
+@click.option("--kind", "kinds", multiple=True, shell_complete=complete_pending_kinds,
+              help="Only changes of this kind (new_release, license_changed, table_changed, "
+                   "...); repeatable.")  # fmt: skip
 @click.option("--all", "everything", is_flag=True, help="Every pending change.")
 @db_option
 def ack(
@@ -766,12 +775,18 @@ def ack(
     pending list, the notification and the catalog issue."""
     from datetime import UTC, datetime
 
-    from crawler.store.pending import acknowledge
+    from crawler.diff.pending import PENDING_KINDS
+    from crawler.store.pending import acknowledge, open_pending
 
     if not (projects or kinds or everything):
         raise click.UsageError("name the projects to acknowledge, give --kind, or --all")
-    store = _open_store(db_url, reading=True)
+    store = _open_store(db_url, existing=True)
     try:
+        pending = open_pending(store)
+        if projects:  # the names known: any the database observed, or with something pending
+            known = {*store.known_projects(), *(item.project for item in pending)}
+            projects = tuple(known_names(projects, known, "project"))
+        kinds = tuple(known_names(kinds, [k.value for k in PENDING_KINDS], "kind", "--kind"))
         done = acknowledge(store, projects, kinds, datetime.now(UTC).replace(microsecond=0))
     finally:
         store.close()

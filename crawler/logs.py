@@ -126,6 +126,7 @@ class Output:
     secrets: list[str] = field(default_factory=list)
     terminal: bool = False  # stderr is a terminal and text output: rich progress
     result_log: logging.Logger = field(default_factory=lambda: logging.getLogger(RESULT_LOGGER))
+    db_url: str | None = None  # the database this command opened (its failures name it)
 
     def add_secrets(self, values: Iterable[str]) -> None:
         """More strings never to write (read from sources.yaml once it is loaded): every

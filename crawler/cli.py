@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import atexit
 import gc
-import json
 import os
 import stat
 import sys
@@ -23,6 +22,7 @@ from crawler import __version__
 from crawler.cli_db import audit_lock_or_exit, db, prune, take_audit_lock
 from crawler.cli_db import open_store as _open_store
 from crawler.cli_ops import (
+    EXIT_FAIL_ON,
     CrawlerGroup,
     Failure,
     add_examples,
@@ -30,7 +30,9 @@ from crawler.cli_ops import (
     complete_pending_kinds,
     config_file,
     config_option,
+    echo_json,
     fail_on_exit,
+    fail_on_found,
     fail_on_option,
     known_names,
     load_or_fail,
@@ -125,11 +127,15 @@ def _audit_and_deliver(
     stop: threading.Event,
     output: Output,
     allow_removals: bool = False,
+    fail_on: frozenset[str] | None = None,
 ) -> AuditOutcome:
-    """One audit, its summary line, then its delivery (which never fails the audit).
+    """One audit, its summary line (with its figures as fields: the JSON log's
+    ``audit_finished`` event), then its delivery (which never fails the audit).
 
     ``output`` is passed in: a scheduled audit runs in a worker thread, where click has no
     current context."""
+    import time
+
     from crawler.audit import run_audit
     from crawler.notify import deliver
     from crawler.progress import make_progress
@@ -139,6 +145,7 @@ def _audit_and_deliver(
     api_url, token = github_endpoint(config.source_settings("github"), os.environ)
     _deliver_late(config, store, reports_dir, output, api_url, token)
     progress = make_progress(output)
+    started = time.monotonic()
     try:
         outcome = run_audit(
             config,
@@ -151,7 +158,10 @@ def _audit_and_deliver(
         )
     finally:
         progress.close()
-    progress.finish(audit_line(outcome.report, status=outcome.status))
+    found = fail_on_found(outcome.report, fail_on) if fail_on else {}
+    exit_code = EXIT_FAIL_ON if found else outcome.exit_code
+    figures = audit_figures(outcome, time.monotonic() - started, exit_code)
+    progress.finish(audit_line(outcome.report, status=outcome.status), **figures)
     if outcome.report_dir is None:
         output.error(
             f"{outcome.report_error}; nothing was delivered, and the next audit reports these "
@@ -172,6 +182,32 @@ def _audit_and_deliver(
     store.mark_delivered(outcome.audit_id, datetime.now(UTC).replace(microsecond=0))
     _show_delivery(delivery, output)
     return outcome
+
+
+def audit_figures(outcome: AuditOutcome, seconds: float, exit_code: int) -> dict[str, Any]:
+    """An audit's figures, as fields of its last event (``--log-format json``)."""
+    summary = outcome.report.summary
+    sources = outcome.report.requests.get("sources", {})
+    spent = {name: int(facts.get("requests") or 0) for name, facts in sources.items()}
+    points = sum(int(facts.get("graphql_points") or 0) for facts in sources.values())
+    return {
+        "event": "audit_finished",
+        "audit": outcome.audit_id,
+        "status": outcome.status,
+        "projects": summary.projects,
+        "projects_checked": summary.checked,
+        "projects_deferred": summary.deferred,
+        "projects_stale": summary.stale,
+        "changes": summary.changes,
+        "changes_by_kind": dict(summary.changes_by_kind),
+        "flags": summary.flags,
+        "errors": summary.errors,
+        "requests": sum(spent.values()),
+        "requests_by_source": spent,
+        "graphql_points": points,
+        "seconds": round(seconds, 3),
+        "exit_code": exit_code,
+    }
 
 
 def _deliver_late(
@@ -238,8 +274,9 @@ def audit(
     try:
         with audit_lock_or_exit(store, "crawler audit"), stop_on_signals(stop):
             outcome = _audit_and_deliver(
-                config, store, Path(reports_dir), only or None, stop, _output(), allow_removals
-            )
+                config, store, Path(reports_dir), only or None, stop, _output(), allow_removals,
+                fail_on,
+            )  # fmt: skip
     except ConfigError as exc:
         raise Failure(str(exc)) from None
     except StoreError as exc:  # the database's failure, said once (the lock is released)
@@ -425,7 +462,7 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
             )
         rows.append(row)
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        echo_json(rows, f"history of {one_line(name)}")
         return
     if not rows:
         click.echo(f"no history for {name} yet: run `crawler audit`")
@@ -511,7 +548,7 @@ def diff(
         import msgspec
 
         entries = [msgspec.to_builtins(change_entry(c, source_names())) for c in changes]
-        click.echo(json.dumps(entries, indent=2, default=str))
+        echo_json(entries, f"changes from audit #{audit_a} to #{audit_b}", default=str)
         return
     click.echo(f"{plural(len(changes), 'change')} from audit #{audit_a} to #{audit_b}")
     names = source_names()
@@ -534,7 +571,7 @@ def license_command(files: tuple[str, ...], as_json: bool) -> None:
             raise click.UsageError(f"{path} is not a regular file: pass license files")
     analyses = {path: analyze_file(path) for path in files}
     if as_json:
-        click.echo(json.dumps({p: a.to_dict() for p, a in analyses.items()}, indent=2))
+        echo_json({p: a.to_dict() for p, a in analyses.items()}, "license analyses")
         return
     for path, analysis in analyses.items():
         # the file's text is quoted: no escape sequence in it may reach the terminal
@@ -569,7 +606,7 @@ def links(files: tuple[str, ...], config_path: str | None, as_json: bool, allow_
     finally:
         forges.close()
     if as_json:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        echo_json(data, "link checks", ensure_ascii=False)
     else:
         for item in data["links"]:
             if item["outcome"] != "ok":
@@ -640,9 +677,7 @@ def page(
     }
     try:
         if as_json:
-            click.echo(
-                json.dumps(preview_page_json(source, **options), indent=2, ensure_ascii=False)
-            )
+            echo_json(preview_page_json(source, **options), "page preview", ensure_ascii=False)
         else:
             data = preview_page_json(source, **options)
             click.echo(page_preview(data, source, table_selector, heading))

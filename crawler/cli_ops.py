@@ -10,7 +10,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -93,6 +93,19 @@ def load_or_fail(explicit: str | None) -> Config:
         return load_config(config_file(explicit))
     except ConfigError as exc:
         raise Failure(str(exc)) from None
+
+
+def echo_json(data: Any, what: str, **dumps: Any) -> None:
+    """A command's ``--json`` product: printed indented; under ``--log-format json`` (where
+    every line is one JSON object) the ``data`` field of one result object whose message
+    says ``what`` it is."""
+    import json
+
+    out = output()
+    if out.log_format == "json":
+        out.result(what, data=data)
+    else:
+        click.echo(json.dumps(data, indent=2, **dumps))
 
 
 # -- names on the command line --------------------------------------------------------------------
@@ -375,10 +388,33 @@ def add_examples(group: click.Group) -> None:
 
 
 def main_in_json(group: click.Group) -> int:
-    """Run the command line with click's own error lines (``Error:``, ``Usage:``) and any
-    traceback written as JSON objects too; the exit status."""
+    """Run the command line with every line of stdout and stderr one JSON object: the logs
+    and results (JSON records), click's own error lines (``Error:``, ``Usage:``), any
+    traceback, and whatever a command or a library prints as plain text (each line becomes
+    the ``message`` of an object); the exit status."""
+    from crawler.logs import JsonLines
+
     log = logging.getLogger("crawler.cli")
-    configure_output(0, False, "json", os.environ)  # before the options are read; redone then
+    # before the options are read (redone then): a refused command line is JSON too
+    first = configure_output(0, False, "json", os.environ).secrets
+
+    def secrets() -> list[str]:  # the environment's, and those the run learns
+        return [*first, *output().secrets]
+
+    stdout = JsonLines(sys.stdout, "crawler.result", "info", secrets)
+    stderr = JsonLines(sys.stderr, "crawler.stderr", "warning", secrets)
+    real = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = stdout, stderr
+    try:
+        return _run_in_json(group, log)
+    finally:
+        stdout.finish()
+        stderr.finish()
+        sys.stdout, sys.stderr = real
+
+
+def _run_in_json(group: click.Group, log: logging.Logger) -> int:
+    configure_output(0, False, "json", os.environ)  # on the JSON streams
     try:
         code = group.main(prog_name="crawler", standalone_mode=False)
     except click.ClickException as exc:

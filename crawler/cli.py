@@ -48,6 +48,7 @@ from crawler.config import (
     load_config,
 )
 from crawler.failpoints import failpoint
+from crawler.locations import heartbeat_path
 from crawler.logs import LogFormat, Output, configure_output, requested_format
 from crawler.store import DEFAULT_DB_URL, Store
 from crawler.store.database import StoreError
@@ -307,8 +308,9 @@ def audit(
     "--heartbeat",
     type=click.Path(dir_okay=False),
     default=None,
-    envvar="CRAWLER_HEARTBEAT",
-    help="Write a heartbeat file here every minute, for `crawler health` [env CRAWLER_HEARTBEAT].",
+    help="Write a heartbeat file here every minute, for `crawler health` [default: "
+    "$CRAWLER_HEARTBEAT, else ~/.local/state/crawler/heartbeat.json, where `crawler health` "
+    "looks].",
 )
 def schedule(
     config_path: str | None,
@@ -350,7 +352,7 @@ def schedule(
         timezone=zone,
         run_now=run_now,
         last_audit=latest.started_at if latest else None,
-        heartbeat=Path(heartbeat) if heartbeat else None,
+        heartbeat=heartbeat_path(heartbeat, os.environ),  # `crawler health` looks there
     )
 
     output = _output()  # scheduled audits run in a worker thread: no click context there
@@ -388,10 +390,9 @@ def schedule(
 @click.option(
     "--heartbeat",
     type=click.Path(dir_okay=False),
-    default="heartbeat.json",
-    show_default=True,
-    envvar="CRAWLER_HEARTBEAT",
-    help="The file `crawler schedule --heartbeat` writes [env CRAWLER_HEARTBEAT].",
+    default=None,
+    help="The heartbeat `crawler schedule` writes [default: $CRAWLER_HEARTBEAT, else "
+    "~/.local/state/crawler/heartbeat.json, where `crawler schedule` writes it].",
 )
 @click.option(
     "--max-age",
@@ -400,7 +401,7 @@ def schedule(
     show_default=True,
     help="Seconds after which a heartbeat is too old.",
 )
-def health(heartbeat: str, max_age: int) -> None:
+def health(heartbeat: str | None, max_age: int) -> None:
     """Exit 0 if `crawler schedule` is alive (its heartbeat is fresh), else 1: a HEALTHCHECK."""
     from datetime import UTC, datetime
 
@@ -408,7 +409,7 @@ def health(heartbeat: str, max_age: int) -> None:
     from crawler.untrusted import UnreadableFile
 
     try:
-        state = check_heartbeat(Path(heartbeat), datetime.now(UTC), max_age)
+        state = check_heartbeat(heartbeat_path(heartbeat, os.environ), datetime.now(UTC), max_age)
     except UnreadableFile as exc:  # a FIFO or /dev/zero: unhealthy, said (never read)
         # exit 1, not 2: Docker reserves a HEALTHCHECK's exit status 2 ("do not use")
         _output().stderr(f"unhealthy: --heartbeat {exc}")

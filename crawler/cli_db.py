@@ -214,6 +214,7 @@ def prune(db_url: str | None, keep_days: int, dry_run: bool) -> None:
 
     Never removes the last complete audit, the next audit's baseline, or any state still
     referenced; runs under the audit lock (exit 3 while an audit runs)."""
+    from crawler.report.words import prune_lines
     from crawler.store.maintenance import prune as prune_database
 
     store = open_store(db_url, reading=dry_run, existing=True)  # nothing to prune: say so
@@ -224,9 +225,7 @@ def prune(db_url: str | None, keep_days: int, dry_run: bool) -> None:
         sys.exit(EXIT_LOCKED)
     finally:
         store.close()
-    verb = "would remove" if dry_run else "removed"
-    removed = ", ".join(f"{n} {name}" for name, n in result.removed.items())
-    click.echo(f"{verb} (older than {result.cutoff.date().isoformat()}): {removed}")
-    listed = ", ".join(f"#{i}" for i in result.kept_audits[:20])
-    more = ", …" if len(result.kept_audits) > 20 else ""
-    click.echo(f"kept {len(result.kept_audits)} audits" + (f": {listed}{more}" if listed else ""))
+    for line in prune_lines(
+        result.removed, result.kept_audits, keep_days, result.cutoff, dry_run
+    ):  # fmt: skip
+        click.echo(line)

@@ -113,7 +113,7 @@ def test_every_line_of_every_command_is_one_json_object(workdir: Path) -> None:
     assert any(r["message"] == f"wrote {Path('export/catalog.json')}" for r in seen["export"])
     assert seen["ack"][0]["message"].startswith("acknowledged 1 pending change: Alpha new ")
     assert seen["check"][0]["message"].startswith("sources.yaml: ok: 2 projects")
-    assert seen["prune"][-1]["message"] == "kept 2 audits: #1, #2"
+    assert seen["prune"][-1]["message"] == "kept 2 audits (recent or still needed): #1, #2"
     assert seen["history"][-1]["message"].split("  ")[1:3] == ["audit #2", "v1.1 (release, "
                                                               "2026-10-02T00:00:00Z)"]  # fmt: skip
     [history] = seen["history --json"]  # the product is one object: its rows under "data"

@@ -52,7 +52,7 @@ def url_problem(url: str) -> str | None:
         )
     driver = parsed.get_driver_name() if "+" in parsed.drivername else _PG_DEFAULT_DRIVER
     module = _PG_DRIVERS.get(driver, driver)
-    if importlib.util.find_spec(module) is None:
+    if not _importable(module):
         install = (
             "pip install 'crawler[postgres]'"
             if module == "psycopg"
@@ -79,6 +79,13 @@ def sqlite_read_only(url: str) -> str | None:
     if read_only_uri or (exists and not writable):
         return _sqlite_problem(sqlite3.OperationalError("readonly database"), parsed)
     return None
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a module blocked (sys.modules[name] = None)
+        return False
 
 
 def _where(parsed: URL | None) -> str:

@@ -8,6 +8,8 @@ tests/support/postgres_wire.py)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -175,3 +177,18 @@ def test_a_file_that_is_not_a_sqlite_database(workdir: Path) -> None:
         "the crawler's database, or restore it from a backup"
     )
     assert path.read_text().startswith("these are my notes")
+
+
+def test_postgresql_without_its_driver_says_which_extra_installs_it(workdir: Path) -> None:
+    """A plain install has no psycopg: the line names the extra, not "No module named"."""
+    code = "import sys; sys.modules['psycopg'] = None; from crawler.cli import main; main()"
+    url = f"postgresql+psycopg://crawler:{PASSWORD}@127.0.0.1:{closed_port()}/crawler"
+    run = subprocess.run(
+        [sys.executable, "-c", code, "history", "Alpha", "--db", url],
+        cwd=workdir, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 2
+    assert run.stderr.endswith(
+        "': the PostgreSQL driver 'psycopg' is not installed: pip install 'crawler[postgres]'\n"
+    )
+    assert "Traceback" not in run.stderr and PASSWORD not in run.stderr

@@ -81,7 +81,7 @@ def db_secrets(url: str) -> list[str]:
 
 def _must_exist(url: str, shown: str) -> None:
     """A reading command's database: there, a crawler's, and at this crawler's schema."""
-    from crawler.store.migration_guard import inspect_database
+    from crawler.store.migration_guard import database_at_head, inspect_database
     from crawler.store.problems import sqlite_file
 
     path = sqlite_file(url)
@@ -91,6 +91,8 @@ def _must_exist(url: str, shown: str) -> None:
             "CRAWLER_DB_URL at an existing one)"
         )
     try:
+        if database_at_head(url):  # the usual case, without importing Alembic
+            return
         state = inspect_database(url)
         ensure_usable(state)
     except Exception as exc:

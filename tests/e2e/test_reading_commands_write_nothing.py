@@ -91,3 +91,34 @@ def test_a_reading_command_on_an_empty_database_creates_no_table(
     finally:
         engine.dispose()
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", sorted(set(READING) - {"db check"}))
+def test_a_reading_command_does_not_upgrade_an_older_schema(
+    name: str, db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crawler database at an older revision was upgraded by any command that opened it:
+    a reading command says what to run instead, and the schema stays where it was."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from crawler.store.migration_guard import HEAD_REVISION, alembic_config
+
+    monkeypatch.chdir(tmp_path)
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as connection:
+            cfg = alembic_config()
+            cfg.attributes["connection"] = connection
+            command.upgrade(cfg, "0001")
+        result = CliRunner().invoke(cli, [*READING[name], "--db", db_url])
+        assert result.exit_code == 2, result.output
+        assert result.output.endswith(
+            f"has schema revision 0001, this crawler reads {HEAD_REVISION}: run `crawler db "
+            "upgrade` first (a reading command changes nothing)\n"
+        )
+        with engine.connect() as connection:
+            revision = connection.execute(text("select version_num from alembic_version"))
+            assert revision.scalar_one() == "0001"
+    finally:
+        engine.dispose()

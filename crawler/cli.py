@@ -538,7 +538,7 @@ def diff(
             missing = audit_a if before is None else audit_b
             latest = store.latest_audit()
             known = f"the latest is #{latest.id}" if latest else "none yet: run `crawler audit`"
-            raise Failure(f"no audit #{missing} in the database ({known})")
+            raise Failure(f"no audit {missing} in the database ({known})")
         findings = findings_between(store, config, before, after)[0]
         # the link steps' findings of the audits after the first, up to the second
         found_links = link_findings(store, audit_a + 1, audit_b)[0] if audit_b > audit_a else []

@@ -104,7 +104,7 @@ def test_a_run_time_error_prints_its_message_without_the_usage_block(
     assert _error(_run("history", "Gamma")) == (
         "Error: unknown project 'Gamma'; known: Alpha, Beta"
     )
-    assert _error(_run("diff", "1", "9")) == "Error: no audit #9 in the database (the latest is #2)"
+    assert _error(_run("diff", "1", "9")) == "Error: no audit 9 in the database (the latest is #2)"
     # a mistyped command line still shows how to type it
     typo = _run("ack", "--knd", "new_release")
     assert typo.exit_code == 2 and typo.output.startswith("Usage: cli ack")

@@ -208,6 +208,7 @@ def audit_figures(outcome: AuditOutcome, seconds: float, exit_code: int) -> dict
         "graphql_points": points,
         "seconds": round(seconds, 3),
         "exit_code": exit_code,
+        "report": str(outcome.report_dir / "report.md") if outcome.report_dir else None,
     }
 
 

@@ -89,6 +89,7 @@ def test_every_line_of_every_command_is_one_json_object(workdir: Path) -> None:
         "requests_by_source": {"github": finished["requests"]},
         "graphql_points": 1,
         "exit_code": 0,
+        "report": report["message"].removeprefix("report: "),
     }
     assert finished["requests"] >= 1
     assert report["message"].startswith("report: reports/")

@@ -208,7 +208,8 @@ def db_check(db_url: str | None) -> None:
     "--keep-days",
     type=click.IntRange(min=0),
     required=True,
-    help="Keep audits started in the last N days (and all state still referenced).",
+    help="Keep audits started in the last N days, and whatever is still needed (the last "
+    "complete audit, baselines, each project's last good state); 0 keeps only that.",
 )
 @click.option("--dry-run", is_flag=True, help="Count what would go; change nothing.")
 def prune(db_url: str | None, keep_days: int, dry_run: bool) -> None:

@@ -240,6 +240,7 @@ class JsonLines:
         self.level = level
         self.secrets = secrets  # the run's, as they become known (the database password…)
         self._pending = ""
+        self._closed_by_reader = False
 
     def write(self, text: str) -> int:
         self._pending += text
@@ -256,7 +257,7 @@ class JsonLines:
         except ValueError:
             parsed = None
         if isinstance(parsed, dict):
-            self.stream.write(line + "\n")
+            self._write(line + "\n")
             return
         secrets = self.secrets()
         entry = {
@@ -265,17 +266,29 @@ class JsonLines:
             "logger": self.logger,
             "message": redact(line.rstrip("\r"), secrets),
         }
-        self.stream.write(redact(json.dumps(entry, ensure_ascii=False), secrets) + "\n")
+        self._write(redact(json.dumps(entry, ensure_ascii=False), secrets) + "\n")
+
+    def _write(self, text: str) -> None:
+        if self._closed_by_reader:
+            return
+        try:
+            self.stream.write(text)
+        except BrokenPipeError:  # `crawler … | head`: the reader is gone, nothing more to say
+            self._closed_by_reader = True
 
     def flush(self) -> None:  # a line written in parts stays one line: kept until its end
-        self.stream.flush()
+        if not self._closed_by_reader:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self._closed_by_reader = True
 
     def finish(self) -> None:
         """The run is over: a last line without its newline is written too."""
         if self._pending:
             line, self._pending = self._pending, ""
             self._emit(line)
-        self.stream.flush()
+        self.flush()
 
     def isatty(self) -> bool:
         return False

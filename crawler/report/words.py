@@ -845,3 +845,39 @@ def _preview_table(
         if n == 0:
             lines.append("-+-".join("-" * w for w in widths))
     return lines
+
+
+# -- crawler prune ------------------------------------------------------------------------------
+
+_PRUNED = {
+    "audits": ("audit", "audits"),
+    "observations": ("observation", "observations"),
+    "fetch_errors": ("fetch error", "fetch errors"),
+    "snapshots": ("snapshot", "snapshots"),
+    "project_sets": ("project list", "project lists"),
+    "http_cache": ("HTTP cache entry", "HTTP cache entries"),
+}
+
+
+def prune_lines(
+    removed: Mapping[str, int], kept: Sequence[int], keep_days: int, cutoff: datetime,
+    dry_run: bool,
+) -> list[str]:  # fmt: skip
+    """What ``crawler prune`` removed (or would) and the audits it kept, e.g. ``removed what
+    is older than 7 days (started before 2026-11-23T03:00:00Z) and nothing still needs: 1
+    audit, 3 observations, …`` then ``kept 3 audits (recent or still needed): #1, #3, #4``.
+    ``--keep-days 0`` is "older than now": everything but what is still needed."""
+    verb = "would remove" if dry_run else "removed"
+    when = moment(cutoff.replace(microsecond=0))
+    if keep_days == 0:
+        age = f"everything older than now ({when}) that nothing still needs"
+    else:
+        days = plural(keep_days, "day")
+        age = f"what is older than {days} (before {when}) and nothing still needs"
+    counts = ", ".join(
+        plural(n, *_PRUNED.get(name, (name, name))) for name, n in removed.items()
+    )
+    why = "still needed" if keep_days == 0 else "recent or still needed"
+    shown = ", ".join(f"#{i}" for i in kept[:20]) + (", …" if len(kept) > 20 else "")
+    kept_line = f"kept {plural(len(kept), 'audit')} ({why})" + (f": {shown}" if kept else "")
+    return [f"{verb} {age}: {counts}", kept_line]

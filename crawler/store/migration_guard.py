@@ -167,6 +167,11 @@ def _database_at_known_head(url: str) -> bool:
     return _read_once(url, _at_known_head)
 
 
+def database_at_head(url: str) -> bool:
+    """The crawler's tables at HEAD_REVISION, read without Alembic and without writing."""
+    return _database_at_known_head(url)
+
+
 def inspect_database(url: str) -> SchemaState:
     """Read the schema state without changing anything (no pragmas, no migration)."""
     return _read_once(url, read_state)

@@ -329,6 +329,28 @@ def test_shell_completion_is_click_s(tmp_path: Path) -> None:
     assert words.split() == ["plain,check"]
 
 
+def _completions(line: str) -> list[str]:
+    """What bash completion offers for the last word of ``line`` (click's bash protocol)."""
+    words = line.split(" ")
+    answer = subprocess.run(
+        [sys.executable, "-m", "crawler"],
+        env={**os.environ, "_CRAWLER_COMPLETE": "bash_complete", "COMP_WORDS": line,
+             "COMP_CWORD": str(len(words) - 1)},
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return [item.split(",", 1)[1] for item in answer.split()]
+
+
+def test_shell_completion_offers_the_kinds_of_fail_on_and_ack_kind() -> None:
+    """--fail-on and ack --kind completed nothing: their values are the kinds (--fail-on's
+    after the ones already typed and a comma)."""
+    assert _completions("crawler audit --fail-on license_t") == ["license_text_changed"]
+    assert _completions("crawler audit --fail-on new_release,noa") == ["new_release,noassertion"]
+    assert "new_release,license_noassertion" in _completions("crawler audit --fail-on new_release,")
+    assert _completions("crawler ack --kind new_") == ["new_prerelease", "new_release", "new_tag"]
+    assert len(_completions("crawler ack --kind ")) == 12  # the kinds that can be pending
+
+
 def test_text_log_lines_start_with_an_iso_8601_time() -> None:
     stream = io.StringIO()
     configure_output(0, False, "text", {}, stream=stream)

@@ -19,7 +19,21 @@ GITHUB_REPO_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{
 
 
 class ConfigError(Exception):
-    """A configuration problem, with the file and line it comes from."""
+    """Configuration problems, each with the file and line it comes from: ``problems`` lists
+    them (one line each, in file order); ``str()`` is those lines."""
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__("\n".join(problems))
+        self.problems: tuple[str, ...] = problems
+
+
+class AtKey(ValueError):
+    """A value that is wrong, raised where the model reads several keys at once (a project's
+    ``repo:``, ``gitee:``…): ``key`` names the one at fault, so the message cites its line."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class Model(BaseModel):

@@ -3,10 +3,10 @@ lists as keys, size limits), every mapping's line remembered for the messages.""
 
 from __future__ import annotations
 
-import difflib
 import os
 import stat
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, get_args
 
@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field, ValidationError
 from yaml.composer import Composer
 
 from crawler.config.common import KEY_LINES, LINE_KEY, ConfigError, Model, catalog_id, name_keys
-from crawler.config.items import check_items
+from crawler.config.items import item_problems
+from crawler.config.problems import Problem, listed, suggestion, validation_problems
 from crawler.config.projects import ProjectSpec
 from crawler.config.settings import NotifySettings, ScheduleSettings, Settings
 
@@ -244,6 +245,7 @@ def _read_top(loader: _StreamLoader, on_project: Callable[[int, Any], None]) -> 
         top[key] = count
     loader.get_event()
     top[LINE_KEY] = start.start_mark.line + 1
+    top[KEY_LINES] = seen  # a wrong top-level key is cited at its own line
     return top
 
 
@@ -313,37 +315,13 @@ def _keys_beside(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
 _DERIVED = {"forge", "channels", "location", "line", "key_lines"}
 
 
-def did_you_mean(key: str, known: list[str]) -> str:
-    """``: did you mean 'x'?`` for the closest known key, else a list of them."""
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    if close:
-        return f": did you mean {close[0]!r}?"
-    return f": check its spelling (known: {', '.join(known)})" if known else ""
-
-
-def _explain(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            key = str(err["loc"][-1])
-            known = _keys_beside(model, tuple(err["loc"])) if model is not None else []
-            msg = f"unknown key {key!r}" + (did_you_mean(key, known) or ": check its spelling")
-        parts.append(f"{where}: {msg}" if where else msg)
-    return "; ".join(parts)
-
-
-def _same_name(path: str, line: int, name: str, first: str, first_at: int) -> str:
+def _same_name(name: str, first: str, first_at: int) -> str:
     if name == first:
-        return (
-            f"{path}:{line}: project {name!r}: duplicate name (first at line {first_at}): names "
-            "must be unique"
-        )
+        return f"project {name!r}: duplicate name (first at line {first_at}): names must be unique"
     ident = catalog_id(name)
     both = f"; both have the id {ident!r}" if ident == catalog_id(first) else ""
     return (
-        f"{path}:{line}: project {name!r} and project {first!r} (line {first_at}) are the same "
+        f"project {name!r} and project {first!r} (line {first_at}) are the same "
         f"name to the catalog (case, spaces, accents and invisible characters aside{both}), so "
         "one could pass for the other: give them distinct names"
     )
@@ -401,31 +379,36 @@ _SECTIONS: dict[str, type[Model]] = {
 
 
 def parse_config(text: str, path: str = "sources.yaml") -> Config:
+    """Validate the catalog; ConfigError lists every problem found, in file order (a YAML
+    error, which stops the reading, alone)."""
     max_bytes, max_projects = catalog_limits()
     if len(text) > max_bytes or len(text.encode("utf-8")) > max_bytes:
         raise ConfigError(_too_large(path))
     projects: list[ProjectSpec] = []
     first_line: dict[str, tuple[str, int]] = {}  # each name key → the first name with it
-    problem: list[str] = []  # the first project's error: said after the file's own errors
+    problems: list[Problem] = []
+    unread: set[str] = set()  # names of entries with a problem: no part_of check against them
 
     def take(index: int, entry: Any) -> None:
         """One entry of `projects:`, validated as it is read (its YAML then let go)."""
-        if problem or index >= max_projects:
+        if index >= max_projects:
             return  # counted, not kept
         if not isinstance(entry, dict):
-            problem.append(f"{path}: projects[{index}] must be a mapping with a 'name'")
+            problems.append(Problem(0, f"projects[{index}] must be a mapping with a 'name'"))
             return
         line = entry.get(LINE_KEY, 0)
         name = entry.get("name", f"#{index + 1}")
         try:
             spec = ProjectSpec.model_validate(_project_data(entry))
         except ValidationError as exc:
-            problem.append(f"{path}:{line}: project {name!r}: {_explain(exc, ProjectSpec)}")
+            unread.add(str(name))
+            keys_at = partial(_keys_beside, ProjectSpec)
+            problems.extend(validation_problems(exc, entry, line, f"project {name!r}: ", keys_at))
             return
         keys = name_keys(spec.name)
         clash = next((first_line[k] for k in keys if k in first_line), None)
         if clash is not None:
-            problem.append(_same_name(path, line, spec.name, *clash))
+            problems.append(Problem(line, _same_name(spec.name, *clash)))
             return
         first_line.update(dict.fromkeys(keys, (spec.name, line)))
         projects.append(spec)
@@ -453,37 +436,44 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
             f"{path}:{raw[LINE_KEY]}: {raw['projects']:,} projects, over the limit of "
             f"{max_projects:,}: for a catalog really this large, set {LARGE_CATALOG_ENV}=1"
         )
+    sections, section_problems = _sections(raw)
+    problems += section_problems
+    problems += item_problems(projects, unread)
+    if problems:
+        raise ConfigError(*listed(path, problems))
+    return Config(path=path, projects=tuple(projects), **sections)
 
+
+def _sections(raw: dict[Any, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    """The sections beside `projects` validated (the crawler's and each source's), and the
+    problems of the top level: a key no section has, a wrong value in one."""
     from crawler.config.kinds import source_kinds
 
     kinds = source_kinds()
     allowed = [*_SECTIONS, "projects", *kinds]
-    unknown = set(raw) - {*allowed, LINE_KEY}
-    if unknown:
-        first = str(sorted(unknown, key=str)[0])
-        close = difflib.get_close_matches(first, allowed, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ConfigError(
-            f"{path}:{raw[LINE_KEY]}: unknown top-level key(s) {sorted(unknown, key=str)}: "
-            f"{hint}allowed are {', '.join(allowed)}"
-        )
+    key_lines = dict(_key_lines(raw))
+    problems = [
+        Problem(key_lines.get(str(key), raw[LINE_KEY]), f"unknown top-level key {key!r}"
+                + suggestion(str(key), allowed))
+        for key in raw
+        if key not in (*allowed, LINE_KEY, KEY_LINES)
+    ]  # fmt: skip
     sections: dict[str, Any] = {}
     source_settings: dict[str, Any] = {}
     models: list[tuple[str, type[BaseModel]]] = list(_SECTIONS.items())
     models += [(name, kind.settings) for name, kind in kinds.items()]
     for section, model in models:
         value = raw.get(section) or {}
-        line = value.get(LINE_KEY, raw[LINE_KEY]) if isinstance(value, dict) else raw[LINE_KEY]
+        start = key_lines.get(section, raw[LINE_KEY])
         try:
             validated = model.model_validate(_strip_lines(value))
         except ValidationError as exc:
-            raise ConfigError(f"{path}:{line}: {section}: {_explain(exc, model)}") from None
+            keys_at = partial(_keys_beside, model)
+            problems += validation_problems(exc, value, start, f"{section}: ", keys_at)
+            continue
         if section in _SECTIONS:
             sections[section] = validated
         else:
             source_settings[section] = validated
     sections["sources"] = source_settings
-    if problem:
-        raise ConfigError(problem[0])
-    check_items(projects, path)
-    return Config(path=path, projects=tuple(projects), **sections)
+    return sections, problems

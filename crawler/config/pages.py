@@ -8,7 +8,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
-from crawler.config.common import Model, check_regex
+from crawler.config.common import AtKey, Model, check_regex
 from crawler.config.mappings import (
     SUPPORT_STATUSES,
     PageIntegration,
@@ -166,19 +166,27 @@ def _take_locations(data: dict[str, Any]) -> list[Location]:
         options = {k: data.pop(k) for k in kind.option_keys if k in data}
         if kind.project_key not in data:
             if options:
-                raise ValueError(
+                raise AtKey(
+                    next(iter(options)),
                     f"{', '.join(options)} only applies with '{kind.project_key}:' "
-                    f"(a {kind.label} project)"
+                    f"(a {kind.label} project)",
                 )
             continue
-        path = data.pop(kind.project_key)
+        key = kind.project_key
+        path = data.pop(key)
         if not isinstance(path, str) or not path.strip():
-            raise ValueError(f"{kind.project_key} must be a non-empty string")
-        for key, value in options.items():
+            raise AtKey(key, f"{key} must be a non-empty string")
+        for option, value in options.items():
             if not isinstance(value, str):
-                raise ValueError(f"{key} must be a string")
-        path = kind.check_path(path.strip())
-        opts = tuple(sorted((k, kind.check_option(k, str(v))) for k, v in options.items()))
+                raise AtKey(option, f"{option} must be a string")
+        try:
+            path = kind.check_path(path.strip())
+            checked = []
+            for key, value in sorted(options.items()):
+                checked.append((key, kind.check_option(key, str(value))))
+        except ValueError as exc:
+            raise AtKey(key, str(exc)) from None
+        opts = tuple(checked)
         found.append(Location(source=kind.name, path=path, options=opts))
     return found
 
@@ -247,9 +255,12 @@ class PageSpec(Model):
     @classmethod
     def _pins(cls, value: dict[str, str]) -> dict[str, str]:
         for name, pattern in value.items():
-            check_regex(pattern, f"pin {name!r}")
+            try:
+                check_regex(pattern, f"pin {name!r}")
+            except ValueError as exc:
+                raise AtKey(name, str(exc)) from None
             if compile_pattern(pattern).groups < 1:
-                raise ValueError(f"pin {name!r} needs a capture group around the pinned value")
+                raise AtKey(name, f"pin {name!r} needs a capture group around the pinned value")
         return value
 
     @model_validator(mode="after")

@@ -384,37 +384,9 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
     max_bytes, max_projects = catalog_limits()
     if len(text) > max_bytes or len(text.encode("utf-8")) > max_bytes:
         raise ConfigError(_too_large(path))
-    projects: list[ProjectSpec] = []
-    first_line: dict[str, tuple[str, int]] = {}  # each name key → the first name with it
-    problems: list[Problem] = []
-    unread: set[str] = set()  # names of entries with a problem: no part_of check against them
-
-    def take(index: int, entry: Any) -> None:
-        """One entry of `projects:`, validated as it is read (its YAML then let go)."""
-        if index >= max_projects:
-            return  # counted, not kept
-        if not isinstance(entry, dict):
-            problems.append(Problem(0, f"projects[{index}] must be a mapping with a 'name'"))
-            return
-        line = entry.get(LINE_KEY, 0)
-        name = entry.get("name", f"#{index + 1}")
-        try:
-            spec = ProjectSpec.model_validate(_project_data(entry))
-        except ValidationError as exc:
-            unread.add(str(name))
-            keys_at = partial(_keys_beside, ProjectSpec)
-            problems.extend(validation_problems(exc, entry, line, f"project {name!r}: ", keys_at))
-            return
-        keys = name_keys(spec.name)
-        clash = next((first_line[k] for k in keys if k in first_line), None)
-        if clash is not None:
-            problems.append(Problem(line, _same_name(spec.name, *clash)))
-            return
-        first_line.update(dict.fromkeys(keys, (spec.name, line)))
-        projects.append(spec)
-
+    entries = _Entries(max_projects)
     try:
-        raw = _read_catalog(text, take)
+        raw = _read_catalog(text, entries.take)
     except ConfigError as exc:
         raise ConfigError(f"{path}:{str(exc).removeprefix('line ')}") from None
     except yaml.MarkedYAMLError as exc:
@@ -429,19 +401,55 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
         raise ConfigError(f"{path}:1: expected a mapping with a 'projects:' list")
     if isinstance(raw["projects"], list):  # an anchored list, read as one tree
         for index, entry in enumerate(raw["projects"]):
-            take(index, entry)
+            entries.take(index, entry)
         raw["projects"] = len(raw["projects"])
     if raw["projects"] > max_projects:
         raise ConfigError(
             f"{path}:{raw[LINE_KEY]}: {raw['projects']:,} projects, over the limit of "
             f"{max_projects:,}: for a catalog really this large, set {LARGE_CATALOG_ENV}=1"
         )
-    sections, section_problems = _sections(raw)
-    problems += section_problems
-    problems += item_problems(projects, unread)
+    sections, problems = _sections(raw)
+    problems += entries.problems
+    problems += item_problems(entries.projects, entries.unread)
     if problems:
         raise ConfigError(*listed(path, problems))
-    return Config(path=path, projects=tuple(projects), **sections)
+    return Config(path=path, projects=tuple(entries.projects), **sections)
+
+
+class _Entries:
+    """The entries of `projects:`, each validated as it is read (its YAML then let go): the
+    projects, and the problems of those that are not."""
+
+    def __init__(self, max_projects: int) -> None:
+        self.max_projects = max_projects
+        self.projects: list[ProjectSpec] = []
+        self.first_line: dict[str, tuple[str, int]] = {}  # each name key → the first name
+        self.problems: list[Problem] = []
+        self.unread: set[str] = set()  # names of entries with a problem: no part_of check
+
+    def take(self, index: int, entry: Any) -> None:
+        if index >= self.max_projects:
+            return  # counted, not kept
+        if not isinstance(entry, dict):
+            self.problems.append(Problem(0, f"projects[{index}] must be a mapping with a 'name'"))
+            return
+        line = entry.get(LINE_KEY, 0)
+        name = entry.get("name", f"#{index + 1}")
+        try:
+            spec = ProjectSpec.model_validate(_project_data(entry))
+        except ValidationError as exc:
+            self.unread.add(str(name))
+            keys_at = partial(_keys_beside, ProjectSpec)
+            prefix = f"project {name!r}: "
+            self.problems.extend(validation_problems(exc, entry, line, prefix, keys_at))
+            return
+        keys = name_keys(spec.name)
+        clash = next((self.first_line[k] for k in keys if k in self.first_line), None)
+        if clash is not None:
+            self.problems.append(Problem(line, _same_name(spec.name, *clash)))
+            return
+        self.first_line.update(dict.fromkeys(keys, (spec.name, line)))
+        self.projects.append(spec)
 
 
 def _sections(raw: dict[Any, Any]) -> tuple[dict[str, Any], list[Problem]]:

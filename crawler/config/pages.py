@@ -158,7 +158,29 @@ class Location(Model):
 
 
 def _take_locations(data: dict[str, Any]) -> list[Location]:
-    """Pop every registry key (``repo``, ``gitee``, ``gitlab``, ``pypi``…) and its options."""
+    """Pop every registry key (``repo``, ``gitee``, ``gitlab``, ``pypi``…) and its options;
+    on an AtKey (a wrong one), every such key is popped all the same, so the rest of the
+    entry is still checked and the error said with the others (``refused_location``)."""
+    try:
+        return _locations_in(data)
+    except AtKey:
+        from crawler.config.kinds import source_kinds
+
+        for kind in source_kinds().values():
+            for key in (kind.project_key, *kind.option_keys):
+                data.pop(key, None)
+        raise
+
+
+def refused_location(value: Any) -> Any:
+    """A field validator's answer to the AtKey its model's reading of the location keys left
+    in the field (said as that field's error, beside the entry's other errors)."""
+    if isinstance(value, AtKey):
+        raise value
+    return value
+
+
+def _locations_in(data: dict[str, Any]) -> list[Location]:
     from crawler.config.kinds import source_kinds
 
     found: list[Location] = []
@@ -238,11 +260,16 @@ class PageSpec(Model):
     def _locate(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("location") is None:
             data = dict(data)
-            locations = _take_locations(data)
+            try:
+                locations = _take_locations(data)
+            except AtKey as exc:
+                return {**data, "location": exc}  # said with the page's other errors
             if len(locations) > 1:
                 raise ValueError("a page lives in one repository: name one of them")
             data["location"] = locations[0] if locations else None
         return data
+
+    _refused = field_validator("location", mode="before")(refused_location)
 
     @field_validator("url")
     @classmethod

@@ -66,7 +66,8 @@ def validation_problems(
     for err in exc.errors():
         loc = tuple(err["loc"])
         cause = (err.get("ctx") or {}).get("error")
-        if isinstance(cause, AtKey):
+        if isinstance(cause, AtKey):  # in place of the field the model derives from its key
+            loc = loc[:-1] if loc and loc[-1] in _DERIVED else loc
             loc += (cause.key,)
         line, where, key = _locate(raw, start, loc)
         what = _what(err, keys_at)
@@ -84,6 +85,7 @@ def validation_problems(
     return found
 
 
+_DERIVED = ("forge", "location")  # read from `repo:`, `gitee:`, `pypi:`… (AtKey names which)
 _NAMED = {"pages": "page", "tables": "table"}  # a list whose entries are called by their name
 
 

@@ -8,9 +8,15 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from crawler.config.common import Model, check_regex
+from crawler.config.common import AtKey, Model, check_regex
 from crawler.config.mappings import Layer
-from crawler.config.pages import Location, PageSpec, _forge_keys, _take_locations
+from crawler.config.pages import (
+    Location,
+    PageSpec,
+    _forge_keys,
+    _take_locations,
+    refused_location,
+)
 from crawler.model import Tracking, TrackMode
 
 MAX_REASON = 300  # a not_trackable reason: one sentence, shown in every output
@@ -41,7 +47,10 @@ class ProjectSpec(Model):
         from crawler.config.kinds import source_kinds
 
         data = dict(data)
-        locations = _take_locations(data)
+        try:
+            locations = _take_locations(data)
+        except AtKey as exc:
+            return {**data, "forge": exc}  # said with the project's other errors
         forges = [loc for loc in locations if source_kinds()[loc.source].role == "forge"]
         if len(forges) > 1:
             raise ValueError(
@@ -51,6 +60,8 @@ class ProjectSpec(Model):
         data["forge"] = forges[0] if forges else None
         data["channels"] = tuple(loc for loc in locations if loc not in forges)
         return data
+
+    _refused = field_validator("forge", mode="before")(refused_location)
 
     @field_validator("tag_pattern")
     @classmethod

@@ -160,3 +160,34 @@ def test_a_catalog_with_very_many_problems_lists_the_first_hundred_and_counts_th
         "sources.yaml:201: project 'p99': unknown key 'trak' (did you mean 'track'?)"
     )
     assert problems[-1] == "sources.yaml: and 50 more problems"
+
+
+def test_a_wrong_source_key_does_not_hide_the_entrys_other_problems() -> None:
+    """A project's `repo:` (or a page's `gitee:`) is read before the entry's other keys: its
+    error used to be the only one said for the entry."""
+    text = (
+        "projects:\n"  # 1
+        "  - name: B\n"  # 2
+        "    repo: 'not a repo'\n"  # 3
+        "    pypi: ok-pkg\n"  # 4
+        "    snapshot: maybe\n"  # 5
+        "  - name: L\n"  # 6
+        "    gitlab_url: https://g.example/\n"  # 7
+        "    trak: x\n"  # 8
+        "    pages:\n"  # 9
+        "      - name: readme\n"  # 10
+        "        gitee: 'bad'\n"  # 11
+        "        path: README.md\n"  # 12
+        "        text: main\n"  # 13
+        "        tabels: []\n"  # 14
+    )
+    assert _problems(text) == [
+        "sources.yaml:3: project 'B': repo 'not a repo' must look like 'owner/name'",
+        "sources.yaml:5: project 'B': snapshot: must be true or false, not 'maybe'",
+        "sources.yaml:7: project 'L': gitlab_url only applies with 'gitlab:' (a GitLab project)",
+        "sources.yaml:8: project 'L': unknown key 'trak' (did you mean 'track'?)",
+        "sources.yaml:11: project 'L': page 'readme': gitee 'bad' must look like 'owner/repo' "
+        "(as in https://gitee.com/owner/repo)",
+        "sources.yaml:14: project 'L': page 'readme': unknown key 'tabels' "
+        "(did you mean 'tables'?)",
+    ]

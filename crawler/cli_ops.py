@@ -92,7 +92,7 @@ def check(config_path: str | None) -> None:
     try:
         config = load_config(path)  # the schedule's cron expression included
     except ConfigError as exc:
-        raise Failure(invalid_config(str(path), exc.problems)) from None
+        raise Failure(invalid_config(str(path), exc.problems, exc.total)) from None
     for warning in [*item_warnings(config.projects, str(path)), *credential_warnings(config)]:
         output().stderr(f"warning: {warning}", logging.WARNING)
     click.echo(f"{path}: ok: {_summary(config)}")

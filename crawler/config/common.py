@@ -22,9 +22,10 @@ class ConfigError(Exception):
     """Configuration problems, each with the file and line it comes from: ``problems`` lists
     them (one line each, in file order); ``str()`` is those lines."""
 
-    def __init__(self, *problems: str) -> None:
+    def __init__(self, *problems: str, total: int | None = None) -> None:
         super().__init__("\n".join(problems))
         self.problems: tuple[str, ...] = problems
+        self.total = len(problems) if total is None else total  # beyond those listed too
 
 
 class AtKey(ValueError):

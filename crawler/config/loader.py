@@ -188,9 +188,9 @@ class _StreamLoader(_LineLoader, Composer):
         return data
 
 
-def _read_catalog(text: str, on_project: Callable[[int, Any], None]) -> Any:
+def _read_catalog(text: str, on_project: Callable[[int, Any, int], None]) -> Any:
     """The YAML document, a project at a time: a top-level mapping's `projects` list is handed
-    to ``on_project`` entry by entry (index, value) and left out of the mapping returned (it
+    to ``on_project`` entry by entry (index, value, line) and left out of the mapping returned (it
     holds the list's length instead); any other document is returned whole."""
     loader = _StreamLoader(text)
     try:
@@ -214,7 +214,7 @@ def _read_catalog(text: str, on_project: Callable[[int, Any], None]) -> Any:
         loader.dispose()
 
 
-def _read_top(loader: _StreamLoader, on_project: Callable[[int, Any], None]) -> dict[Any, Any]:
+def _read_top(loader: _StreamLoader, on_project: Callable[[int, Any, int], None]) -> dict[Any, Any]:
     start = loader.peek_event()
     if start.anchor is not None or start.tag not in (None, "tag:yaml.org,2002:map"):
         # an anchored or tagged top level: read as one tree, as ever
@@ -239,7 +239,8 @@ def _read_top(loader: _StreamLoader, on_project: Callable[[int, Any], None]) -> 
         loader.get_event()
         count = 0
         while not loader.check_event(yaml.SequenceEndEvent):
-            on_project(count, loader.value())
+            node = loader.node()
+            on_project(count, loader.construct(node), node.start_mark.line + 1)
             count += 1
         loader.get_event()
         top[key] = count
@@ -401,7 +402,7 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
         raise ConfigError(f"{path}:1: expected a mapping with a 'projects:' list")
     if isinstance(raw["projects"], list):  # an anchored list, read as one tree
         for index, entry in enumerate(raw["projects"]):
-            entries.take(index, entry)
+            entries.take(index, entry, raw[LINE_KEY])
         raw["projects"] = len(raw["projects"])
     if raw["projects"] > max_projects:
         raise ConfigError(
@@ -412,7 +413,7 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
     problems += entries.problems
     problems += item_problems(entries.projects, entries.unread)
     if problems:
-        raise ConfigError(*listed(path, problems))
+        raise ConfigError(*listed(path, problems), total=len(problems))
     return Config(path=path, projects=tuple(entries.projects), **sections)
 
 
@@ -427,11 +428,12 @@ class _Entries:
         self.problems: list[Problem] = []
         self.unread: set[str] = set()  # names of entries with a problem: no part_of check
 
-    def take(self, index: int, entry: Any) -> None:
+    def take(self, index: int, entry: Any, line: int) -> None:
         if index >= self.max_projects:
             return  # counted, not kept
         if not isinstance(entry, dict):
-            self.problems.append(Problem(0, f"projects[{index}] must be a mapping with a 'name'"))
+            what = f"projects[{index}] must be a mapping with a 'name'"
+            self.problems.append(Problem(line, what))
             return
         line = entry.get(LINE_KEY, 0)
         name = entry.get("name", f"#{index + 1}")

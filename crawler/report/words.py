@@ -140,12 +140,12 @@ def item_counts(items: int, riding: int, not_trackable: int) -> str:
     )
 
 
-def invalid_config(path: str, problems: Sequence[str]) -> str:
-    """What ``crawler check`` says of a file that does not validate: every problem, one a line
-    (``FILE:LINE: what is wrong (did you mean …?)``), then how many."""
-    if len(problems) == 1:
+def invalid_config(path: str, problems: Sequence[str], total: int) -> str:
+    """What ``crawler check`` says of a file that does not validate: every problem listed,
+    one a line (``FILE:LINE: what is wrong (did you mean …?)``), then how many in all."""
+    if total == 1:
         return problems[0]
-    return "\n".join([*problems, f"{path}: {plural(len(problems), 'problem')}: fix them and run "
+    return "\n".join([*problems, f"{path}: {plural(total, 'problem')}: fix them and run "
                       "`crawler check` again"])  # fmt: skip
 
 

@@ -160,6 +160,17 @@ def test_a_catalog_with_very_many_problems_lists_the_first_hundred_and_counts_th
         "sources.yaml:201: project 'p99': unknown key 'trak' (did you mean 'track'?)"
     )
     assert problems[-1] == "sources.yaml: and 50 more problems"
+    with pytest.raises(ConfigError) as info:
+        parse_config(text)
+    assert info.value.total == 150  # `check` says how many in all
+
+
+def test_an_entry_that_is_not_a_mapping_is_cited_at_its_own_line() -> None:
+    text = "projects:\n  - name: a\n    repo: o/a\n  - just a string\n  - 3\n"
+    assert _problems(text) == [
+        "sources.yaml:4: projects[1] must be a mapping with a 'name'",
+        "sources.yaml:5: projects[2] must be a mapping with a 'name'",
+    ]
 
 
 def test_a_wrong_source_key_does_not_hide_the_entrys_other_problems() -> None:

@@ -139,6 +139,7 @@ class Gatherer:
         self.secrets = tuple(secrets)
         self.should_stop = should_stop
         self.pages = PageReader(web, clock, self.secrets, pin_text_limit, project_deadline)
+        self.completer = Completer(self.pages, self.secrets)
         self._analyse = analyse or _analyse_license
         self.sources = OpenSources({})
         self._specs: dict[str, ProjectSpec] = {}
@@ -186,7 +187,7 @@ class Gatherer:
             snapshot = self._analyses.apply(result.snapshot)
             snapshot = _keep_pages(snapshot, prior.get(spec.name))
             return replace(result, snapshot=snapshot, note=note)
-        return self._complete_guarded(spec, result, prior, self._analyses)
+        return self.completer.complete(spec, result, prior, self._analyses)
 
     def on_fetched(self, result: ProjectResult) -> None:
         """A source finished one project (called from its worker threads). A project that
@@ -197,12 +198,21 @@ class Gatherer:
             return
         result = sealed(result, self.secrets)
         if result.status == ProjectStatus.OK and result.snapshot is not None:
-            result = self._complete_guarded(spec, result, self._prior, self._analyses)
+            result = self.completer.complete(spec, result, self._prior, self._analyses)
         with self._lock:
             self._final[result.project] = result
         self._progress.done(result, self.sources)
 
-    def _complete_guarded(
+
+class Completer:
+    """A project its sources read, completed: its license texts analysed (once per text) and
+    its pages read; a surprise in one project is that project's error, never the audit's."""
+
+    def __init__(self, pages: PageReader, secrets: Sequence[str | None]) -> None:
+        self.pages = pages
+        self.secrets = secrets
+
+    def complete(
         self,
         spec: ProjectSpec,
         result: ProjectResult,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -35,6 +36,14 @@ class AtKey(ValueError):
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
         self.key = key
+
+
+def refused_location(value: Any) -> Any:
+    """A field validator's answer to the AtKey its model's reading of the location keys left
+    in the field (said as that field's error, beside the entry's other errors)."""
+    if isinstance(value, AtKey):
+        raise value
+    return value
 
 
 class Model(BaseModel):

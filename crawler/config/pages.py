@@ -8,7 +8,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
-from crawler.config.common import AtKey, Model, check_regex
+from crawler.config.common import AtKey, Model, check_regex, refused_location
 from crawler.config.mappings import (
     SUPPORT_STATUSES,
     PageIntegration,
@@ -170,14 +170,6 @@ def _take_locations(data: dict[str, Any]) -> list[Location]:
             for key in (kind.project_key, *kind.option_keys):
                 data.pop(key, None)
         raise
-
-
-def refused_location(value: Any) -> Any:
-    """A field validator's answer to the AtKey its model's reading of the location keys left
-    in the field (said as that field's error, beside the entry's other errors)."""
-    if isinstance(value, AtKey):
-        raise value
-    return value
 
 
 def _locations_in(data: dict[str, Any]) -> list[Location]:

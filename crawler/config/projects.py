@@ -8,15 +8,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from crawler.config.common import AtKey, Model, check_regex
+from crawler.config.common import AtKey, Model, check_regex, refused_location
 from crawler.config.mappings import Layer
-from crawler.config.pages import (
-    Location,
-    PageSpec,
-    _forge_keys,
-    _take_locations,
-    refused_location,
-)
+from crawler.config.pages import Location, PageSpec, _forge_keys, _take_locations
 from crawler.model import Tracking, TrackMode
 
 MAX_REASON = 300  # a not_trackable reason: one sentence, shown in every output

@@ -297,8 +297,8 @@ def _keys_beside(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     """The keys the model at ``loc[:-1]`` accepts: where an unknown key ``loc[-1]`` was met."""
     current: type[BaseModel] | None = model
     for part in loc[:-1]:
-        if isinstance(part, int) or current is None:
-            continue  # a list index: the same model
+        if isinstance(part, int) or current is None or part == current.__name__:
+            continue  # a list index, or the member of a union: the same model
         field = current.model_fields.get(str(part))
         current = _model_in(field.annotation) if field is not None else None
     if current is None:

@@ -62,41 +62,60 @@ def validation_problems(
     """Each error of ``exc`` (validating ``raw``, the YAML read with its lines, which starts at
     line ``start``) as a Problem at the line of the key at fault, said after ``prefix``
     (``project 'X': ``). ``keys_at(loc)`` lists the keys accepted where an unknown one was met."""
-    found: list[Problem] = []
+    found: list[tuple[Problem, tuple[Any, ...] | None, bool]] = []
     for err in exc.errors():
         loc = tuple(err["loc"])
         cause = (err.get("ctx") or {}).get("error")
         if isinstance(cause, AtKey):  # in place of the field the model derives from its key
             loc = loc[:-1] if loc and loc[-1] in _DERIVED else loc
             loc += (cause.key,)
-        line, where, key = _locate(raw, start, loc)
+        line, where, key, union = _locate(raw, start, loc)
         what = _what(err, keys_at)
-        if err["type"] == "extra_forbidden" or isinstance(cause, AtKey):
+        if err["type"] == "extra_forbidden":
+            key = key.rpartition(".")[0]  # the message names it: the mapping it is in
+        elif isinstance(cause, AtKey):
             key = ""  # the message names it
-        if key and not what.startswith(f"{key} "):
+        if key and not what.startswith((f"{key} ", f"{key}.")):
             what = f"{key}: {what}"
         if where and not what.startswith(where[-1]):
             what = f"{', '.join(where)}: {what}"
         elif len(where) > 1:
             what = f"{', '.join(where[:-1])}: {what}"
-        problem = Problem(line, prefix + what)
-        if problem not in found:  # one wrong value of a union is one problem
+        # a value of a union (`text: SELECTOR` or `text: {heading: …}`) that is no member's
+        # type: one problem a member; one that is a member's type: only that member's problem
+        problem = (Problem(line, prefix + what), union, str(err["type"]).endswith("_type"))
+        if problem not in found:
             found.append(problem)
-    return found
+    return _members_meant(found)
+
+
+def _members_meant(found: list[tuple[Problem, tuple[Any, ...] | None, bool]]) -> list[Problem]:
+    """The problems, without a union member's "must be X" (a type mismatch) where another
+    member of the same union, the one the value is written as, has a problem of its own."""
+    meant = {union for _, union, mismatch in found if union is not None and not mismatch}
+    return [p for p, union, mismatch in found if not (mismatch and union in meant)]
 
 
 _DERIVED = ("forge", "location")  # read from `repo:`, `gitee:`, `pypi:`… (AtKey names which)
 _NAMED = {"pages": "page", "tables": "table"}  # a list whose entries are called by their name
 
 
-def _locate(raw: Any, start: int, loc: tuple[Any, ...]) -> tuple[int, list[str], str]:
+def _locate(
+    raw: Any, start: int, loc: tuple[Any, ...]
+) -> tuple[int, list[str], str, tuple[Any, ...] | None]:
     """The line of the deepest part of ``loc`` the file holds, the named entries on the way
     (``page 'p'``, ``table 't'``), and the dotted keys after the last of them (``layer``,
-    ``integrations.status``). A part the file does not hold (a union's member, a key the
-    reader derived) ends the walk."""
-    line, where, keys = start, [], []
+    ``integrations.status``), and where a union's member was named (the loc up to it), if
+    one was. A part the file does not hold (a key the reader derived) ends the walk."""
+    line, where, keys = start, list[str](), list[str]()
+    union: tuple[Any, ...] | None = None
     current = raw
     for index, part in enumerate(loc):
+        if isinstance(part, str) and part not in (current if isinstance(current, dict) else ()):
+            if union is None and keys:  # a union's member (`str`, `TextSection`): skipped
+                union = loc[:index]
+                continue
+            break
         if isinstance(current, dict) and isinstance(part, str) and part in current:
             lines = current.get(KEY_LINES)
             if isinstance(lines, dict) and isinstance(lines.get(part), int):
@@ -119,7 +138,7 @@ def _locate(raw: Any, start: int, loc: tuple[Any, ...]) -> tuple[int, list[str],
                 keys.append(f"[{part}]")
         else:
             break
-    return line, where, ".".join(keys).replace(".[", "[")
+    return line, where, ".".join(keys).replace(".[", "["), union
 
 
 _TYPES = {

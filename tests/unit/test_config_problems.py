@@ -65,8 +65,8 @@ def test_every_problem_of_every_section_is_said_in_one_run_in_file_order() -> No
         "'compiler', 'kernel programming', 'kernel library', 'serving', 'distributed "
         "serving', 'platform sdk' (did you mean 'compiler'?)",
         "sources.yaml:13: project 'B': repo 'not a repo' must look like 'owner/name'",
-        "sources.yaml:26: project 'C': page 'support', table 'matrix': unknown key "
-        "'colour' (known: project, platform, status, platform_columns, version, "
+        "sources.yaml:26: project 'C': page 'support', table 'matrix': integrations: unknown "
+        "key 'colour' (known: project, platform, status, platform_columns, version, "
         "layer, pins)",
         "sources.yaml:28: project 'C': page 'support', table 'matrix': status_map.yes: "
         "'upstrem' is not one of 'upstream', 'official plugin', 'vendor integration', "
@@ -104,8 +104,8 @@ def test_a_nested_key_is_cited_at_its_own_line() -> None:
     assert _problems(text) == [
         "sources.yaml:10: project 'Kit': page 'support', table 'ops': integrations: 'layer' "
         "is missing: add it",
-        "sources.yaml:13: project 'Kit': page 'support', table 'ops': unknown key 'layr' "
-        "(did you mean 'layer'?)",
+        "sources.yaml:13: project 'Kit': page 'support', table 'ops': integrations: unknown "
+        "key 'layr' (did you mean 'layer'?)",
         "sources.yaml:17: project 'Kit': page 'notes': unknown key 'tabels' "
         "(did you mean 'tables'?)",
         "sources.yaml:20: project 'Lab': gitlab_url only applies with 'gitlab:' (a GitLab "
@@ -201,4 +201,21 @@ def test_a_wrong_source_key_does_not_hide_the_entrys_other_problems() -> None:
         "(as in https://gitee.com/owner/repo)",
         "sources.yaml:14: project 'L': page 'readme': unknown key 'tabels' "
         "(did you mean 'tables'?)",
+    ]
+
+
+def test_a_value_of_either_form_is_told_the_problem_of_the_form_it_is_written_in() -> None:
+    """`text:` is a CSS selector or `{heading: …}`: a mapping is not also told it must be
+    text, and a key misspelt inside it is answered from the mapping's own keys."""
+    page = (
+        "projects:\n  - name: a\n    repo: o/a\n    pages:\n      - name: p\n"
+        "        url: https://x.example/\n"  # 6
+    )
+    assert _problems(page + "        text: {heading: ''}\n") == [
+        "sources.yaml:7: project 'a': page 'p': text.heading: must not be empty"
+    ]
+    assert _problems(page + "        text: {headng: x}\n") == [
+        "sources.yaml:7: project 'a': page 'p': text: 'heading' is missing: add it",
+        "sources.yaml:7: project 'a': page 'p': text: unknown key 'headng' "
+        "(did you mean 'heading'?)",
     ]

@@ -67,7 +67,10 @@ _SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 
 class _LineLoader(_SafeLoader):  # type: ignore[valid-type,misc]
     """Safe loader that remembers each mapping's line and refuses what a catalog never needs:
-    duplicate keys, lists or mappings as keys, merge keys, anchors and aliases."""
+    lists or mappings as keys, merge keys, anchors and aliases; a key said twice in one
+    mapping is noted in ``duplicates`` (line, problem), its first value kept."""
+
+    duplicates: list[tuple[int, str]]
 
 
 def _refuse_alias(node: yaml.Node) -> ConfigError:
@@ -100,8 +103,13 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any,
         for child in (key_node, value_node):
             if child in done or child in busy:
                 raise _refuse_alias(child)
-        key = _new_key(key_node, loader.construct_object(key_node, deep=True), seen)
-        mapping[key] = loader.construct_object(value_node, deep=True)
+        key = _new_key(
+            key_node, loader.construct_object(key_node, deep=True), seen, loader.duplicates
+        )
+        value = loader.construct_object(value_node, deep=True)
+        if key is _SAID:
+            continue
+        mapping[key] = value
     mapping[LINE_KEY] = node.start_mark.line + 1
     mapping[KEY_LINES] = seen  # a moved link names the line of its own key (homepage:, url:)
     return mapping
@@ -115,8 +123,14 @@ def _refuse_merge(key_node: yaml.Node) -> None:
         )
 
 
-def _new_key(key_node: yaml.Node, key: Any, seen: dict[Any, int]) -> Any:
-    """``key`` of a mapping, refused when it is a list or mapping, or said before."""
+_SAID = object()  # a key said twice: its problem noted, its second value left out
+
+
+def _new_key(
+    key_node: yaml.Node, key: Any, seen: dict[Any, int], said: list[tuple[int, str]]
+) -> Any:
+    """``key`` of a mapping, refused when it is a list or mapping; a key said before is
+    noted (every problem is said in one run) and ``_SAID`` returned: the first one stands."""
     line = key_node.start_mark.line + 1
     try:
         hash(key)
@@ -126,9 +140,9 @@ def _new_key(key_node: yaml.Node, key: Any, seen: dict[Any, int]) -> Any:
             f"line {line}: a {what} cannot be a key: use a plain name before the ':'"
         ) from None
     if key in seen:
-        raise ConfigError(
-            f"line {line}: duplicate key {key!r} (first at line {seen[key]}): remove one of them"
-        )
+        what = f"duplicate key {key!r} (first at line {seen[key]}): remove one of them"
+        said.append((line, what))
+        return _SAID
     seen[key] = line
     return key
 
@@ -165,6 +179,7 @@ class _StreamLoader(_LineLoader, Composer):
         # libyaml's loader (typeshed cannot type it: mypy sees the Composer after it)
         super().__init__(stream)  # type: ignore[call-arg]
         self.anchors: dict[Any, yaml.Node] = {}  # Composer's own __init__ is not reached
+        self.duplicates = []
 
     def node(self) -> yaml.Node:
         compose: Any = Composer.compose_node
@@ -188,11 +203,15 @@ class _StreamLoader(_LineLoader, Composer):
         return data
 
 
-def _read_catalog(text: str, on_project: Callable[[int, Any, int], None]) -> Any:
+def _read_catalog(
+    text: str, on_project: Callable[[int, Any, int], None], said: list[tuple[int, str]]
+) -> Any:
     """The YAML document, a project at a time: a top-level mapping's `projects` list is handed
-    to ``on_project`` entry by entry (index, value, line) and left out of the mapping returned (it
-    holds the list's length instead); any other document is returned whole."""
+    to ``on_project`` entry by entry (index, value, line) and left out of the mapping returned
+    (it holds the list's length instead); any other document is returned whole. A key said
+    twice in a mapping goes to ``said`` (line, problem)."""
     loader = _StreamLoader(text)
+    loader.duplicates = said
     try:
         loader.get_event()  # stream start
         if loader.check_event(yaml.StreamEndEvent):
@@ -226,7 +245,10 @@ def _read_top(loader: _StreamLoader, on_project: Callable[[int, Any, int], None]
     while not loader.check_event(yaml.MappingEndEvent):
         key_node = loader.node()
         _refuse_merge(key_node)
-        key = _new_key(key_node, loader.construct(key_node), seen)
+        key = _new_key(key_node, loader.construct(key_node), seen, loader.duplicates)
+        if key is _SAID:
+            loader.value()  # read past the second value: the first one stands
+            continue
         items = loader.peek_event()
         if (
             key != "projects"
@@ -386,8 +408,9 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
     if len(text) > max_bytes or len(text.encode("utf-8")) > max_bytes:
         raise ConfigError(_too_large(path))
     entries = _Entries(max_projects)
+    said: list[tuple[int, str]] = []  # keys said twice
     try:
-        raw = _read_catalog(text, entries.take)
+        raw = _read_catalog(text, entries.take, said)
     except ConfigError as exc:
         raise ConfigError(f"{path}:{str(exc).removeprefix('line ')}") from None
     except yaml.MarkedYAMLError as exc:
@@ -410,6 +433,7 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
             f"{max_projects:,}: for a catalog really this large, set {LARGE_CATALOG_ENV}=1"
         )
     sections, problems = _sections(raw)
+    problems += [Problem(line, what) for line, what in said]
     problems += entries.problems
     problems += item_problems(entries.projects, entries.unread)
     if problems:

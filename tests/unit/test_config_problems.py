@@ -219,3 +219,21 @@ def test_a_value_of_either_form_is_told_the_problem_of_the_form_it_is_written_in
         "sources.yaml:7: project 'a': page 'p': text: unknown key 'headng' "
         "(did you mean 'heading'?)",
     ]
+
+
+def test_a_key_said_twice_is_one_problem_among_the_others() -> None:
+    """A duplicate key stopped the reading: the rest of the file went unchecked."""
+    text = (
+        "projects:\n"  # 1
+        "  - name: a\n"  # 2
+        "    repo: o/r\n"  # 3
+        "    repo: o/s\n"  # 4
+        "    trak: x\n"  # 5
+        "settings: {timeout: 3}\n"  # 6
+        "settings: {timeout: 4}\n"  # 7
+    )
+    assert _problems(text) == [
+        "sources.yaml:4: duplicate key 'repo' (first at line 3): remove one of them",
+        "sources.yaml:5: project 'a': unknown key 'trak' (did you mean 'track'?)",
+        "sources.yaml:7: duplicate key 'settings' (first at line 6): remove one of them",
+    ]

@@ -50,8 +50,8 @@ def test_the_release_a_row_shows_is_a_setting_a_project_may_override() -> None:
         "newest_final",
         "highest_version",  # b says so itself
     ]
-    assert _error("settings: {release_shown: latest}\n" + projects).startswith(
-        "sources.yaml:1: settings: release_shown: Input should be 'highest_version' or "
+    assert _error("settings: {release_shown: latest}\n" + projects) == (
+        "sources.yaml:1: settings: release_shown: 'latest' is not one of 'highest_version', "
         "'newest_final'"
     )
 

@@ -619,6 +619,36 @@ def links(files: tuple[str, ...], config_path: str | None, as_json: bool, allow_
     sys.exit(1 if summary["failing"] or summary["error"] else 0)
 
 
+def _table_options_problem(
+    selector: str | None,
+    heading: str | None,
+    key: tuple[str, ...],
+    items: str | None,
+    labels: tuple[str, ...],
+) -> str | None:
+    """What is wrong with `crawler page`'s choice of a table, in its options' words (the
+    checks of a sources.yaml table, said as flags), else None."""
+    chosen = f"--table {selector!r}" if selector else f"--heading {heading!r}"
+    if selector and heading:
+        return "give --table or --heading, not both"
+    if (selector or heading) and not key and not items:
+        return (
+            f"{chosen} needs --key: the column(s) that identify a row (--key COLUMN, once per "
+            "column), or --items list|enumeration to read the lists there as a table; "
+            "without --table and --heading the page's tables are listed with their columns"
+        )
+    if labels and not items:
+        return "--label only applies with --items"
+    if items and key and key != ("Item",):
+        return "--items rows are keyed by their text (the column 'Item'): leave out --key"
+    if items == "enumeration" and not labels:
+        return (
+            "--items enumeration is chosen by its label: add --label 'Integrations in "
+            "progress' (the text before its colon)"
+        )
+    return None
+
+
 @cli.command()
 @click.argument("source")
 @click.option("--table", "table_selector", default=None, help="CSS selector of the table.")
@@ -668,6 +698,9 @@ def page(
         preview_page_json,
     )
 
+    problem = _table_options_problem(table_selector, heading, key, items, labels)
+    if problem:
+        raise click.UsageError(problem)
     settings = Settings(allow_private_addresses=allow_private, request_deadline=deadline)
     options: dict[str, Any] = {
         "table_selector": table_selector,

@@ -180,10 +180,13 @@ def check(config_path: str | None) -> None:
     or credentials written into a URL. Exit 0 valid (warnings or not), 2 invalid."""
     from crawler.config import coverage, item_warnings
     from crawler.config.credentials import credential_warnings
-    from crawler.report.words import coverage_line
+    from crawler.report.words import coverage_line, invalid_config
 
     path = config_file(config_path)
-    config = load_or_fail(str(path))  # the schedule's cron expression included
+    try:
+        config = load_config(path)  # the schedule's cron expression included
+    except ConfigError as exc:
+        raise Failure(invalid_config(str(path), exc.problems, exc.total)) from None
     for warning in [*item_warnings(config.projects, str(path)), *credential_warnings(config)]:
         output().stderr(f"warning: {warning}", logging.WARNING)
     click.echo(f"{path}: ok: {_summary(config)}")

@@ -142,6 +142,15 @@ def item_counts(items: int, riding: int, not_trackable: int) -> str:
     )
 
 
+def invalid_config(path: str, problems: Sequence[str], total: int) -> str:
+    """What ``crawler check`` says of a file that does not validate: every problem listed,
+    one a line (``FILE:LINE: what is wrong (did you mean …?)``), then how many in all."""
+    if total == 1:
+        return problems[0]
+    return "\n".join([*problems, f"{path}: {plural(total, 'problem')}: fix them and run "
+                      "`crawler check` again"])  # fmt: skip
+
+
 def coverage_line(cov: Coverage) -> str:
     """``84 items: 58 tracked, 10 part of another item, 16 not trackable; 17 snapshot rows;
     50 pages watched, 40 give records on 8 platforms (AMD GPU, …)``."""

@@ -70,7 +70,7 @@ def test_configuration_errors_exit_2_with_file_and_line(workdir: Path) -> None:
     (workdir / "bad.yaml").write_text("projects:\n  - name: x\n    repo: nope\n")
     result = CliRunner().invoke(cli, ["audit", "--config", "bad.yaml"])
     assert result.exit_code == 2
-    assert "bad.yaml:2: project 'x': repo 'nope' must look like 'owner/name'" in result.output
+    assert "bad.yaml:3: project 'x': repo 'nope' must look like 'owner/name'" in result.output
     unknown = CliRunner().invoke(cli, ["audit", "--only", "Gamma"])
     assert unknown.exit_code == 2
     assert "--only: unknown project 'Gamma'; known: Alpha, Beta" in unknown.output

@@ -344,7 +344,7 @@ def test_mapping_config_errors_say_what_to_fix() -> None:
     assert "names pin 'wheel', which the page does not watch" in _config_error(
         base + "              status: {value: upstream}\n              pins: [wheel]\n"
     )
-    assert "Input should be 'framework'" in _config_error(
+    assert "'inference' is not one of 'framework'" in _config_error(
         base.replace("serving", "inference") + "              status: {value: upstream}\n"
     )
     assert "give a column name, or exactly one of {value: ...} or {pin: ...}" in _config_error(

@@ -950,12 +950,13 @@ def rival_alignments(
     ignorable: Sequence[bool],
     prose: ProseFinder | None,
     than: Alignment,
+    worth: Callable[[Template], bool],
     limit: int = 40,
 ) -> Iterator[Alignment]:
     """Alignments of SPDX-listed licenses other than ``than``'s that could explain ``words``
     (among the ``limit`` likeliest templates, as ``best_alignment`` considers them, each
-    short of at most a tenth of its words), for a caller that weighs each with its official
-    variants."""
+    short of at most a tenth of its words, and ``worth`` aligning), for a caller that weighs
+    each with its official variants."""
     seg = Counter(words)
     for i in index.candidates(words)[:limit]:
         tpl = index.template(i)
@@ -964,6 +965,8 @@ def rival_alignments(
         ub = sum(min(c, seg[w]) for w, c in tpl.counts.items())
         if tpl.required - ub > tpl.required // 10:
             continue  # too far from the words for any variant of it to be them
+        if not worth(tpl):
+            continue
         w0, w1 = _window(tpl, words)
         cand = align(tpl, words[w0:w1], offset + w0, ignorable, prose)
         if cand is not None and cand.coverage >= MIN_COVERAGE and cand.matched >= MIN_WORDS:

@@ -132,14 +132,32 @@ def _stands_in(words: Sequence[str], lo: int, hi: int, pool: str) -> bool:
     return f" {' '.join(words[a:b])} " in pool
 
 
+def differences(m: Alignment) -> list[tuple[int, int]]:
+    """File word ranges where ``m`` differs from its template: altered and inserted words,
+    and the empty place of each missing run."""
+    out = [(a, b) for a, b, _ in m.altered] + list(m.inserted)
+    return out + [(at + 1, at + 1) for at, _ in m.missing]
+
+
+def may_explain(
+    index: TemplateIndex, tpl: Template, words: Sequence[str], places: Sequence[tuple[int, int]]
+) -> bool:
+    """Some official variant of ``tpl``'s license has the file's words at one of ``places``
+    (with their context): only then is aligning ``tpl`` worth its time."""
+    _, pool = variant_texts(index, tpl)
+    return bool(pool) and any(
+        hi - lo <= MAX_VARIANT_RUN and _stands_in(words, lo, hi, pool) for lo, hi in places
+    )
+
+
 def accept_variants(
     index: TemplateIndex, m: Alignment, words: Sequence[str], ignorable: Sequence[bool]
 ) -> list[str]:
     """Drop from ``m`` the inserted, altered and missing words that an official variant of
     its license has at that place; a note for each kind of wording accepted."""
     long = len(m.tpl.words) >= MIN_VARIANT_WORDS
-    if not long and not (m.inserted or m.altered or m.missing):
-        return []  # an exact short text: its license's rules are not even read
+    if not long and not (m.altered or m.missing):
+        return []  # nothing reworded in a short text: its license's rules are not even read
     variants, pool = variant_texts(index, m.tpl)
     if not variants:
         return []

@@ -28,6 +28,7 @@ from crawler.analysis.license_paths import is_test_data
 from crawler.analysis.license_templates import (
     SPDX_TAG_RE,
     Alignment,
+    Template,
     TemplateIndex,
     best_alignment,
     is_copyright_line,
@@ -37,7 +38,7 @@ from crawler.analysis.license_templates import (
     runs_of,
     tokenize_lines,
 )
-from crawler.analysis.license_variants import accept_variants
+from crawler.analysis.license_variants import accept_variants, differences, may_explain
 from crawler.model import (
     LicenseAnalysis,
     LicenseMatch,
@@ -447,7 +448,13 @@ def _official_reading(
     if not (m.altered or m.missing):
         return m, said  # exact, or words added to it: no near miss
     best, notes, score = m, said, _unexplained(doc, m, lo, hi)
-    for rival in rival_alignments(index, doc.words[lo:hi], lo, doc.ignorable, doc.prose, m):
+    places = differences(m)
+
+    def worth(tpl: Template) -> bool:
+        return may_explain(index, tpl, doc.words, places)
+
+    words = doc.words[lo:hi]
+    for rival in rival_alignments(index, words, lo, doc.ignorable, doc.prose, m, worth):
         _snap_insertions(doc, rival)
         accepted = accept_variants(index, rival, doc.words, doc.ignorable)
         if not accepted:

@@ -1,0 +1,128 @@
+"""One root-license choice on every path of every forge (issue 32, defect 2).
+
+The GNU layout of an LGPL project -- the GPL text in COPYING, the LGPL's additional permissions
+in COPYING.LESSER -- is the LGPL, whichever way the repository is read. GitHub's REST
+``/license`` (the path without a token) names COPYING, and the crawler read the GPL there and
+reported "GitHub reads LGPL-3.0, the file reads GPL-3.0-only"; GitLab's ``license_url`` can
+name COPYING just the same. Each path below is a whole audit against a loopback fake; the
+texts are the license data package's, read at test time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crawler.analysis.license_templates import reference_text
+from crawler.audit import run_audit
+from crawler.config import parse_config
+from crawler.store import Store
+from crawler_fakes.github import FakeGitHub, FakeRepo, GitHubState
+from crawler_fakes.gitlab import FakeGitLab, GitLabProject, GitLabState
+
+TOKEN = "ghp_root_license_choice_0c4d1e"
+HEAD = "2026-11-01T00:00:00Z"
+# what each path must report for the pair: GitHub's (GitLab's) verdict, the file read, its ids
+PAIR = ("LGPL-3.0", "COPYING.LESSER", ["LGPL-3.0-only"], "exact", False)
+
+
+def gpl() -> str:
+    return reference_text("GPL-3.0-only")
+
+
+def lesser() -> str:
+    return reference_text("LGPL-3.0-only")
+
+
+def github_pair(named: str = "COPYING") -> GitHubState:
+    """GitHub's licensee reads the pair as LGPL-3.0, and its ``/license`` names ``named``."""
+    other = "COPYING.LESSER" if named == "COPYING" else "COPYING"
+    texts = {"COPYING": gpl(), "COPYING.LESSER": lesser()}
+    return GitHubState([
+        FakeRepo(owner="gnu", name="pair", id=1, license_key="lgpl-3.0", spdx_id="LGPL-3.0",
+                 license_name="GNU Lesser General Public License v3.0", license_path=named,
+                 license_text=texts[named], head_sha="1" * 40, head_date=HEAD,
+                 files={other: texts[other], "README.md": "# pair\n"}),
+    ])
+
+
+def seen(outcome: Any) -> dict[str, tuple[Any, ...]]:
+    report = outcome.report.as_json()
+    assert report["errors"] == [], report["errors"]
+    return {
+        p["name"]: (p["forge_license"], p["license_analysis"]["path"],
+                    p["license_analysis"]["spdx_ids"], p["license_analysis"]["verdict"],
+                    p["license_analysis"]["differs_from_forge"])
+        for p in report["projects"]
+    }
+
+
+def audit(db_url: str, tmp: Path, config: str, env: dict[str, str]) -> Any:
+    store = Store(db_url)
+    try:
+        return run_audit(parse_config(config), store, tmp / "reports", env=env,
+                         sleep=lambda _: None)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("inventory", "token"),
+    [("always", None), ("never", None), ("always", TOKEN), ("never", TOKEN)],
+    ids=["rest-with-tree", "rest-without-tree", "graphql-with-tree", "graphql-without-tree"],
+)
+def test_the_gnu_pair_reads_as_the_lgpl_on_every_github_path(
+    db_url: str, tmp_path: Path, inventory: str, token: str | None
+) -> None:
+    """REST with and without the tree scan (``inventory: never``: only /license and what it
+    names), GraphQL with and without: COPYING.LESSER, LGPL-3.0-only, no disagreement. Before
+    the fix both REST paths read COPYING as GPL-3.0-only and reported a disagreement."""
+    config = (f"github: {{inventory: {inventory}, retry_base_delay: 0, max_retries: 0}}\n"
+              "projects:\n  - name: LGPL pair\n    repo: gnu/pair\n")
+    with FakeGitHub(github_pair(), token=token) as gh:
+        outcome = audit(db_url, tmp_path, config, gh.env(token) if token else gh.env())
+    assert seen(outcome) == {"LGPL pair": PAIR}
+
+
+def test_the_root_license_stays_chosen_by_the_rule_on_the_next_rest_night(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A second REST night with the tree unchanged keeps COPYING.LESSER (carried, not read
+    again), and a night where GitHub's /license names COPYING.LESSER itself agrees."""
+    config = ("github: {inventory: always, retry_base_delay: 0, max_retries: 0}\n"
+              "projects:\n  - name: LGPL pair\n    repo: gnu/pair\n")
+    state = github_pair()
+    with FakeGitHub(state) as gh:
+        first = audit(db_url, tmp_path, config, gh.env())
+        second = audit(db_url, tmp_path, config, gh.env())
+    assert seen(first) == seen(second) == {"LGPL pair": PAIR}
+    with FakeGitHub(github_pair(named="COPYING.LESSER")) as gh:
+        third = audit(db_url, tmp_path, config, gh.env())
+    assert seen(third) == {"LGPL pair": PAIR}
+
+
+def test_the_gnu_pair_reads_as_the_lgpl_on_gitlab(db_url: str, tmp_path: Path) -> None:
+    """GitLab's ``license_url`` names COPYING beside COPYING.LESSER: the pair is still the
+    LGPL (before the fix: "GitLab reads LGPL-3.0, the file reads GPL-3.0-only")."""
+    state = GitLabState([
+        GitLabProject(path="gnu/pair", id=41, license_key="lgpl-3.0",
+                      license_name="GNU Lesser General Public License v3.0",
+                      license_path="COPYING", license_text=gpl(),
+                      files={"COPYING.LESSER": lesser(), "README.md": "# pair\n"},
+                      head_sha="4" * 40, head_date=HEAD),
+        # a lone COPYING is the GPL it says: the pair rule needs the pair
+        GitLabProject(path="gnu/alone", id=42, license_key="gpl-3.0",
+                      license_name="GNU General Public License v3.0",
+                      license_path="COPYING", license_text=gpl(),
+                      head_sha="5" * 40, head_date=HEAD),
+    ])
+    config = ("gitlab: {retry_base_delay: 0, max_retries: 0}\nprojects:\n"
+              "  - name: LGPL pair\n    gitlab: gnu/pair\n"
+              "  - name: GPL alone\n    gitlab: gnu/alone\n")
+    with FakeGitLab(state) as gl:
+        outcome = audit(db_url, tmp_path, config, gl.env())
+    assert seen(outcome) == {
+        "LGPL pair": PAIR,
+        "GPL alone": ("GPL-3.0", "COPYING", ["GPL-3.0-only"], "exact", False),
+    }

@@ -126,3 +126,49 @@ def test_the_gnu_pair_reads_as_the_lgpl_on_gitlab(db_url: str, tmp_path: Path) -
         "LGPL pair": PAIR,
         "GPL alone": ("GPL-3.0", "COPYING", ["GPL-3.0-only"], "exact", False),
     }
+
+
+def test_the_gnu_pair_reads_as_the_lgpl_on_gitee_and_gitea(db_url: str, tmp_path: Path) -> None:
+    """The sources that list the root themselves (Gitee, Gitea) apply the same rule."""
+    from crawler_fakes.gitea import FakeGitea, GiteaRepo, GiteaState
+    from crawler_fakes.gitee import FakeGitee, GiteeRepo, GiteeState
+
+    files = {"COPYING": gpl(), "COPYING.LESSER": lesser(), "README.md": "# pair\n"}
+    gitee = GiteeState([GiteeRepo(owner="gnu", name="pair", id=51, license="LGPL-3.0",
+                                  head_sha="6" * 40, head_date=HEAD, files=dict(files))])
+    gitea = GiteaState([GiteaRepo(owner="gnu", name="pair", id=61, licenses=["LGPL-3.0"],
+                                  head_sha="7" * 40, head_date=HEAD, files=dict(files))])
+    config = ("gitee: {retry_base_delay: 0, max_retries: 0}\n"
+              "gitea: {retry_base_delay: 0, max_retries: 0}\nprojects:\n"
+              "  - name: Gitee pair\n    gitee: gnu/pair\n"
+              "  - name: Gitea pair\n    gitea: gnu/pair\n")
+    with FakeGitee(gitee) as ge, FakeGitea(gitea) as ga:
+        outcome = audit(db_url, tmp_path, config, {**ge.env(), **ga.env()})
+    normalised = ("LGPL-3.0-only", *PAIR[1:])  # these two report the verdict normalised
+    assert seen(outcome) == {"Gitee pair": normalised, "Gitea pair": normalised}
+
+
+def test_the_git_source_chooses_the_lesser_file_of_the_pair(tmp_path: Path) -> None:
+    """git's own smart HTTP (no forge verdict): the root listing's choice is COPYING.LESSER."""
+    from crawler.config import Location, ProjectSpec, Settings
+    from crawler.model import ProjectStatus
+    from crawler_fakes.git_http import GitHttpServer
+    from tests.support.git_repos import GitRepo
+    from tests.support.sources import open_in_guard
+
+    root = tmp_path / "served"
+    root.mkdir()
+    repo = GitRepo(root, "gnu/pair.git")
+    repo.commit(HEAD, {"COPYING": gpl(), "COPYING.LESSER": lesser(), "README.md": "# pair\n"})
+    repo.tag("v1.0")
+    repo.push()
+    with GitHttpServer(root) as served:
+        source = open_in_guard("git", {}, now="2026-11-02T03:00:00Z",
+                               common=Settings(allow_private_addresses=True),
+                               settings={"concurrency": 1})
+        spec = ProjectSpec(name="pair", forge=Location(source="git",
+                                                       path=served.url("gnu/pair.git")))
+        result = source.fetch([spec], {})["pair"]
+    assert result.status == ProjectStatus.OK and result.snapshot is not None
+    found = result.snapshot.license_file
+    assert found is not None and (found.path, found.text) == ("COPYING.LESSER", lesser())

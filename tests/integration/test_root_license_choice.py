@@ -172,3 +172,28 @@ def test_the_git_source_chooses_the_lesser_file_of_the_pair(tmp_path: Path) -> N
     assert result.status == ProjectStatus.OK and result.snapshot is not None
     found = result.snapshot.license_file
     assert found is not None and (found.path, found.text) == ("COPYING.LESSER", lesser())
+
+
+def test_graphql_looks_at_the_root_again_when_the_forge_says_the_pair(
+    db_url: str, tmp_path: Path
+) -> None:
+    """With a token the known license path is asked for again each night: a COPYING.LESSER
+    added beside a known COPYING (GitHub's verdict turning to LGPL-3.0) must move the reading
+    to the pair, not keep reading COPYING's unchanged GPL blob (before the fix: "GitHub reads
+    LGPL-3.0, the file reads GPL-3.0-only")."""
+    config = ("github: {retry_base_delay: 0, max_retries: 0}\n"
+              "projects:\n  - name: LGPL pair\n    repo: gnu/pair\n")
+    alone = GitHubState([
+        FakeRepo(owner="gnu", name="pair", id=1, license_key="gpl-3.0", spdx_id="GPL-3.0",
+                 license_name="GNU General Public License v3.0", license_path="COPYING",
+                 license_text=gpl(), head_sha="1" * 40, head_date=HEAD,
+                 files={"README.md": "# pair\n"}),
+    ])
+    with FakeGitHub(alone, token=TOKEN) as gh:
+        first = audit(db_url, tmp_path, config, gh.env(TOKEN))
+    assert seen(first) == {"LGPL pair": ("GPL-3.0", "COPYING", ["GPL-3.0-only"], "exact", False)}
+    pair = github_pair()
+    pair.repos[0].head_sha = "2" * 40
+    with FakeGitHub(pair, token=TOKEN) as gh:
+        second = audit(db_url, tmp_path, config, gh.env(TOKEN))
+    assert seen(second) == {"LGPL pair": PAIR}

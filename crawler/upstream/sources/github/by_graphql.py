@@ -22,6 +22,7 @@ from crawler.analysis.licenses import pick_root_license
 from crawler.config import ProjectSpec
 from crawler.model import Commit, InventoryEntry, LicenseFile, ProjectSnapshot, Provenance
 from crawler.upstream.guard import carried
+from crawler.upstream.root_license import forge_pick_in_doubt
 from crawler.upstream.sources.github import GitHubSettings, parse, queries
 from crawler.upstream.sources.github import graphql_shapes as shapes
 from crawler.upstream.sources.github.api import BudgetExhausted, GitHubApi, GitHubError
@@ -191,7 +192,11 @@ class GraphQLRounds:
         seen = Answered(spec, snapshot, [("repo", Provenance(self.api.graphql_url, self.clock()))])
         if path is not None:
             oid = node.licenseBlob.oid if node.licenseBlob else None
-            if oid:
+            if forge_pick_in_doubt(forge_license, path):
+                # GitHub reads the LGPL, the known path is not its .LESSER file: a pair may
+                # have formed beside it; the root's entries decide, by the shared rule
+                seen.discover = snapshot.head is not None
+            elif oid:
                 seen.license_path, seen.license_oid = path, oid
             else:
                 seen.discover = snapshot.head is not None  # moved or removed: look again

@@ -197,3 +197,25 @@ def test_graphql_looks_at_the_root_again_when_the_forge_says_the_pair(
     with FakeGitHub(pair, token=TOKEN) as gh:
         second = audit(db_url, tmp_path, config, gh.env(TOKEN))
     assert seen(second) == {"LGPL pair": PAIR}
+
+
+def test_a_license_too_big_for_graphql_is_read_at_the_chosen_path(
+    db_url: str, tmp_path: Path
+) -> None:
+    """GitHub cuts a blob's GraphQL text at 512,000 bytes (isTruncated): the crawler then reads
+    it by REST -- the file the rule chose (COPYING.LESSER), not the one /license names
+    (COPYING, the GPL: before the fix the pair read GPL-3.0-only there)."""
+    notices = "".join(f"Bundled component {k}: see its own notice.\n" for k in range(14000))
+    big = f"{lesser()}\n{notices}"
+    assert len(big.encode()) > 512_000
+    state = github_pair()
+    state.repos[0].files["COPYING.LESSER"] = big
+    config = ("github: {retry_base_delay: 0, max_retries: 0}\n"
+              "projects:\n  - name: LGPL pair\n    repo: gnu/pair\n")
+    with FakeGitHub(state, token=TOKEN) as gh:
+        outcome = audit(db_url, tmp_path, config, gh.env(TOKEN))
+    [project] = outcome.report.as_json()["projects"]
+    analysis = project["license_analysis"]
+    assert (analysis["path"], analysis["spdx_ids"][:1]) == ("COPYING.LESSER", ["LGPL-3.0-only"])
+    # the ids agree; only the appended notices are what GitHub ignores
+    assert analysis["why"].startswith("GitHub reads LGPL-3.0 and ignores the rest: ")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import quote
 
 from crawler.analysis.licenses import pick_root_license
 from crawler.config import ProjectSpec
@@ -360,8 +361,14 @@ class GraphQLRounds:
         return found + self._files(again, outcome)
 
     def _rest_license(self, seen: Answered) -> LicenseFile | None:
-        assert seen.snapshot.repo is not None
-        response = self.api.get_json(f"/repos/{seen.snapshot.repo.full_name}/license", allow=(404,))
+        """The chosen license file by REST's contents API (up to 1 MB; GraphQL cuts a blob's
+        text at 512,000 bytes): the file at ``seen.license_path``, which the shared rule
+        chose -- not /license's, which may name another (COPYING beside COPYING.LESSER)."""
+        repo, head = seen.snapshot.repo, seen.snapshot.head
+        assert repo is not None and seen.license_path is not None
+        ref = quote(head.sha if head is not None else repo.default_branch or "HEAD", safe="")
+        url = f"/repos/{repo.full_name}/contents/{quote(seen.license_path)}?ref={ref}"
+        response = self.api.get_json(url, allow=(404,))
         if response.status != 200:
             return None
         return parse.license_file_from_rest(response.data)[0]

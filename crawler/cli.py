@@ -386,7 +386,7 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
     """The dated versions and licenses stored for one project (from the database alone)."""
     from crawler.audit import source_names
     from crawler.diff.licenses import license_label_facts
-    from crawler.report.words import license_label, moment
+    from crawler.report.words import license_label, moment, version_mark
     from crawler.untrusted import one_line
     from crawler.versions import current_version
 
@@ -427,7 +427,8 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
     for row in rows:
         when = f"{row['date']}  audit #{row['audit']}"
         if row["status"] == "ok" and "version" in row:
-            pre = ", pre-release" if row["prerelease"] else ""
+            mark = version_mark(row["version"], row["prerelease"]).strip(" ()")
+            pre = f", {mark}" if mark else ""
             click.echo(
                 f"{when}  {one_line(row['version'])} ({row['source']}{pre}, "
                 f"{row['published_at']})  license: {one_line(row['license'])}"

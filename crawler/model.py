@@ -103,6 +103,8 @@ def audit_status(value: str) -> AuditStatus:
             return status
     raise ValueError(f"unknown audit status {value!r}")
 TrackMode = Literal["auto", "releases", "tags", "commits"]
+# the release a row shows: the highest in version order, or the newest final (the forge's mark)
+ReleaseShown = Literal["highest_version", "newest_final"]
 
 
 class ProjectStatus(StrEnum):
@@ -123,6 +125,11 @@ class Tracking:
     track: TrackMode = "auto"
     tag_pattern: str | None = None
     prereleases: Literal["include", "exclude"] = "include"
+    # which release the row shows (``settings.release_shown``): the highest in version order,
+    # pre-releases included when ``prereleases`` includes them (the catalog page's own
+    # convention: "v0.33.0rc3 (release candidate)"), or the newest final release (the one the
+    # forge marks latest, else the highest final one)
+    release_shown: ReleaseShown = "highest_version"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,16 +1,25 @@
 """Which release, tag or commit a project's catalog row shows. Pure functions, no I/O.
 
-A release candidate is never reported as a release: GitHub's prerelease flag and the version
-string itself (PEP 440 / semver pre-release markers) both count. The release shown is the one
-the forge itself marks latest, else the highest final release in version order; publication
-time never decides (a pre-release or a backport published after a release does not hide it).
-The newest pre-release above it is kept as its own fact.
+A release candidate is never passed off as a final release: GitHub's prerelease flag and the
+version string itself (PEP 440 / semver pre-release markers) both count, and a row showing one
+says so ("v0.33.0rc3 (release candidate)"). Which release the row shows is the project's
+``Tracking.release_shown`` (``settings.release_shown``):
+
+* ``highest_version`` (the default, the catalog page's convention): the highest usable release
+  in version order, pre-releases included when the project includes them. A final published
+  after a pre-release of its own version (v1.40 after v1.40a4) wins, being the higher version.
+* ``newest_final``: the one the forge itself marks latest, else the highest final release in
+  version order; the newest pre-release above it is kept as its own fact.
+
+Publication time never decides (a pre-release or a backport published after a release does not
+hide it).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
@@ -33,6 +42,16 @@ def looks_like_prerelease(tag: str) -> bool:
         return Version(candidate).is_prerelease
     except InvalidVersion:
         return bool(_PRERELEASE_WORD.search(candidate))
+
+
+# "rc" as its own token of a version: v0.33.0rc3, 1.4.0-rc3, 2.0.0.RC1 (not "source", "arc")
+_RC_RE = re.compile(r"(?i)(?<![a-z])rc(?:[.\-_]?\d+)?(?![a-z])")
+
+
+def is_release_candidate(name: str) -> bool:
+    """A release candidate (``v0.33.0rc3``, ``1.4.0-rc3``) rather than another pre-release
+    (``v1.40a4``, ``2.0.0.dev4``): its row reads "(release candidate)", theirs "(pre-release)"."""
+    return _RC_RE.search(name) is not None
 
 
 def is_prerelease(release: Release) -> bool:
@@ -91,11 +110,38 @@ def by_version(releases: Iterable[Release]) -> list[Release]:
     return sorted(releases, key=key, reverse=True)
 
 
-def latest_release(tracking: Tracking, releases: Iterable[Release]) -> Release | None:
-    """The release a catalog row shows: the one the forge marks latest (GitHub's ``isLatest``,
+def observed_at(snapshot: ProjectSnapshot | None) -> str | None:
+    """When the snapshot's facts were fetched (its newest provenance time), if it says."""
+    stamps = (
+        [(when, p.fetched_at) for _f, p in snapshot.provenance if (when := instant(p.fetched_at))]
+        if snapshot
+        else []
+    )
+    return max(stamps)[1] if stamps else None
+
+
+def _upcoming(release: Release, observed: str | None) -> bool:
+    """Dated after the snapshot was fetched: announced, not out yet (GitLab's
+    ``upcoming_release``)."""
+    if observed is None or not release.published_at:
+        return False
+    published, seen = instant(release.published_at), instant(observed)
+    return published is not None and seen is not None and published > seen
+
+
+def latest_release(
+    tracking: Tracking, releases: Iterable[Release], observed: str | None = None
+) -> Release | None:
+    """The release a catalog row shows. By default the highest usable release in version
+    order (a pre-release when the project includes them and one is highest; not one dated
+    after ``observed``, when the snapshot was fetched: an upcoming release is not out). With
+    ``release_shown: newest_final``: the one the forge marks latest (GitHub's ``isLatest``,
     ``/releases/latest``), else the highest final release in version order, else (a project
     with only pre-releases, when they are included) the highest pre-release."""
     usable = usable_releases(tracking, releases)
+    if tracking.release_shown == "highest_version":
+        ordered = by_version(r for r in usable if not _upcoming(r, observed))
+        return ordered[0] if ordered else None
     finals = [r for r in usable if not is_prerelease(r)]
     marked = [r for r in finals if r.is_latest]
     if marked:
@@ -104,11 +150,20 @@ def latest_release(tracking: Tracking, releases: Iterable[Release]) -> Release |
     return ordered[0] if ordered else None
 
 
-def newest_prerelease(tracking: Tracking, releases: Iterable[Release]) -> Release | None:
+def newest_final_release(tracking: Tracking, releases: Iterable[Release]) -> Release | None:
+    """The newest final release whatever the row shows (the ``newest_final`` reading): what a
+    package channel is compared with. None when the project has no final release."""
+    final = latest_release(replace(tracking, release_shown="newest_final"), releases)
+    return final if final is not None and not is_prerelease(final) else None
+
+
+def newest_prerelease(
+    tracking: Tracking, releases: Iterable[Release], observed: str | None = None
+) -> Release | None:
     """The highest usable pre-release above the release the row shows (None when there is none,
     or when the row already shows a pre-release)."""
     kept = list(releases)
-    shown = latest_release(tracking, kept)
+    shown = latest_release(tracking, kept, observed)
     if shown is None or is_prerelease(shown):
         return None
     pre = by_version(r for r in usable_releases(tracking, kept) if is_prerelease(r))
@@ -177,9 +232,10 @@ def _current_version(
     if snapshot is None:
         return empty
     tracking = snapshot.tracking
-    newest = latest_release(tracking, snapshot.releases or ())
+    observed = observed_at(snapshot) if tracking.release_shown == "highest_version" else None
+    newest = latest_release(tracking, snapshot.releases or (), observed)
     if tracking.track in ("auto", "releases") and newest is not None:
-        pre = newest_prerelease(tracking, snapshot.releases or ())
+        pre = newest_prerelease(tracking, snapshot.releases or (), observed)
         return CurrentVersion(
             project, repo, "release", newest.tag, newest.published_at,
             is_prerelease(newest), license_label, newest.url or None,

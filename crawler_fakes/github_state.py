@@ -42,6 +42,9 @@ class FakeRepo:
     license_key: str | None = None  # GitHub's verdict; all three None: "no license detected"
     spdx_id: str | None = None
     license_name: str | None = None
+    # the SPDX id GitHub sends with its "other" verdict: NOASSERTION, or None for its older
+    # shape (``spdx_id: null``; the GraphQL schema's ``License.spdxId`` is nullable too)
+    other_spdx_id: str | None = "NOASSERTION"
     license_path: str | None = "LICENSE"
     license_text: str | None = None  # None: no license file at all
     releases: list[FakeRelease] = field(default_factory=list)
@@ -263,12 +266,13 @@ class RepoView:
     def license_verdict(self) -> dict[str, str | None] | None:
         """GitHub's license object (REST shape), "other" when a file exists but is unknown."""
         repo = self.repo
+        spdx: str | None
         if repo.license_key or repo.spdx_id:
             key = (repo.license_key or repo.spdx_id or "other").lower()
-            spdx = repo.spdx_id or "NOASSERTION"
+            spdx = repo.spdx_id or (repo.other_spdx_id if key == "other" else "NOASSERTION")
             name = repo.license_name or key
         elif repo.license_text is not None and repo.license_path:
-            key, spdx, name = "other", "NOASSERTION", "Other"
+            key, spdx, name = "other", repo.other_spdx_id, "Other"
         else:
             return None
         url = None if key == "other" else f"https://api.github.com/licenses/{key}"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, get_args
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
 from yaml.composer import Composer
 
 from crawler.config.common import KEY_LINES, LINE_KEY, ConfigError, Model, catalog_id, name_keys
@@ -46,6 +46,21 @@ class Config(Model):
     schedule: ScheduleSettings = ScheduleSettings()
     notify: NotifySettings = NotifySettings()
     projects: tuple[ProjectSpec, ...]
+
+    @field_validator("projects")
+    @classmethod
+    def _release_shown(
+        cls, projects: tuple[ProjectSpec, ...], info: ValidationInfo
+    ) -> tuple[ProjectSpec, ...]:
+        """A project without its own ``release_shown`` shows the release the settings say."""
+        settings = info.data.get("settings")
+        if not isinstance(settings, Settings) or settings.release_shown == "highest_version":
+            return projects  # the default: a project's Tracking says it already
+        shown = settings.release_shown
+        return tuple(
+            p if p.release_shown is not None else p.model_copy(update={"release_shown": shown})
+            for p in projects
+        )
 
     def project(self, name: str) -> ProjectSpec:
         for project in self.projects:

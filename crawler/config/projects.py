@@ -11,7 +11,7 @@ from pydantic import Field, field_validator, model_validator
 from crawler.config.common import Model, check_regex
 from crawler.config.mappings import Layer
 from crawler.config.pages import Location, PageSpec, _forge_keys, _take_locations
-from crawler.model import Tracking, TrackMode
+from crawler.model import ReleaseShown, Tracking, TrackMode
 
 MAX_REASON = 300  # a not_trackable reason: one sentence, shown in every output
 
@@ -24,6 +24,8 @@ class ProjectSpec(Model):
     track: TrackMode = "auto"
     tag_pattern: str | None = None
     prereleases: Literal["include", "exclude"] = "include"
+    # which release the row shows; None: settings.release_shown (filled in by the Config)
+    release_shown: ReleaseShown | None = None
     note: str | None = None
     pages: tuple[PageSpec, ...] = ()
     layer: Layer | None = None  # where the catalog page lists it (its section's layer)
@@ -131,7 +133,10 @@ class ProjectSpec(Model):
 
     @property
     def tracking(self) -> Tracking:
-        return Tracking(self.track, self.tag_pattern, self.prereleases)
+        return Tracking(
+            self.track, self.tag_pattern, self.prereleases,
+            self.release_shown or "highest_version",
+        )  # fmt: skip
 
     @property
     def fetched(self) -> bool:

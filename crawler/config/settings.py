@@ -11,6 +11,7 @@ from pydantic import Field, field_validator
 
 from crawler.config.common import Model, check_github_repo, check_regex
 from crawler.cron import CronError, parse_crontab
+from crawler.model import ReleaseShown
 
 DEFAULT_PAGE_SIZE_LIMIT = 5 * 1024 * 1024
 DEFAULT_REQUEST_DEADLINE = 60.0  # seconds for a whole page request: redirects, headers, body
@@ -51,6 +52,11 @@ class Settings(Model):
     # links never checked (regular expressions, searched in the URL): hosts that refuse robots,
     # pages behind a login; a finding already open about one stays open until acknowledged
     links_exclude: tuple[str, ...] = ()
+    # which release a catalog row shows (a project's own `release_shown:` wins): the highest in
+    # version order, a pre-release included when the project includes them, labelled "(release
+    # candidate)" or "(pre-release)" (the catalog page's convention); or `newest_final`, the
+    # release the forge marks latest, else the highest final one
+    release_shown: ReleaseShown = "highest_version"
 
     @field_validator("links_exclude")
     @classmethod

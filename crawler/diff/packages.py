@@ -22,7 +22,7 @@ from crawler.model import (
     PackageVersion,
     ProjectSnapshot,
 )
-from crawler.versions import current_version
+from crawler.versions import current_version, newest_final_release
 
 MAX_NEW_VERSIONS = 10  # per package per audit: a registry backfill is one line, not hundreds
 
@@ -90,21 +90,28 @@ def channel_flags(
 ) -> list[Flag]:
     flags: list[Flag] = []
     row = current_version(name, after, None)
+    # the packages are compared with the newest final release, also when the row shows a
+    # release candidate above it (a stable package version is never ahead of an rc)
+    final = (
+        newest_final_release(after.tracking, after.releases or ())
+        if row.version_source == "release"
+        else None
+    )
     for package in after.packages:
         problems: list[tuple[str, dict[str, Any]]] = []
         newest = _newest(package.versions, stable=True)
-        if row.version_source == "release" and not row.prerelease and newest and row.version:
-            released, published = _parse(row.version), _parse(newest.version)
-            facts = {"package_version": newest.version, "release": row.version}
+        if final is not None and newest:
+            released, published = _parse(final.tag), _parse(newest.version)
+            facts = {"package_version": newest.version, "release": final.tag}
             if released and published and published > released:
                 problems.append(("version_ahead", facts))
-            elif released and published and released > published and row.published_at:
-                age = now - datetime.fromisoformat(row.published_at.replace("Z", "+00:00"))
+            elif released and published and released > published and final.published_at:
+                age = now - datetime.fromisoformat(final.published_at.replace("Z", "+00:00"))
                 if age > grace:
                     problems.append(
                         (
                             "release_without_package",
-                            {**facts, "published_at": row.published_at, "days": age.days},
+                            {**facts, "published_at": final.published_at, "days": age.days},
                         )
                     )
         detected = detected_license(after)

@@ -9,6 +9,7 @@ from crawler.versions import (
     current_version,
     is_prerelease,
     latest_release,
+    observed_at,
     usable_releases,
     usable_tags,
 )
@@ -22,7 +23,8 @@ def _release_changes(name: str, before: ProjectSnapshot, after: ProjectSnapshot)
     old = usable_releases(tracking, before.releases)
     new = usable_releases(tracking, after.releases)
     old_tags = {r.tag for r in old}
-    shown = latest_release(tracking, before.releases)  # what the row showed, not the last published
+    # what the row showed, not the last published
+    shown = latest_release(tracking, before.releases, observed_at(before))
     previous = shown.tag if shown is not None else None
     for release in reversed(new):
         if release.tag in old_tags:

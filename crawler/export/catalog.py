@@ -18,8 +18,9 @@ from crawler.export.export_input import (
     ProjectInput,
 )
 from crawler.export.integrations import ExportError, IntegrationBuilder, is_http_url, slug
-from crawler.export.labels import is_release_candidate, item_ref_cell, license_cell, plain
+from crawler.export.labels import item_ref_cell, license_cell, plain
 from crawler.untrusted import INVISIBLE, shown_url, visible
+from crawler.versions import is_release_candidate
 
 SCHEMA_VERSION = 1
 MAX_NAME = 200  # a tag, path or name from upstream, in the catalog

@@ -17,8 +17,6 @@ MAX_NAME = 120  # a tag or release name shown in a cell
 MAX_QUOTE = 160  # the quoted first line of extra license text
 BUNDLED_SHOWN = 2  # bundled files named in a cell; the rest are counted
 
-# "rc" as its own token of a version: v0.33.0rc3, 1.4.0-rc3, 2.0.0.RC1 (not "source", "arc")
-_RC_RE = re.compile(r"(?i)(?<![a-z])rc(?:[.\-_]?\d+)?(?![a-z])")
 
 
 @dataclass(frozen=True)
@@ -46,13 +44,9 @@ def plain(cell: Cell) -> str:
     return "".join(segment.text for segment in cell)
 
 
-def is_release_candidate(name: str) -> bool:
-    return _RC_RE.search(name) is not None
-
-
 def prerelease_label(ref: TrackedRef) -> str:
     """``" (release candidate)"`` for rc tags, ``" (pre-release)"`` for other pre-releases."""
-    return words.prerelease_mark(ref.prerelease, is_release_candidate(ref.name or ""))
+    return words.version_mark(ref.name, ref.prerelease)
 
 
 def short_sha(name: str) -> str:

@@ -570,7 +570,7 @@ def _tracked_by(project: ProjectEntry) -> str | None:
     if source is None:
         return riding[:-2] or None
     where = riding + (f"{project.forge_label} " if project.forge_label else "")
-    pre = words.prerelease_mark(project.prerelease)
+    pre = words.version_mark(project.version, project.prerelease)
     newer = project.newest_prerelease
     ahead = f"; pre-release {newer} is newer" if newer else ""
     return f"{where}{source}{pre}{ahead}"

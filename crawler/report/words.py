@@ -6,7 +6,8 @@ same everywhere:
 
 * the forge's license verdict: ``MIT per GitHub``, ``NOASSERTION per Gitee``, ``no verdict
   from GitLab``;
-* the latest version, its kind and its date: a pre-release is named and dated like a release;
+* the latest version, its kind and its date: a pre-release is named and dated like a release,
+  marked "(release candidate)" for an rc and "(pre-release)" for another pre-release;
 * a project whose facts are older than the audit: ``stale: facts of 2026-11-28``;
 * dates as ``YYYY-MM-DD``, times as ISO 8601 UTC (``2026-11-30T02:00:00Z``);
 * counts with their plural (``1 error``, ``3 errors``), change kinds in prose (``new release``).
@@ -29,6 +30,7 @@ from crawler.diff.licenses import LicenseLabelFacts
 from crawler.diff.source_labels import Names, key_of, label_of
 from crawler.model import Change, ChangeKind, Flag, FlagKind, LicenseAnalysis, TextSpan
 from crawler.report.model import MIN_CHECKED_SHARE, PendingEntry, Report, Summary
+from crawler.versions import is_release_candidate
 
 NOASSERTION = "NOASSERTION"
 NO_DATE = "—"  # a date no source gave
@@ -206,6 +208,13 @@ def prerelease_mark(prerelease: bool, candidate: bool = False) -> str:
     if candidate:
         return " (release candidate)"
     return " (pre-release)" if prerelease else ""
+
+
+def version_mark(name: str | None, prerelease: bool) -> str:
+    """The mark beside a version a row shows, the same in every output: `` (release
+    candidate)`` for ``v0.33.0rc3``, `` (pre-release)`` for ``v1.40a4`` or ``2.0.0.dev4``,
+    nothing for a final release."""
+    return prerelease_mark(prerelease, is_release_candidate(name or ""))
 
 
 def version_date(published: str | date | datetime | None) -> str:
@@ -526,7 +535,7 @@ def change_summary(change: Change, names: Names) -> str:
     """One line saying what changed, from the change's facts."""
     kind, details = change.kind, change.details
     if kind in (ChangeKind.NEW_RELEASE, ChangeKind.NEW_PRERELEASE):
-        pre = " (pre-release)" if kind is ChangeKind.NEW_PRERELEASE else ""
+        pre = version_mark(str(change.after), kind is ChangeKind.NEW_PRERELEASE)
         return f"{change.after}{pre} published {details.get('published_at') or 'undated'}"
     if kind is ChangeKind.RELEASE_REMOVED:
         return f"{change.before} is no longer listed as a release"

@@ -154,7 +154,12 @@ def test_history_after_the_demo_without_any_sources_yaml(
     assert shown.exit_code == 0, shown.output
     assert [(r["audit"], r["status"], r["version"], r["prerelease"]) for r in json.loads(
         shown.stdout
-    )] == [(1, "ok", "v0.32.1", False), (2, "ok", "v0.32.0", False)]  # the rc: its own fact
+    )] == [(1, "ok", "v0.32.1", False), (2, "ok", "v0.33.0rc3", True)]  # the rc is the row
+    text = runner.invoke(cli, ["history", "Serving Engine", "--db", db]).stdout.splitlines()
+    assert text[1].endswith(
+        "audit #2  v0.33.0rc3 (release, release candidate, 2026-11-02T12:00:00Z)  "
+        "license: Apache-2.0"
+    )  # named as snapshot.md, catalog.json, the Explorer and the report name it
     retired = runner.invoke(cli, ["history", "Retired Plugin", "--db", db, "--json"])
     assert retired.exit_code == 0, retired.output  # dropped from the demo's second catalog
     assert [(r["audit"], r["version"]) for r in json.loads(retired.stdout)] == [(1, "v0.9.0")]

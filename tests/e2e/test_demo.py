@@ -78,11 +78,11 @@ def test_demo_shows_every_change_kind_flag_and_an_error(tmp_path: Path) -> None:
         "error",
         "v5.4.0",
     )
-    serving = rows["Serving Engine"]  # the rc above the release is its own fact, not the row
+    serving = rows["Serving Engine"]  # the catalog page's convention: the rc is the row
     assert (serving["version"], serving["prerelease"], serving["newest_prerelease"]) == (
-        "v0.32.0",
-        False,
         "v0.33.0rc3",
+        True,
+        None,
     )
     assert (rows["Closed SDK"]["status"], rows["Closed SDK"]["version"]) == ("untracked", None)
     vendor = rows["Vendor Platform"]["license_analysis"]
@@ -113,7 +113,10 @@ def test_demo_shows_every_change_kind_flag_and_an_error(tmp_path: Path) -> None:
     assert cost["checked"] - cost["answered_by_forge"] == 3 and cost["excluded"] > 0
     # the restriction is said in plain words, in the heading and before the quote
     assert "Adds a restriction (line 203):" in markdown
-    assert "| GitHub release; pre-release v0.33.0rc3 is newer |" in markdown
+    assert (
+        "| Serving Engine | [v0.33.0rc3](<https://github.com/demo-org/serving-engine/releases/tag/"
+        "v0.33.0rc3>) | GitHub release (release candidate) | 2026-11-02 | Apache-2.0 |"
+    ) in markdown
     assert (
         "### Vendor Platform — the license text adds a restriction or condition" in markdown
     )
@@ -138,7 +141,7 @@ def test_demo_export_is_the_catalog_a_newcomer_can_read(tmp_path: Path) -> None:
     catalog = json.loads((export / "catalog.json").read_text())
     assert validate_catalog(catalog) == []
     snapshot = (export / "snapshot.md").read_text()
-    assert "| Serving Engine | [v0.32.0](<https://github.com/demo-org/serving-engine/releases/tag/v0.32.0>) | 2026-10-10 | Apache-2.0 |" in snapshot  # noqa: E501
+    assert "| Serving Engine | [v0.33.0rc3](<https://github.com/demo-org/serving-engine/releases/tag/v0.33.0rc3>) (release candidate) | 2026-11-02 | Apache-2.0 |" in snapshot  # noqa: E501
     assert "| Kernel Toolkit | no Gitee release; tracked by tag [v1.1.0](<https://gitee.example/demo-vendor/kernel-toolkit/tree/v1.1.0>) |" in snapshot  # noqa: E501
     assert "| Transfer Library | [v1.5.1](<https://github.com/demo-org/transfer-lib/releases/tag/v1.5.1>) | 2026-10-15 | Apache-2.0 base; bundled examples/device/ep/LICENSE-DeepEP has a separate license |" in snapshot  # noqa: E501
     assert "| Tile Language | [v0.1.14](<https://github.com/demo-org/tile-lang/releases/tag/v0.1.14>) | 2026-09-01 | MIT; see the extra text in LICENSE |" in snapshot  # noqa: E501

@@ -92,21 +92,23 @@ def _fork_state() -> GitHubState:
     return GitHubState(repos=[_repo(FORK, 498790722, releases=releases)])
 
 
+@pytest.mark.parametrize("shown", ["highest_version", "newest_final"])
 @pytest.mark.parametrize("mode", ["rest", "graphql"])
-def test_the_release_github_marks_latest_is_shown_not_the_one_published_last(
-    db_url: str, tmp_path: Path, mode: str
+def test_the_release_published_last_is_not_the_row_by_version_order_nor_by_githubs_mark(
+    db_url: str, tmp_path: Path, mode: str, shown: str
 ) -> None:
-    """Recorded: v1.50 was published 54 s after v1.55, and /releases/latest answers v1.55."""
+    """Recorded: v1.50 was published 54 s after v1.55, and /releases/latest answers v1.55.
+    Version order (the default) and GitHub's mark (``release_shown: newest_final``) both show
+    v1.55; only the second reading asks REST for the mark."""
     recorded = Recordings(ORIGIN)
     for name in (LAZY_RELEASES, LAZY_LATEST):
         for e in recording(name)["exchanges"]:
             url = e["url"].replace("/gh_user/", "/gh-user/")
             recorded.add(e["method"], url, e["status"], e["response_headers"], e["body"])
+    config = f"settings: {{release_shown: {shown}}}\n{FORK_CONFIG}"
     with FakeGitHub(_fork_state(), token=TOKEN, unauth_limit=5000) as server:
         server.recorded = recorded if mode == "rest" else None
-        outcome = _audit(
-            server, db_url, tmp_path, FORK_CONFIG, TOKEN if mode == "graphql" else None
-        )
+        outcome = _audit(server, db_url, tmp_path, config, TOKEN if mode == "graphql" else None)
         row = _rows(outcome)["Fork"]
         assert (row["version"], row["version_source"], row["published_at"], row["prerelease"]) == (
             "v1.55",
@@ -116,7 +118,65 @@ def test_the_release_github_marks_latest_is_shown_not_the_one_published_last(
         )
         if mode == "rest":
             paths = [r.path for r in server.requests]
-            assert f"/repos/{FORK}/releases/latest" in paths
+            asked = f"/repos/{FORK}/releases/latest" in paths
+            assert asked is (shown == "newest_final")
+
+
+RECORDED_TAGS = "Workflow.testCreateDispatchWithTag.json"  # PyGithub's tags, newest first
+
+
+def _v140_releases(upto: str) -> list[FakeRelease]:
+    """The recorded tags from v1.39 to ``upto`` (v1.39, v1.40a1…v1.40a4, v1.40), as GitHub
+    releases published a day apart in their recorded order (the recording has no dates): the
+    alphas flagged pre-releases, v1.40 published after v1.40a4."""
+    names = [t["name"] for t in recorded_body(RECORDED_TAGS, "/tags")]
+    window = names[names.index(upto) : names.index("v1.39") + 1][::-1]
+    stamps = [f"2020-0{1 + i // 28}-{1 + i % 28:02d}T10:00:00Z" for i in range(len(window))]
+    return [
+        FakeRelease(name, name, stamp, stamp, prerelease="a" in name.removeprefix("v1.40")[:1])
+        for name, stamp in zip(window, stamps, strict=True)
+    ]
+
+
+@pytest.mark.parametrize("mode", ["rest", "graphql"])
+def test_v1_40_published_after_v1_40a4_is_the_row_by_version_order(
+    db_url: str, tmp_path: Path, mode: str
+) -> None:
+    """PyGithub's recorded tags v1.40a1…v1.40a4 then v1.40: on the night of the fourth alpha the
+    row is that alpha, labelled a pre-release; the next night the final v1.40 wins by version
+    order and is reported as the new release from the alpha the row showed (issue 32, defect 1:
+    the highest release in version order, a final after a pre-release of its version)."""
+    project = "wrecker/PyGithub"
+    config = (
+        f"github: {{retry_base_delay: 0}}\nprojects:\n  - name: PyGithub\n    repo: {project}\n"
+    )
+    token = TOKEN if mode == "graphql" else None
+
+    def state(upto: str) -> GitHubState:
+        return GitHubState(repos=[_repo(project, 282377842, releases=_v140_releases(upto))])
+
+    with FakeGitHub(state("v1.40a4"), token=TOKEN, unauth_limit=5000) as server:
+        first = _audit(server, db_url, tmp_path, config, token)
+        server.set_state(state("v1.40"))
+        second = _audit(server, db_url, tmp_path, config, token)
+    before, after = _rows(first)["PyGithub"], _rows(second)["PyGithub"]
+    assert (before["version"], before["prerelease"], before["published_at"]) == (
+        "v1.40a4",
+        True,
+        "2020-01-05T10:00:00Z",
+    )
+    assert (after["version"], after["prerelease"], after["published_at"]) == (
+        "v1.40",
+        False,
+        "2020-01-06T10:00:00Z",
+    )
+    changes = [(c["kind"], c["before"], c["after"]) for c in second.report.as_json()["changes"]]
+    assert changes == [("new_release", "v1.40a4", "v1.40")]
+    markdown = (tmp_path / "reports" / "latest" / "report.md").read_text()
+    assert (
+        f"| PyGithub | [v1.40](<https://github.com/{project}/releases/tag/v1.40>) | "
+        "GitHub release | 2020-01-06 | none found |"
+    ) in markdown
 
 
 # --------------------------------------------------- GitHub: renames, license verdicts, errors

@@ -37,6 +37,25 @@ def test_defaults() -> None:
     assert project.line == 2
 
 
+def test_the_release_a_row_shows_is_a_setting_a_project_may_override() -> None:
+    """Issue 32, defect 1: by default the highest release in version order (the catalog page's
+    convention); ``settings.release_shown: newest_final`` offers the forge's latest mark."""
+    projects = "projects:\n  - name: a\n    repo: o/r\n  - name: b\n    repo: o/s\n"
+    plain = parse_config(projects)
+    assert plain.settings.release_shown == "highest_version"
+    assert [p.tracking.release_shown for p in plain.projects] == ["highest_version"] * 2
+    own = projects + "    release_shown: highest_version\n"
+    chosen = parse_config("settings: {release_shown: newest_final}\n" + own)
+    assert [p.tracking.release_shown for p in chosen.projects] == [
+        "newest_final",
+        "highest_version",  # b says so itself
+    ]
+    assert _error("settings: {release_shown: latest}\n" + projects).startswith(
+        "sources.yaml:1: settings: release_shown: Input should be 'highest_version' or "
+        "'newest_final'"
+    )
+
+
 def test_unknown_key_names_file_line_and_project() -> None:
     text = "projects:\n  - name: a\n    repo: o/r\n  - name: b\n    repo: o/s\n    trak: tags\n"
     assert (

@@ -354,6 +354,14 @@ FLAG_CASES = [
            "package_version": "1.0", "release": "v1.1", "published_at": "2026-10-05T00:00:00Z",
            "days": 28})],
     ),
+    FlagCase(  # the row shows v1.1rc1 (the highest release): the channel is still compared
+        # with the newest final release, v1.0 (issue 32, defect 1 made an rc the row)
+        "channel-version-ahead-of-the-final-below-a-release-candidate", BASE,
+        _snapshot(releases=(_release("v1.0", 1), _release("v1.1rc1", 3, pre=True)),
+                  packages=(_package("1.1"),)),
+        [(FlagKind.CHANNEL_MISMATCH, True, "https://pypi.org/project/acme-kit/",
+          {**CHANNEL, "problem": "version_ahead", **AHEAD_FACTS})],
+    ),
     FlagCase(
         "channel-license", BASE,
         _snapshot(packages=(_package("1.0", license="Apache-2.0"),),

@@ -276,8 +276,9 @@ def test_timeline_svg_in_the_card() -> None:
         "Timeline: 6 versions, 2026-04-10 to 2026-11-02; newest v0.33.0rc3"
     )
     assert details.get_text()[len(details.summary.get_text()) :] == (
-        "v0.33.0rc3 (pre-release) 2026-11-02 · v0.33.0rc2 (pre-release) 2026-10-24 · "
-        "v0.33.0rc1 (pre-release) 2026-10-15 · v0.32.0 2026-08-28 · v0.31.0 2026-06-25 · "
+        "v0.33.0rc3 (release candidate) 2026-11-02 · v0.33.0rc2 (release candidate) "
+        "2026-10-24 · v0.33.0rc1 (release candidate) 2026-10-15 · v0.32.0 2026-08-28 · "
+        "v0.31.0 2026-06-25 · "
         "v0.30.0 2026-04-10"
     )
     tags = _card(_soup(_html()), "mlc-llm").find("svg").find_all("path")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from crawler.export.site.site_input import HistoryPoint
+from crawler.report import words
 from crawler.untrusted import one_line
 
 WIDTH = 360
@@ -32,7 +33,7 @@ class TimelinePoint:
     shape: str  # CSS class: release, prerelease, tag, commit
     name: str
     date: date
-    kind_label: str  # "release", "pre-release", "tag", "commit"
+    kind_label: str  # "release", "pre-release", "release candidate", "tag", "commit"
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,11 @@ class Timeline:
 
 
 def _kind(point: HistoryPoint) -> tuple[str, str]:
+    """(shape, words): a release candidate reads as the card and snapshot.md say it."""
     if point.kind == "release":
-        return ("prerelease", "pre-release") if point.prerelease else ("release", "release")
+        if not point.prerelease:
+            return ("release", "release")
+        return ("prerelease", words.version_mark(point.name, True).strip(" ()"))
     return (point.kind, point.kind)
 
 

@@ -171,8 +171,10 @@ class RestProject:
 
     def _mark_latest(self, snapshot: ProjectSnapshot, base: str) -> ProjectSnapshot:
         """REST lists releases without GitHub's "latest" mark: ask /releases/latest (when the
-        budget has room) once two final releases make the choice matter; otherwise the row
-        falls back on version order."""
+        budget has room) once two final releases make the choice matter and the row follows
+        the mark (``release_shown: newest_final``); otherwise the row is version order's."""
+        if snapshot.tracking.release_shown != "newest_final":
+            return snapshot
         releases = snapshot.releases or ()
         finals = [r for r in usable_releases(snapshot.tracking, releases) if not is_prerelease(r)]
         if len(finals) < 2 or not self.affordable():

@@ -33,14 +33,23 @@ def _req(obj: Any, *keys: str) -> Any:
     return field(obj, *keys, service="GitHub")
 
 
+NOASSERTION = "NOASSERTION"
+
+
+def _verdict(key: Any, spdx_id: Any, name: Any) -> ForgeLicense:
+    """GitHub's license verdict. Its ``other`` (a license file licensee could not name) is
+    NOASSERTION whether GitHub says so or, in its older shape, sends ``spdx_id: null`` (the
+    schema's ``License.spdxId`` is nullable): as the GitLab reader maps licensee's ``other``."""
+    spdx = cap(spdx_id)
+    if not spdx and isinstance(key, str) and key.strip().lower() == "other":
+        spdx = NOASSERTION
+    return ForgeLicense(key=cap(key), spdx_id=spdx, name=cap(name))
+
+
 def forge_license(data: Any) -> ForgeLicense:
     if not isinstance(data, dict):
         return ForgeLicense(None, None, None)
-    return ForgeLicense(
-        key=cap(data.get("key")),
-        spdx_id=cap(data.get("spdx_id", data.get("spdxId"))),
-        name=cap(data.get("name")),
-    )
+    return _verdict(data.get("key"), data.get("spdx_id", data.get("spdxId")), data.get("name"))
 
 
 def repo_from_rest(data: dict[str, Any]) -> tuple[RepoInfo, ForgeLicense]:
@@ -181,7 +190,7 @@ def repo_from_graphql(node: shapes.RepositoryNode) -> tuple[RepoInfo, ForgeLicen
     verdict = node.licenseInfo
     if verdict is None:
         return repo, ForgeLicense(None, None, None)
-    return repo, ForgeLicense(cap(verdict.key), cap(verdict.spdxId), cap(verdict.name))
+    return repo, _verdict(verdict.key, verdict.spdxId, verdict.name)
 
 
 def repo_from_lookup(node: shapes.LinkedRepository) -> RepoInfo:

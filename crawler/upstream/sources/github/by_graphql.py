@@ -19,11 +19,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote
 
-from crawler.analysis.licenses import pick_root_license
 from crawler.config import ProjectSpec
 from crawler.model import Commit, InventoryEntry, LicenseFile, ProjectSnapshot, Provenance
 from crawler.upstream.guard import carried
-from crawler.upstream.root_license import forge_pick_in_doubt
+from crawler.upstream.root_license import choose_root_license, forge_pick_in_doubt
 from crawler.upstream.sources.github import GitHubSettings, parse, queries
 from crawler.upstream.sources.github import graphql_shapes as shapes
 from crawler.upstream.sources.github.api import BudgetExhausted, GitHubApi, GitHubError
@@ -425,5 +424,5 @@ class TreeRead:
 def _root_license(entries: list[shapes.TreeEntry] | None) -> tuple[str | None, str | None]:
     """(path, blob id) of the root license file among a tree's entries."""
     blobs = {e.name: e.oid or "" for e in entries or [] if e.type == "blob" and e.name}
-    path = pick_root_license(list(blobs))
-    return (path, blobs[path]) if path else (None, None)
+    chosen = choose_root_license(blobs)
+    return chosen if chosen is not None else (None, None)

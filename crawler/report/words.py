@@ -282,6 +282,23 @@ def pending_phrase(pending: Sequence[PendingEntry]) -> str | None:
     return f"{new} new tonight, {len(pending)} pending since {oldest}"
 
 
+PENDING_HEADING = "Pending until the catalog takes them"
+
+
+def pending_change(item: PendingEntry) -> str:
+    """What a pending change says, before → after where it replaced something: ``v1.0 →
+    v1.1``, ``MIT → Apache-2.0``; else what the crawl says (a first release, an edited text)."""
+    return f"{item.before} → {item.value}" if item.before else item.value
+
+
+def oldest_first(pending: Sequence[PendingEntry]) -> list[PendingEntry]:
+    """The report lists pending changes newest first; a notification names the ones that
+    have waited longest first (by the audit that first saw them, then as found)."""
+    return [item for _index, item in sorted(
+        enumerate(pending), key=lambda pair: (pair[1].first_audit, -pair[0])
+    )]  # fmt: skip
+
+
 def pending_of(report: Report) -> tuple[PendingEntry, ...]:
     return () if isinstance(report.pending, msgspec.UnsetType) else report.pending
 

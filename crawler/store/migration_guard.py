@@ -32,7 +32,7 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 CRAWLER_TABLES = frozenset({"audits", "observations", "snapshots", "project_sets"})
 # The newest revision under migrations/versions (tests/integration/test_db_schema.py checks it
 # against Alembic's own reading): a database already there is used without importing Alembic.
-HEAD_REVISION = "0007"
+HEAD_REVISION = "0008"
 T = TypeVar("T")
 
 

@@ -90,9 +90,10 @@ def test_webhook_and_catalog_issue_created_then_updated(
     )
     # escaped as the Markdown report escapes (crawler.report.markdown owns that)
     assert bodies[1]["message"] == (
-        f"- **Alpha** new release: {escape(change['summary'], 160)}\n"
-        f"- pending until the catalog takes them: 1 new tonight, 1 pending since {since} "
-        f"(newest: Alpha v1.1 since {since})\n\n"
+        f"- **Alpha** new release: {escape(change['summary'], 160)}\n\n"
+        f"**Pending until the catalog takes them** (1 new tonight, 1 pending since {since}), "
+        "oldest first:\n"
+        f"- **Alpha** new release: v1.0 → v1.1 (first seen {since})\n\n"
         f"[full report](<https://ci.example/reports/{second_dir.name}/report.md>)"
     )
     assert [a["filename"] for a in bodies[1]["attachments"]] == ["report.md"]

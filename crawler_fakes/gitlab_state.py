@@ -196,12 +196,19 @@ class ProjectView:
             else:
                 blobs[name] = git_blob_sha(text.encode())
         entries = [
-            {"id": hashlib.sha1(f"tree {prefix}{n}".encode()).hexdigest(), "name": n,
-             "type": "tree", "path": f"{prefix}{n}", "mode": "040000"}
+            {
+                "id": hashlib.sha1(f"tree {prefix}{n}".encode()).hexdigest(),
+                "name": n,
+                "type": "tree",
+                "path": f"{prefix}{n}",
+                "mode": "040000",
+            }
             for n in sorted(trees)
         ]
-        entries += [{"id": sha, "name": n, "type": "blob", "path": f"{prefix}{n}",
-                     "mode": "100644"} for n, sha in sorted(blobs.items())]
+        entries += [
+            {"id": sha, "name": n, "type": "blob", "path": f"{prefix}{n}", "mode": "100644"}
+            for n, sha in sorted(blobs.items())
+        ]
         return entries  # fmt: skip
 
     def file_json(self, path: str, text: str, ref: str) -> dict[str, Any]:

@@ -274,8 +274,31 @@ _FOR_SOFTWARE_RE = re.compile(
     re.IGNORECASE,
 )
 _NOT_A_NAME = frozenset(
-    ("a", "an", "the", "this", "that", "any", "all", "use", "of", "your", "our", "its", "their",
-     "such", "which", "commercial", "personal", "non", "free", "other", "using", "in", "with")
+    (
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "any",
+        "all",
+        "use",
+        "of",
+        "your",
+        "our",
+        "its",
+        "their",
+        "such",
+        "which",
+        "commercial",
+        "personal",
+        "non",
+        "free",
+        "other",
+        "using",
+        "in",
+        "with",
+    )
 )
 
 

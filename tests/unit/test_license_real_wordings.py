@@ -28,8 +28,14 @@ def spans(text: str) -> list[tuple[int, str]]:
 
 
 @pytest.mark.parametrize(
-    "second", ["For Zstandard software", 'For "folly" software', "For React software",
-               "For “Hermes” software", "For fastText software"],
+    "second",
+    [
+        "For Zstandard software",
+        'For "folly" software',
+        "For React software",
+        "For “Hermes” software",
+        "For fastText software",
+    ],
 )
 def test_a_second_title_line_naming_the_software_is_part_of_the_title(second: str) -> None:
     """Meta's template: "BSD License", a line naming the software, the copyright lines and the
@@ -60,7 +66,7 @@ def author_wording(disclaimer: str) -> str:
         "Neither the name of the ORGANIZATION nor the names of its contributors may be\nused",
         "The name of the author may not be used",
     )
-    text = text.replace("BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS\n\"AS IS\"", disclaimer)
+    text = text.replace('BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS\n"AS IS"', disclaimer)
     text = text.replace("THE COPYRIGHT HOLDER OR CONTRIBUTORS\nBE LIABLE", "THE AUTHOR BE LIABLE")
     assert "author may not" in text and "THE AUTHOR BE LIABLE" in text
     return f"Copyright (c) 2003 Jane Doe <jane@example.org>\nAll rights reserved.\n\n{text}\n"
@@ -100,7 +106,7 @@ def test_a_sentence_before_an_untitled_text_is_quoted_whole() -> None:
 
 @pytest.mark.parametrize("spdx_id", ["BSD-2-Clause", "0BSD"])
 def test_a_sentence_ending_in_the_title_words_is_quoted_whole(spdx_id: str) -> None:
-    """"…under the BSD License." before a BSD text: "BSD" and "License" are its title's words."""
+    """ "…under the BSD License." before a BSD text: "BSD" and "License" are its title's words."""
     said = "Documentation is licensed under the BSD License."
     assert spans(f"{said}\n{reference_text(spdx_id)}") == [(1, said)]
 

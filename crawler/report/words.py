@@ -222,6 +222,23 @@ def version_date(published: str | date | datetime | None) -> str:
     return day(published) or NO_DATE
 
 
+def changed_since(since: str | date | datetime | None) -> str:
+    """A card's or a matrix row's highlight: ``changed since 2026-12-04``."""
+    return f"changed since {day(since)}" if since else "changed"
+
+
+def changes_since_title(count: int, audit_id: int, since: str, exported: bool) -> str:
+    """The Explorer's list of changes: since the previous export, or (a first export) since
+    the audit before the exported one."""
+    what = f"the export of audit #{audit_id}" if exported else f"audit #{audit_id}"
+    return f"Changed since {what} ({since}): {plural(count, 'change')}"
+
+
+def no_change_since(audit_id: int, since: str, exported: bool) -> str:
+    what = f"the export of audit #{audit_id}" if exported else f"audit #{audit_id}"
+    return f"No change since {what} ({since})."
+
+
 def stale_marker(checked_on: str | date | datetime | None) -> str:
     """The stale marker: facts the audit could not read, shown with the day they were read."""
     shown = day(checked_on)

@@ -632,3 +632,32 @@ def test_on_a_wide_screen_the_filters_are_shown_without_the_fold(
     assert not watched.page.is_visible("#filters-toggle")
     assert watched.page.is_visible("select[name=platform]")
     watched.check()
+
+
+def test_on_a_phone_only_the_changed_cards_are_highlighted_with_since_when(
+    open_phone: Any, crawler_demo_url: str
+) -> None:
+    """The highlight is on the cards with a change since the previous export (the demo's first
+    export: since night 1) and says since when; an unchanged card carries none."""
+    watched = open_phone(crawler_demo_url)
+    page = watched.page
+    cards = page.eval_on_selector_all(
+        "article.card",
+        """cards => cards.map(c => [c.dataset.project, c.classList.contains('changed'),
+             c.querySelectorAll('.card-changes li').length,
+             (c.querySelector('h4 .flag.changed') || {}).textContent || null])""",
+    )
+    listed = "els => els.map(e => e.dataset.project)"
+    changes = set(page.eval_on_selector_all("#changes li", listed)) - {"Retired Plugin"}  # no card
+    night_one = page.evaluate("document.body.dataset.changesSinceAudit")
+    assert night_one == "1"
+    title = page.inner_text("#changes-title")
+    since = re.match(r"Changed since audit #1 \((\d{4}-\d{2}-\d{2})\): \d+ changes", title)
+    assert since, title
+    highlighted = {name for name, changed, _, _ in cards if changed}
+    assert highlighted == changes
+    for name, changed, listed, flag in cards:
+        assert (changed, bool(listed)) == (name in changes, name in changes), name
+        assert flag == (f"changed since {since.group(1)}" if changed else None), name
+    assert {"Vanished Operators", "Closed SDK"}.isdisjoint(highlighted)
+    watched.check()

@@ -488,6 +488,7 @@ def site_input(
         ],
         stale_after_days=stale_after_days,
         since=since,
+        errors=[(e.project, e.url, e.message) for e in store.audit_results(audit.id)[1]],
     )
 
 

@@ -11,8 +11,11 @@ from typing import Literal
 from crawler.report.markdown import escape, link
 from crawler.report.model import Report
 from crawler.report.words import (
+    KEPT,
     audit_line,
     checked_too_little,
+    error_group_line,
+    error_groups,
     kind_name,
     late_delivery,
     late_mark,
@@ -25,6 +28,7 @@ When = Literal["always", "changes", "errors"]
 ISSUE_BODY_LIMIT = 65536  # GitHub refuses an issue or comment body longer than this
 ISSUE_MARKER = "<!-- crawler:catalog-issue -->"  # finds the issue again whatever its title
 MAX_LISTED = 10  # changes listed in a chat message; the report has them all
+MAX_NAMED = 20  # projects named in one line of errors; the report names more
 
 
 def should_notify(report: Report, when: When) -> tuple[bool, str]:
@@ -76,9 +80,8 @@ def summary_body(
     more = len(report.changes) - MAX_LISTED
     if more > 0:
         lines.append(f"- … and {plural(more, 'more change')}")
-    if report.errors:
-        names = ", ".join(sorted({escape(e.project) for e in report.errors}))
-        lines.append(f"- errors in: {names} (the last good state is kept)")
+    for group in error_groups((e.project, e.url, e.error) for e in report.errors):
+        lines.append(f"- {escape(error_group_line(group, MAX_NAMED), 2000)}; {KEPT}")
     pending = pending_of(report)
     if pending:
         lines.append(

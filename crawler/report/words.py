@@ -18,9 +18,12 @@ for its own format (Markdown, HTML, JSON).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -845,3 +848,92 @@ def _preview_table(
         if n == 0:
             lines.append("-+-".join("-" * w for w in widths))
     return lines
+
+
+# -- errors grouped by cause: an offline night is one line, not one per project ---------------
+
+KEPT = "the last good state, if any, is kept"  # after an error, in every output
+NAMED_IN_A_LINE = 50  # projects named in one grouped line; the rest are counted
+NOT_ATTEMPTED = "not attempted"  # a project the audit did not try: its source was unreachable
+TRIED = "tried and failed"  # a project the audit tried, whose requests got no usable answer
+_NOT_ATTEMPTED_PREFIX = NOT_ATTEMPTED + ": "
+_RETRY_TAIL = re.compile(r" \(gave up after \d+ attempts?(?:\(s\))?, [\d.]+s of waiting\)")
+_NO_ANSWER = re.compile(r"^no answer from [^:]+: (?P<reason>.*?)(?: \((?:[A-Za-z]+)\))?$")
+_UNREACHABLE = re.compile(
+    r"^[^()]+ unreachable \(\d+ (?:requests|projects) in a row got no answer\)$"
+)
+
+
+@dataclass(frozen=True)
+class ErrorGroup:
+    """The projects whose errors share one cause, and whether the audit tried them."""
+
+    cause: str
+    attempted: bool
+    projects: tuple[str, ...]
+    first_message: str  # the first project's own message (shown when the group is of one)
+
+
+def error_cause(message: str, url: str) -> tuple[str, bool]:
+    """An error message → its cause, without what differs from project to project (the
+    seconds waited, the retries), and whether the project was tried at all:
+    ``no answer from GitHub: connection refused (ConnectionError) (gave up after 4 attempt(s),
+    8.7s of waiting)`` → ``could not reach api.github.com: connection refused``, tried."""
+    attempted = not message.startswith(_NOT_ATTEMPTED_PREFIX)
+    text = message if attempted else message[len(_NOT_ATTEMPTED_PREFIX) :]
+    if not attempted and "; last: " in text and text.endswith(")"):
+        text = text.split("; last: ", 1)[1][:-1]  # the answer the last tried project got
+    text = _RETRY_TAIL.sub("", text)
+    host = urlsplit(url).hostname if url else None
+    found = _NO_ANSWER.match(text)
+    if found and host:
+        return f"could not reach {host}: {found['reason']}", attempted
+    if _UNREACHABLE.match(text) and host:
+        return f"could not reach {host}: no answer", attempted
+    return text, attempted
+
+
+def error_groups(errors: Iterable[tuple[str, str, str]]) -> list[ErrorGroup]:
+    """(project, url, message) → the groups by cause, in the order first met; a project is
+    named once in a group."""
+    groups: dict[tuple[str, bool], tuple[list[str], str]] = {}
+    for project, url, message in errors:
+        key = error_cause(message, url)
+        names, _first = groups.setdefault(key, ([], message))
+        if project not in names:
+            names.append(project)
+    return [
+        ErrorGroup(cause, attempted, tuple(names), first)
+        for (cause, attempted), (names, first) in groups.items()
+    ]
+
+
+def named(projects: Sequence[str], cap: int | None = None) -> str:
+    """``A, B, C`` (``A, B and 3 more`` past ``cap``)."""
+    if cap is None or len(projects) <= cap:
+        return ", ".join(projects)
+    return ", ".join(projects[:cap]) + f" and {len(projects) - cap} more"
+
+
+def error_group_line(group: ErrorGroup, cap: int | None = None) -> str:
+    """``20 projects tried and failed: could not reach api.github.com: connection refused —
+    P1, P2, …`` (``not attempted`` for the projects the audit did not try)."""
+    state = TRIED if group.attempted else NOT_ATTEMPTED
+    count = plural(len(group.projects), "project")
+    return f"{count} {state}: {group.cause} — {named(group.projects, cap)}"
+
+
+def read_state(groups: Sequence[ErrorGroup]) -> dict[str, str]:
+    """project → ``tried and failed`` or ``not attempted`` (tried wins: a project with one
+    error of each was tried)."""
+    states: dict[str, str] = {}
+    for group in groups:
+        for project in group.projects:
+            if group.attempted or project not in states:
+                states[project] = TRIED if group.attempted else NOT_ATTEMPTED
+    return states
+
+
+def not_read_mark(state: str) -> str:
+    """A card's mark when the last audit did not read its project."""
+    return f"{state or 'not read'} in the last audit"

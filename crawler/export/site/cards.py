@@ -73,6 +73,7 @@ class Card:
     part_of: Part | None = None  # riding: the item whose facts it shows (a link to its card)
     not_trackable: str = ""  # why no source follows it
     homepage: Part | None = None
+    not_read: str = ""  # its last audit did not read it: tried and failed, or not attempted
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,7 @@ def card(
     changes: Sequence[ChangeView],
     audit_date: str,
     names: Mapping[str, str],
+    read_state: Mapping[str, str] | None = None,
 ) -> Card:
     name = text(record.get("name")) or text(record.get("id"))
     repo = record.get("repository") if isinstance(record.get("repository"), Mapping) else None
@@ -204,6 +206,7 @@ def card(
         part_of=Part(names.get(host, host), f"#p-{host}") if host else None,
         not_trackable=text(record.get("not_trackable"), 300),
         homepage=Part(_short_url(homepage), homepage) if homepage else None,
+        not_read=words.not_read_mark((read_state or {}).get(str(record.get("name")), "")),
     )
 def layers_in_order(found: Sequence[str]) -> tuple[str, ...]:
     """The layers named, in the catalog's order (the page's sections), then any other."""

@@ -84,7 +84,7 @@ def render_site(site: SiteInput, *, today: date | None = None) -> dict[str, byte
     """Relative path → content. ``today`` (default: the local date) decides only whether the
     stale-data banner is already written into the HTML; the page rechecks when viewed."""
     today = today or date.today()
-    page = build_page(site.catalog, site.history, site.changes)
+    page = build_page(site.catalog, site.history, site.changes, site.errors)
     script = _static("explorer.js")
     style = _static("explorer.css") + _generated_rules(len(page.platforms))
     for source, tag in ((script, "</script"), (style, "</style")):

@@ -60,3 +60,4 @@ class SiteInput:
     changes: Sequence[SiteChange] = ()
     stale_after_days: int = 14
     since: ChangesSince | None = None  # None: the changes of the exported audit, undated
+    errors: Sequence[tuple[str, str, str]] = ()  # the exported audit's: (project, url, message)

@@ -243,7 +243,11 @@ def _license_lines(report: Report) -> Iterator[str]:
                     escape(p.name),
                     escape(words.forge_verdict(p.forge_label, p.forge_license)),
                     escape(p.detected_license),
-                    escape(p.license_analysis.verdict if p.license_analysis else None),
+                    escape(
+                        words.verdict_words(p.license_analysis.verdict)
+                        if p.license_analysis
+                        else None
+                    ),
                     escape(p.license_analysis.why if p.license_analysis else None, 400),
                 ]
                 for p in differing()

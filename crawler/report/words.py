@@ -171,7 +171,7 @@ _KIND_NAMES = {
     "new_commit": "new commit",
     "new_package_version": "new package version",
     "license_changed": "license changed",
-    "license_text_changed": "license text edited",
+    "license_text_changed": "license text changed",
     "license_files_changed": "license files changed",
     "repo_moved": "repository moved",
     "repo_archived": "repository archived",
@@ -192,7 +192,7 @@ _KIND_NAMES = {
 
 
 def kind_name(kind: str) -> str:
-    """A change or flag kind in prose: ``license_text_changed`` → ``license text edited``."""
+    """A change or flag kind in prose: ``license_text_changed`` → ``license text changed``."""
     return _KIND_NAMES.get(kind, kind.replace("_", " "))
 
 
@@ -240,6 +240,28 @@ def changes_since_title(count: int, audit_id: int, since: str, exported: bool) -
 def no_change_since(audit_id: int, since: str, exported: bool) -> str:
     what = f"the export of audit #{audit_id}" if exported else f"audit #{audit_id}"
     return f"No change since {what} ({since})."
+
+
+EXTRA_TEXT = "plus extra text"  # a license file with text beyond the license's own
+ALTERED_TEXT = "with altered text"  # a license file whose wording differs from the license's
+VERDICT_WORDS = {  # our reading's verdict (crawler.model.LicenseVerdict) in a reviewer's words
+    "exact": "the exact license text",
+    "match_with_extra_text": f"the license text {EXTRA_TEXT}",
+    "modified": "the license text with altered wording",
+    "unknown": "a text it does not recognise",
+}
+
+
+def verdict_words(verdict: str | None) -> str:
+    """``match_with_extra_text`` → ``the license text plus extra text``."""
+    if verdict is None:
+        return "no root license file was read"
+    return VERDICT_WORDS.get(verdict, verdict)
+
+
+def with_extra_text(license_: str, path: str, altered: bool = False) -> str:
+    """``MIT plus extra text in LICENSE`` (``… with altered text in …``)."""
+    return f"{license_} {ALTERED_TEXT if altered else EXTRA_TEXT} in {path}"
 
 
 def stale_marker(checked_on: str | date | datetime | None) -> str:
@@ -449,9 +471,9 @@ def license_label(facts: LicenseLabelFacts | None, names: Names) -> str | None:
         return None
     forge, ours = facts.forge, facts.detected
     if forge and forge != NOASSERTION:
-        return f"{forge} (file has extra text)" if facts.extra_text else forge
+        return f"{forge} {EXTRA_TEXT}" if facts.extra_text else forge
     if ours:  # the forge said NOASSERTION, or nothing: our reading names the license
-        suffix = " + extra text" if facts.extra_text else ""
+        suffix = f" {EXTRA_TEXT}" if facts.extra_text else ""
         verdict = forge_verdict(label_of(names, facts.forge_name), forge)
         return f"{verdict}; text reads {ours}{suffix}"
     if forge == NOASSERTION:
@@ -807,7 +829,7 @@ def page_preview(
             if info["selector"]:
                 lines.append(f"      selector: {info['selector']}")
         if tables and form in ("csv", "tsv"):
-            lines.append("Choose its identity column(s) with --key COLUMN.")
+            lines.append("Choose the columns that identify a row with --key COLUMN.")
         elif tables:
             lines.append("Choose one with --heading TEXT or --table SELECTOR, and --key COLUMN.")
         if form == "text":
@@ -857,7 +879,7 @@ NAMED_IN_A_LINE = 50  # projects named in one grouped line; the rest are counted
 NOT_ATTEMPTED = "not attempted"  # a project the audit did not try: its source was unreachable
 TRIED = "tried and failed"  # a project the audit tried, whose requests got no usable answer
 _NOT_ATTEMPTED_PREFIX = NOT_ATTEMPTED + ": "
-_RETRY_TAIL = re.compile(r" \(gave up after \d+ attempts?(?:\(s\))?, [\d.]+s of waiting\)")
+_RETRY_TAIL = re.compile(r" \(gave up after \d+ attempts?, [\d.]+s of waiting\)")
 _NO_ANSWER = re.compile(r"^no answer from [^:]+: (?P<reason>.*?)(?: \((?:[A-Za-z]+)\))?$")
 _UNREACHABLE = re.compile(
     r"^[^()]+ unreachable \(\d+ (?:requests|projects) in a row got no answer\)$"
@@ -877,7 +899,7 @@ class ErrorGroup:
 def error_cause(message: str, url: str) -> tuple[str, bool]:
     """An error message → its cause, without what differs from project to project (the
     seconds waited, the retries), and whether the project was tried at all:
-    ``no answer from GitHub: connection refused (ConnectionError) (gave up after 4 attempt(s),
+    ``no answer from GitHub: connection refused (ConnectionError) (gave up after 4 attempts,
     8.7s of waiting)`` → ``could not reach api.github.com: connection refused``, tried."""
     attempted = not message.startswith(_NOT_ATTEMPTED_PREFIX)
     text = message if attempted else message[len(_NOT_ATTEMPTED_PREFIX) :]

@@ -544,7 +544,8 @@ class JsonApi:
                 self._unanswered += 1
         raise SourceError(
             self.redact(
-                f"{last} (gave up after {number + 1} attempt(s), {waited:.1f}s of waiting)"
+                f"{last} (gave up after {number + 1} attempt{'' if number == 0 else 's'}, "
+                f"{waited:.1f}s of waiting)"
             ),
             url,
         )

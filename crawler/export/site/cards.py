@@ -19,13 +19,6 @@ from crawler.export.site.text import Part, text, url
 from crawler.export.site.timeline import Timeline, build_timeline
 from crawler.report import words
 
-VERDICT_TEXT = {
-    "exact": "the exact license text",
-    "match_with_extra_text": "the license text with extra text",
-    "modified": "the license text with altered wording",
-    "unknown": "a text it does not recognise",
-}
-
 
 @dataclass(frozen=True)
 class RefView:
@@ -124,9 +117,7 @@ def _license_view(lic: Mapping[str, Any] | None, forge: str) -> LicenseView | No
         forge=forge,
         forge_verdict=words.forge_verdict(forge, text(lic.get("forge_verdict")) or None),
         reading=reading,
-        verdict=VERDICT_TEXT.get(str(verdict), "no root license file was read")
-        if verdict is not None
-        else "no root license file was read",
+        verdict=words.verdict_words(None if verdict is None else str(verdict)),
     )
 
 

@@ -282,3 +282,6 @@ def test_utc_times_are_written_one_way_in_the_logs() -> None:
     line = json.loads(JsonFormatter([]).format(record))
     assert line["time"] == "2025-12-01T03:00:02.123000Z"
     assert words.moment("2025-12-01T03:00:02+00:00") == "2025-12-01T03:00:02Z"
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = doc.read_text(encoding="utf-8")
+        assert re.findall(r"\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?\+00:00", text) == [], doc.name

@@ -616,6 +616,21 @@ def test_on_a_phone_the_filters_fold_behind_one_control_and_a_card_is_on_the_fir
     watched.check()
 
 
+def test_on_a_phone_a_card_is_on_the_first_screen_even_with_the_old_data_banner(
+    open_phone: Any, tmp_path: Path
+) -> None:
+    """The seed-like site: an old-data banner, a few changes (a short list starts open on a
+    wide screen) and a matrix of eight platforms above the cards."""
+    watched = open_phone(_site(tmp_path, "seed", demo_site()))
+    page = watched.page
+    assert page.is_visible("#stale")
+    assert page.evaluate("document.getElementById('changes').open") is False
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    top = page.evaluate("document.querySelector('article.card').getBoundingClientRect().top")
+    assert 0 < top < PHONE["height"] - 40
+    watched.check()
+
+
 def test_a_shared_url_with_filters_opens_them_on_a_phone(
     open_phone: Any, crawler_demo_url: str
 ) -> None:

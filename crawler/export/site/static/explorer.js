@@ -253,6 +253,12 @@
     });
     matrix.addEventListener("keydown", onKey);
     form.hidden = false;
+    if (window.matchMedia && window.matchMedia("(max-width: 40rem)").matches) {
+      ["changes", "errors"].forEach(function (id) {  // on a phone, folded: the cards come first
+        var list = doc.getElementById(id);
+        if (list) list.open = false;
+      });
+    }
     staleBanner();
     if (location.hash && restore()) {
       state = readForm();

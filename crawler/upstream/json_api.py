@@ -331,7 +331,8 @@ class JsonApi:
                 raise SourceDeferred(self._paused[1], url)
             remaining = self.budget.remaining
             if remaining is not None and remaining <= reserve:
-                reset = self.budget.reset.isoformat() if self.budget.reset else "unknown"
+                when = self.budget.reset
+                reset = when.isoformat().replace("+00:00", "Z") if when else "unknown"
                 raise SourceDeferred(
                     f"{self.name} rate budget spent ({remaining} left of {self.budget.limit}, "
                     f"keeping {reserve} in reserve; resets {reset})",

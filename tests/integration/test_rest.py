@@ -263,7 +263,7 @@ def test_the_budget_from_rate_limit_headers_defers_before_spending_the_reserve(
         api.get("/a")
     assert str(caught.value) == (
         "Test rate budget spent (2 left of 100, keeping 2 in reserve; "
-        "resets 2030-03-17T17:46:40+00:00)"
+        "resets 2030-03-17T17:46:40Z)"
     )
     assert len(server.log) == 2  # the third request was never sent
     assert (api.budget.limit, api.budget.remaining) == (100, 2)

@@ -80,8 +80,11 @@ def summary_body(
     more = len(report.changes) - MAX_LISTED
     if more > 0:
         lines.append(f"- … and {plural(more, 'more change')}")
-    for group in error_groups((e.project, e.url, e.error) for e in report.errors):
+    groups = error_groups((e.project, e.url, e.error) for e in report.errors)
+    for group in groups[:MAX_LISTED]:
         lines.append(f"- {escape(error_group_line(group, MAX_NAMED), 2000)}; {KEPT}")
+    if len(groups) > MAX_LISTED:
+        lines.append(f"- … and {plural(len(groups) - MAX_LISTED, 'more error')} (other causes)")
     pending = pending_of(report)
     if pending:
         lines.append(

@@ -11,13 +11,14 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 from bs4 import BeautifulSoup
 from click.testing import CliRunner, Result
 
 from crawler.cli import cli
 from crawler.notify.message import summary_body
-from crawler.report.model import Report
+from crawler.report.model import ErrorEntry, Report
 from crawler_fakes.github import FakeGitHub, GitHubState
 from crawler_fakes.pages import FakePageServer
 from tests.support.regression import repo
@@ -118,3 +119,24 @@ def test_an_offline_night_is_one_line_per_cause_in_the_report_the_summary_and_th
     assert catalog["audit"]["id"] == 2
     stale = [p["name"] for p in catalog["projects"] if p.get("stale") is True]
     assert stale == NAMES
+
+
+def test_the_notification_lists_ten_causes_at_most() -> None:
+    """Errors of many causes each: the chat message names ten and counts the rest."""
+    base = Report.from_json(
+        b'{"schema_version": 1, "crawler_version": "0", "audit": {"id": 1, "started_at": '
+        b'"2026-12-01T02:00:00Z", "finished_at": null, "status": "partial", '
+        b'"baseline_audit_id": null}, "summary": {"projects": 12, "checked": 0, '
+        b'"checked_in_part": 0, "errors": 12, "projects_with_errors": 12, "deferred": 0, '
+        b'"untracked": 0, "stale": 0, "changes": 0, "flags": 0, "changes_by_kind": {}}, '
+        b'"changes": [], "flags": [], "errors": [], "projects": [], "requests": {}}'
+    )
+    errors = tuple(
+        ErrorEntry(f"P{n:02d}", "github", f"https://api.github.com/repos/o/p{n}",
+                   f"HTTP 404 from GitHub for o/p{n}")
+        for n in range(12)
+    )  # fmt: skip
+    summary = summary_body(msgspec.structs.replace(base, errors=errors), None, "report.md")
+    listed = [line for line in summary.splitlines() if "HTTP 404" in line]
+    assert len(listed) == 10
+    assert "- … and 2 more errors (other causes)" in summary.splitlines()

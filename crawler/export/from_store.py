@@ -469,8 +469,11 @@ def site_input(
 
     names = source_names()
     exported = previous_export(site, audit)
-    since_id = exported if exported is not None else audit.baseline_audit_id
-    before = store.audit(since_id) if since_id else None
+    before = store.audit(exported) if exported else None
+    if before is None:  # a first export, or its audit is gone (pruned, another database)
+        exported = None
+        base = audit.baseline_audit_id
+        before = store.audit(base) if base else None
     findings = findings_between(store, config, before, audit)[0]
     since = (
         ChangesSince(before.id, before.started_at.date(), exported is not None)

@@ -103,3 +103,18 @@ def test_a_first_export_marks_the_changes_since_the_audit_before_and_says_so(
     assert card["data-project"] == "Alpha"
     title = page.select_one("#changes-title").get_text(" ", strip=True)
     assert title.startswith("Changed since audit #1 (")
+
+
+def test_a_site_of_an_audit_the_database_no_longer_has_counts_from_the_audit_before(
+    nights: Nights,
+) -> None:
+    """(a pruned audit, or a site folder another database wrote)"""
+    nights.audit(1, 1)
+    nights.audit(2, 1)  # Alpha v1.1
+    site = nights.workdir / "site"
+    site.mkdir()
+    (site / "catalog.json").write_text('{"audit": {"id": 0, "date": "2026-01-01"}}')
+    page = nights.export()
+    assert list(_changed(page)) == ["Alpha"]
+    title = page.select_one("#changes-title").get_text(" ", strip=True)
+    assert title.startswith("Changed since audit #1 (")

@@ -10,7 +10,9 @@ same everywhere:
   marked "(release candidate)" for an rc and "(pre-release)" for another pre-release;
 * a project whose facts are older than the audit: ``stale: facts of 2026-11-28``;
 * dates as ``YYYY-MM-DD``, times as ISO 8601 UTC (``2026-11-30T02:00:00Z``);
-* counts with their plural (``1 error``, ``3 errors``), change kinds in prose (``new release``).
+* counts with their plural (``1 error``, ``3 errors``), change kinds in prose (``new release``);
+* a license file with more than the license: ``MIT plus extra text in LICENSE``;
+* errors by cause, one line naming the projects, ``tried and failed`` or ``not attempted``.
 
 The strings returned are plain text: upstream parts are not escaped here; each writer escapes
 for its own format (Markdown, HTML, JSON).

@@ -128,6 +128,14 @@ def is_stale(record: Mapping[str, Any], audit_date: str = "") -> bool:
     return record.get("stale") is True
 
 
+def _not_read(read_state: Mapping[str, str] | None, name: str, *, stale: bool) -> str:
+    """The card's mark when the last audit did not read the project (tried and failed, or
+    not attempted), whether or not its facts are stale yet; a stale project the last audit
+    did not name is "not read"; a project it read has none."""
+    state = (read_state or {}).get(name, "")
+    return words.not_read_mark(state) if state or stale else ""
+
+
 def _short_url(value: str) -> str:
     """``https://github.com/o/r`` → ``github.com/o/r``: the link text, not the target."""
     for scheme in ("https://", "http://"):
@@ -179,6 +187,7 @@ def card(
     last_checked = text(record.get("last_checked")) if "last_checked" in record else audit_date
     host = text(record.get("part_of"))
     homepage = url(record.get("homepage"))
+    current = not is_stale(record, audit_date)
     return Card(
         ident=text(record.get("id")),
         name=name,
@@ -187,7 +196,7 @@ def card(
         license=_license_view(lic, forge),
         cautions=cautions(lic, forge),
         last_checked=last_checked,
-        current=not is_stale(record, audit_date),
+        current=current,
         evidence=tuple(evidence),
         timeline=build_timeline(history.get(str(record.get("name")), ())),
         changes=tuple(c for c in changes if c.project == name),
@@ -196,7 +205,7 @@ def card(
         part_of=Part(names.get(host, host), f"#p-{host}") if host else None,
         not_trackable=text(record.get("not_trackable"), 300),
         homepage=Part(_short_url(homepage), homepage) if homepage else None,
-        not_read=words.not_read_mark((read_state or {}).get(str(record.get("name")), "")),
+        not_read=_not_read(read_state, name, stale=not current),
     )
 def layers_in_order(found: Sequence[str]) -> tuple[str, ...]:
     """The layers named, in the catalog's order (the page's sections), then any other."""

@@ -395,6 +395,7 @@ def _run_audit(
         pin_text_limit=config.settings.pin_text_limit,
         project_deadline=config.settings.project_deadline,
         progress=progress,
+        dormant_after_days=config.settings.dormant_after_days,
     )
     names = source_names()
     rules = DiffRules(

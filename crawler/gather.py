@@ -14,9 +14,12 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from crawler.analysis.successor import readme_top
 from crawler.config import DEFAULT_PIN_TEXT_LIMIT, Config, Location, PageSpec, ProjectSpec
+from crawler.diff.health import wants_readme
 from crawler.model import (
     FetchError,
     LicenseAnalysis,
@@ -26,6 +29,7 @@ from crawler.model import (
     ProjectSnapshot,
     ProjectStatus,
     Provenance,
+    ReadmeTop,
     Usage,
 )
 from crawler.report.words import no_source_note
@@ -40,12 +44,14 @@ from crawler.upstream.source import (
     SourceError,
     source_kinds,
 )
+from crawler.versions import instant
 
 if TYPE_CHECKING:
     from crawler.progress import AuditProgress
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], str]
+README = "README.md"  # the one name read for a successor (a forge's README endpoint is not)
 
 
 def _message(exc: BaseException, secrets: Iterable[str | None]) -> str:
@@ -132,6 +138,7 @@ class Gatherer:
         project_deadline: float | None = None,
         progress: AuditProgress | None = None,
         analyse: Callable[[str, str, Sequence[str]], LicenseAnalysis] | None = None,
+        dormant_after_days: float = 365.0,
     ) -> None:
         self.web = web
         self.clock = clock
@@ -141,6 +148,7 @@ class Gatherer:
         self.project_deadline = project_deadline  # seconds for all the pages of one project
         self.progress = progress
         self._analyse = analyse or _analyse_license
+        self.dormant_after = timedelta(days=dormant_after_days)  # settings.dormant_after_days
         self.sources = OpenSources({})
         self._specs: dict[str, ProjectSpec] = {}
         self._prior: Mapping[str, ProjectSnapshot] = {}
@@ -305,6 +313,7 @@ class Gatherer:
         errors: list[FetchError] = []
         notes: list[str] = []
         read = len(snapshot.provenance)  # facets fetched tonight so far (a channel's)
+        snapshot = self._readme(spec, snapshot, prior)
         if spec.pages:
             snapshot, errors, notes = self._pages(spec, snapshot, prior)
             read += sum(error.source.startswith("page:") for error in errors) < len(spec.pages)
@@ -317,6 +326,35 @@ class Gatherer:
                 result, status=ProjectStatus.ERROR, snapshot=None, errors=tuple(errors), note=note
             )
         return replace(result, snapshot=snapshot, errors=tuple(errors), note=note)
+
+    # -- the README's top, for a successor ---------------------------------------------------
+
+    def _readme(
+        self, spec: ProjectSpec, snapshot: ProjectSnapshot, prior: ProjectSnapshot | None
+    ) -> ProjectSnapshot:
+        """The top of README.md, read for an archived or dormant repository whose description
+        names no successor (crawler.diff.health.wants_readme): one request through the forge's
+        own client, conditional where it keeps validators. A README that could not be read
+        (an error, a spent budget) keeps the last one read: a failure never takes a successor
+        back; a 404 (no README.md) is an answer."""
+        now = instant(self.clock())
+        if spec.forge is None or now is None:
+            return snapshot
+        if not wants_readme(snapshot, now, self.dormant_after):
+            return snapshot
+        kept = prior.readme if prior is not None else None
+        try:
+            file = self.sources.by_name[spec.forge.source].read_file(spec.forge, README)
+        except (SourceError, PageFetchError) as exc:
+            if getattr(exc, "status", None) == 404:
+                return snapshot  # no README.md
+            log.info("README of %s not read: %s", spec.name, _message(exc, self.secrets))
+            return replace(snapshot, readme=kept)
+        except Exception:  # the README is a hint: never the project's error
+            log.warning("README of %s not read", spec.name, exc_info=True)
+            return replace(snapshot, readme=kept)
+        top = readme_top(file.text)
+        return replace(snapshot, readme=ReadmeTop(top, file.url) if top else None)
 
     # -- pages -----------------------------------------------------------------------------
 

@@ -308,6 +308,16 @@ class Provenance:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadmeTop:
+    """The top of a repository's README (its banner and its first heading's section, Markdown
+    read to text, crawler.analysis.successor.readme_top), read only for a repository that is
+    archived or dormant and whose description names no successor (crawler.gather)."""
+
+    text: str  # upstream text (untrusted), capped; links kept as ``[text](url)``
+    url: str  # the README's web page: the evidence link
+
+
+@dataclass(frozen=True, slots=True)
 class ProjectSnapshot:
     """Everything observed for one project in one audit."""
 
@@ -323,6 +333,9 @@ class ProjectSnapshot:
     packages: tuple[PackageInfo, ...] = ()
     pages: tuple[PageSnapshot, ...] = ()
     provenance: tuple[tuple[str, Provenance], ...] = ()  # (facet, where and when)
+    # the README's top, read for a successor where the description names none (archived or
+    # dormant repositories only); None: not read tonight, or no README.md
+    readme: ReadmeTop | None = None
 
     def to_json(self) -> bytes:
         """The stored form: compact JSON, fields in declaration order, byte-stable."""

@@ -8,13 +8,23 @@ description was read, and none of these repositories was reported."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from crawler.config import parse_config
 from crawler.store.pending import open_pending
 from crawler_fakes.faults import FaultPlan, FaultRule
+from crawler_fakes.gitea import FakeGitea, GiteaRelease, GiteaRepo, GiteaState
+from crawler_fakes.gitee import FakeGitee
+from crawler_fakes.gitee_state import GiteeRelease, GiteeRepo, GiteeState
 from crawler_fakes.github import FakeGitHub, GitHubState
 from crawler_fakes.github_state import FakeRelease, FakeRepo
+from crawler_fakes.gitlab import FakeGitLab
+from crawler_fakes.gitlab_state import GitLabProject, GitLabRelease, GitLabState
 from tests.support.audits import Audits, changes
 
 TOKEN = "ghp_" + "r" * 36
@@ -48,6 +58,13 @@ DORMANT_README = (
 LIVELY_README = "# lively\n\n> This project moved to org/elsewhere.\n"
 DESCRIPTION = "A high-throughput and memory-efficient inference and serving engine for LLMs"
 LONG_AGO = "2024-05-11T00:00:00Z"  # Glow's last commit: dormant
+
+
+def _recent(days: int) -> str:
+    return (datetime.now(UTC) - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+NEW = _recent(15)  # lively whenever the test runs
 README_PATHS = {
     "/repos/HabanaAI/vllm-fork/contents/README.md",
     "/repos/accel/torch_x/contents/README.md",
@@ -61,8 +78,8 @@ def _repo(
     readme: str,
     *,
     archived: bool = False,
-    head_date: str = "2026-11-20T08:00:00Z",
-    released: str | None = "2026-11-01T00:00:00Z",
+    head_date: str = NEW,
+    released: str | None = NEW,
 ) -> FakeRepo:
     return FakeRepo(
         owner=owner, name=name, id=repo_id, license_path=None, archived=archived,
@@ -161,3 +178,95 @@ def test_a_readme_names_the_successor_of_an_archived_or_dormant_repository(
         assert ("torch_x", "upstream_superseded") not in pending
         assert ("vLLM fork", "upstream_superseded") in pending
         audits.close()
+
+
+# -- every forge path: an archived repository's README, read through the forge's file API ----
+
+STALE = "2024-09-18T08:00:00Z"
+BANNER = "> **Note**: superseded by vllm-project/vllm-accel.\n\n# stale\n\nOld.\n"
+
+
+def _github_rest() -> Any:
+    repos = [
+        FakeRepo(owner="org", name=name, id=repo_id, license_path=None, archived=archived,
+                 head_sha=f"{repo_id:x}" * 40, head_date=NEW, description="Kernels.",
+                 releases=[FakeRelease("v1.0", "v1.0", NEW, NEW)],
+                 files={"README.md": BANNER})
+        for name, repo_id, archived in (("stale", 2, True), ("fresh", 3, False))
+    ]  # fmt: skip
+    return FakeGitHub(GitHubState(repos=repos), unauth_limit=1000)
+
+
+def _gitlab() -> Any:
+    projects = [
+        GitLabProject(path=f"org/{name}", id=project_id, head_sha=f"{project_id:x}" * 40,
+                      archived=archived, head_date=NEW, description="Kernels.",
+                      releases=[GitLabRelease("v1.0", "v1.0", NEW)],
+                      files={"README.md": BANNER})
+        for name, project_id, archived in (("stale", 2, True), ("fresh", 3, False))
+    ]  # fmt: skip
+    return FakeGitLab(GitLabState(projects=projects))
+
+
+def _gitee() -> Any:
+    repos = [
+        GiteeRepo(owner="org", name=name, id=repo_id, head_sha=f"{repo_id:x}" * 40,
+                  head_date=STALE, releases=[GiteeRelease("v1.0", STALE)],
+                  description="Kernels.", files={"README.md": BANNER})
+        for name, repo_id in (("stale", 2),)
+    ]  # fmt: skip
+    return FakeGitee(GiteeState(repos=repos), anonymous_limit=1000)
+
+
+def _gitea() -> Any:
+    repos = [
+        GiteaRepo(owner="org", name=name, id=repo_id, head_sha=f"{repo_id:x}" * 40,
+                  archived=archived, head_date=NEW, releases=[GiteaRelease("v1.0", NEW)],
+                  description="Kernels.", files={"README.md": BANNER})
+        for name, repo_id, archived in (("stale", 2, True), ("fresh", 3, False))
+    ]  # fmt: skip
+    return FakeGitea(GiteaState(repos=repos))
+
+
+# the fake, how sources.yaml names a repository there, the README request of org/stale
+FORGES: dict[str, tuple[Callable[[], Any], str, str]] = {
+    "github-rest": (_github_rest, "repo", "/repos/org/stale/contents/README.md"),
+    "gitlab": (_gitlab, "gitlab", "/api/v4/projects/2/repository/files/README.md"),
+    "gitee": (_gitee, "gitee", "/api/v5/repos/org/stale/contents/README.md"),
+    "gitea": (_gitea, "gitea", "/api/v1/repos/org/stale/contents/README.md"),
+}
+
+
+@pytest.mark.parametrize("forge", sorted(FORGES))
+def test_a_readme_is_read_for_a_successor_on_every_forge_path(
+    forge: str, db_url: str, tmp_path: Path
+) -> None:
+    """GitHub's REST path, GitLab, Gitee and Gitea: the README of the archived (or, on Gitee,
+    dormant) repository is read through the forge's own file API, once (the lively one's never),
+    conditionally on the next night, and its banner names the successor on that forge."""
+    start, key, path = FORGES[forge]
+    names = ("stale", "fresh") if forge != "gitee" else ("stale",)
+    config = parse_config(
+        "projects:\n" + "".join(f"  - name: {n}\n    {key}: org/{n}\n" for n in names)
+    )
+    with start() as server:
+        audits = Audits(server, db_url, tmp_path, server.env())
+        try:
+            first = audits.audit(config)
+            asked = [r.path.partition("?")[0] for r in server.requests if "README" in r.path]
+            server.requests.clear()
+            audits.audit(config)
+            again = [(r.path.partition("?")[0], r.status, r.conditional)
+                     for r in server.requests if "README" in r.path]  # fmt: skip
+        finally:
+            audits.close()
+    assert asked == [path]
+    assert again == [(path, 304, True)]
+    [found] = [c for c in changes(first.report, "details") if c[1] == "upstream_superseded"]
+    web = found[4]["readme_url"].partition("/org/stale")[0]
+    assert found[:4] == ("stale", "upstream_superseded", "org/stale", "vllm-project/vllm-accel")
+    assert (found[4]["said_in"], found[4]["successor_url"], found[4]["readme"]) == (
+        "readme",
+        f"{web}/vllm-project/vllm-accel",
+        "Note: superseded by vllm-project/vllm-accel.",
+    )

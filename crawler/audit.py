@@ -39,7 +39,7 @@ from crawler.failpoints import failpoint
 from crawler.findings import findings_between as findings_between  # re-exported
 from crawler.findings import location_of as _location
 from crawler.findings import source_names as source_names
-from crawler.gather import Gatherer, check_credentials, open_sources
+from crawler.gather import Gatherer, OpenSources, check_credentials, open_sources
 from crawler.link_audit import (
     LinkNight,
     LinkStep,
@@ -358,6 +358,53 @@ def _run_audit(
     progress: AuditProgress | None,
     batch_size: int,
 ) -> AuditOutcome:
+    """The audit as its steps: plan the night; gather, compare and store it a batch at a
+    time (then the links); report it; record it finished. Delivering the report is the
+    caller's (crawler.notify)."""
+    night = plan_night(config, store, env, only, allow_removals)
+    audit_id = store.begin_audit(config.path, night.listed, night.started)
+    asked_to_stop = should_stop or (lambda: False)
+    checked = _check_night(
+        config, store, audit_id, night, sleep=sleep, asked_to_stop=asked_to_stop,
+        progress=progress, batch_size=batch_size,
+    )  # fmt: skip
+    if store.failure is not None:
+        raise StoreError(_store_failed(store, audit_id, checked.results.values()))
+    stopped = asked_to_stop()
+    reported = report_night(config, store, audit_id, night, checked, stopped)
+    return _finish_night(store, audit_id, reports_dir, night, checked, reported, stopped)
+
+
+@dataclass(frozen=True)
+class Night:
+    """What an audit is to do, decided before it begins: the projects selected (those that
+    ride on another apart: never fetched), the baseline, when each was last checked, and the
+    tally its batches are worded into (its temporary file made now: a machine without a
+    writable TMPDIR stops here, with no audit left 'running')."""
+
+    env: dict[str, str]
+    secrets: list[str]
+    specs: list[ProjectSpec]  # selected (--only), in sources.yaml order
+    riders: list[ProjectSpec]  # part_of: never fetched, no request
+    fetched: list[ProjectSpec]
+    baseline: AuditInfo | None
+    last_checked: Mapping[str, datetime]
+    started: datetime
+    listed: list[str]  # every project of sources.yaml
+    tally: _Tally
+    names: SourceNamesMap
+    rules: DiffRules
+
+
+def plan_night(
+    config: Config,
+    store: Store,
+    env: Mapping[str, str] | None,
+    only: Sequence[str] | None,
+    allow_removals: bool,
+) -> Night:
+    """The first step: what tonight checks, and the refusals that stop an audit before it
+    begins (an unknown --only, a file that drops most projects, a broken credential)."""
     env = dict(os.environ if env is None else env)
     secrets = [*secrets_in(env), *config_secrets(config, env)]
     specs = select_projects(config, only)
@@ -368,35 +415,9 @@ def _run_audit(
     last_checked = store.last_checked()
     started = _now()
     listed = [p.name for p in config.projects]
-    # its temporary file made before the audit begins: a machine without a writable TMPDIR
-    # stops here, with no audit left 'running'
-    tally = _Tally(
-        {spec.name: i for i, spec in enumerate(specs)}, (str(r.part_of) for r in riders)
-    )
+    tally = _Tally({spec.name: i for i, spec in enumerate(specs)}, (str(r.part_of) for r in riders))
     tally.collect_links = config.settings.links_per_night > 0
     check_credentials(fetched, env)  # a broken key: no audit begins (ConfigError, exit 2)
-    audit_id = store.begin_audit(config.path, listed, started)
-
-    def clock() -> str:
-        return _iso(_now())
-
-    web = PageFetcher(config.settings, store, env=env)
-    asked_to_stop = should_stop or (lambda: False)
-    abandoned = threading.Event()  # the audit ended early: a batch still fetched stops
-
-    def stop() -> bool:  # asked to, or the database failed: nothing could be recorded
-        return asked_to_stop() or store.failure is not None or abandoned.is_set()
-
-    gatherer = Gatherer(
-        web,
-        clock,
-        secrets=secrets,
-        should_stop=stop,
-        pin_text_limit=config.settings.pin_text_limit,
-        project_deadline=config.settings.project_deadline,
-        progress=progress,
-        dormant_after_days=config.settings.dormant_after_days,
-    )
     names = source_names()
     rules = DiffRules(
         now=started,
@@ -405,48 +426,70 @@ def _run_audit(
         dormant_after=timedelta(days=config.settings.dormant_after_days),
         baseline_at=baseline.started_at if baseline else None,
     )
+    return Night(env, secrets, specs, riders, fetched, baseline, last_checked, started, listed,
+                 tally, names, rules)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """What gathering, comparing and storing the night left: the batch in hand when it
+    stopped (what a failing database is told to keep), a lost lock, the link step's night,
+    and each source's usage."""
+
+    results: dict[str, ProjectResult]
+    lock_lost: AuditLockLost | None
+    links: LinkNight | None
+    usage: dict[str, Any]
+
+
+def _check_night(
+    config: Config,
+    store: Store,
+    audit_id: int,
+    night: Night,
+    *,
+    sleep: Callable[[float], None],
+    asked_to_stop: Callable[[], bool],
+    progress: AuditProgress | None,
+    batch_size: int,
+) -> _Checked:
+    """Gather, compare and store every batch, then check the links; the sources and the page
+    fetcher opened for it and closed after. A defect outside any one project marks the audit
+    failed and is raised, redacted."""
+
+    def clock() -> str:
+        return _iso(_now())
+
+    web = PageFetcher(config.settings, store, env=night.env)
+    abandoned = threading.Event()  # the audit ended early: a batch still fetched stops
+
+    def stop() -> bool:  # asked to, or the database failed: nothing could be recorded
+        return asked_to_stop() or store.failure is not None or abandoned.is_set()
+
+    gatherer = Gatherer(
+        web, clock, secrets=night.secrets, should_stop=stop, progress=progress,
+        pin_text_limit=config.settings.pin_text_limit,
+        project_deadline=config.settings.project_deadline,
+        dormant_after_days=config.settings.dormant_after_days,
+    )  # fmt: skip
     results: dict[str, ProjectResult] = {}  # the batch in hand
-    lock_lost: AuditLockLost | None = None
     if progress is not None:
-        progress.start(len(fetched))
+        progress.start(len(night.fetched))
     try:
         sources = open_sources(
-            config, fetched, env=env, cache=store, web=web, clock=clock, sleep=sleep,
-            should_stop=stop, on_fetched=gatherer.on_fetched,
+            config, night.fetched, env=night.env, cache=store, web=web, clock=clock,
+            sleep=sleep, should_stop=stop, on_fetched=gatherer.on_fetched,
         )  # fmt: skip
-        # A batch at a time: its prior states read, fetched, compared, recorded and worded,
-        # then let go, so memory follows the batch and not the catalog. The next batch is
-        # fetched (on a thread of its own, one gather at a time) while this one is compared
-        # and recorded: the sources never wait on the diff or the database, and at most two
-        # batches are in memory.
         fetching = ThreadPoolExecutor(max_workers=1, thread_name_prefix="audit-fetch")
         try:
-            in_hand: _Fetching | None = None
-            for batch in [*batches(fetch_order(fetched, last_checked), batch_size), None]:
-                ahead = None
-                if batch is not None:
-                    prior = _prior_states(store, baseline, batch)
-                    ahead = _Fetching(
-                        batch, prior, fetching.submit(gatherer.gather, sources, batch, prior)
-                    )
-                if in_hand is not None:
-                    results.update(in_hand.results.result())
-                    lock_lost = _tally_batch(
-                        store, audit_id, in_hand.batch, in_hand.prior, baseline, listed, rules,
-                        names, started, last_checked, tally, results,
-                    )  # fmt: skip
-                    if lock_lost is not None or store.failure is not None:
-                        break
-                    results.clear()
-                in_hand = ahead
-            links: LinkNight | None = None
-            if lock_lost is None and store.failure is None:  # the sources still open: a
-                # repository link is asked of its forge with the projects' budget and pacing
-                forges = ForgeLinks(config, env, opened=sources.by_name, cache=store, web=web,
-                                    sleep=sleep)  # fmt: skip
-                links = check_links(
-                    config, store, audit_id, started, tally,
-                    lambda: asked_to_stop() or store.failure is not None, forges, fetched,
+            lock_lost = _batch_by_batch(
+                store, audit_id, night, gatherer, sources, fetching, results, batch_size
+            )
+            links = None
+            if lock_lost is None and store.failure is None:  # the sources still open
+                links = _link_step(
+                    config, store, audit_id, night, sources, web, sleep,
+                    lambda: asked_to_stop() or store.failure is not None,
                 )  # fmt: skip
             usage = {**sources.usage(), **(links.forge_usage if links else {})}
         finally:
@@ -455,40 +498,135 @@ def _run_audit(
             sources.close()
     except Exception as exc:  # a defect outside any one project: never leak a token
         _record_failed(store, audit_id, [])
-        raise RuntimeError(redact(f"audit {audit_id} failed: {exc}", *secrets)) from None
+        raise RuntimeError(redact(f"audit {audit_id} failed: {exc}", *night.secrets)) from None
     finally:
         web.close()
-    if store.failure is not None:
-        raise StoreError(_store_failed(store, audit_id, results.values()))
+    return _Checked(results, lock_lost, links, usage)
 
-    riding = _ride(riders, tally)
-    stopped = asked_to_stop()
-    removed = removed_projects(listed, baseline.projects if baseline else None)
+
+def _batch_by_batch(
+    store: Store,
+    audit_id: int,
+    night: Night,
+    gatherer: Gatherer,
+    sources: OpenSources,
+    fetching: ThreadPoolExecutor,
+    results: dict[str, ProjectResult],
+    batch_size: int,
+) -> AuditLockLost | None:
+    """A batch at a time: its prior states read, fetched, compared, recorded and worded,
+    then let go, so memory follows the batch and not the catalog. The next batch is fetched
+    (on a thread of its own, one gather at a time) while this one is compared and recorded:
+    the sources never wait on the diff or the database, and at most two batches are in
+    memory. ``results`` holds the batch in hand; a lost lock is returned."""
+    in_hand: _Fetching | None = None
+    order = fetch_order(night.fetched, night.last_checked)
+    for batch in [*batches(order, batch_size), None]:
+        ahead = None
+        if batch is not None:
+            prior = _prior_states(store, night.baseline, batch)
+            ahead = _Fetching(batch, prior, fetching.submit(gatherer.gather, sources, batch, prior))
+        if in_hand is not None:
+            results.update(in_hand.results.result())
+            lock_lost = _tally_batch(store, audit_id, in_hand.batch, in_hand.prior, night, results)
+            if lock_lost is not None or store.failure is not None:
+                return lock_lost
+            results.clear()
+        in_hand = ahead
+    return None
+
+
+def _link_step(
+    config: Config,
+    store: Store,
+    audit_id: int,
+    night: Night,
+    sources: OpenSources,
+    web: PageFetcher,
+    sleep: Callable[[float], None],
+    stop: Callable[[], bool],
+) -> LinkNight | None:
+    """The links checked once every batch is recorded, the sources still open: a repository
+    link is asked of its forge with the projects' budget and pacing (check_links)."""
+    forges = ForgeLinks(config, night.env, opened=sources.by_name, cache=store, web=web,
+                        sleep=sleep)  # fmt: skip
+    return check_links(
+        config, store, audit_id, night.started, night.tally, stop, forges, night.fetched
+    )
+
+
+@dataclass(frozen=True)
+class Reported:
+    """The night's report, and what finishing the audit records with it."""
+
+    report: Report
+    status: AuditStatus
+    riding: list[ProjectResult]
+    open_pending: Callable[[Session], None]
+    stats: dict[str, Any]
+    finished: datetime
+
+
+def report_night(
+    config: Config,
+    store: Store,
+    audit_id: int,
+    night: Night,
+    checked: _Checked,
+    stopped: bool,
+) -> Reported:
+    """The report of the night, once every batch is recorded: the riding items' rows, the
+    projects removed and gone stale, the audit's status, what is pending after it."""
+    tally, baseline, names = night.tally, night.baseline, night.names
+    riding = _ride(night.riders, tally)
+    removed = removed_projects(night.listed, baseline.projects if baseline else None)
     first = store.first_audit_started() if baseline else None
     stale = stale_flags(
-        [s.name for s in specs], tally.outcomes, last_checked, first, started,
-        timedelta(days=config.settings.stale_after_days),
+        [s.name for s in night.specs], tally.outcomes, night.last_checked, first,
+        night.started, timedelta(days=config.settings.stale_after_days),
     )  # fmt: skip
     status = _overall_status(tally, stopped)
+    links = checked.links
     pending, open_pending = _pending(
-        config, store, audit_id, started,
+        config, store, audit_id, night.started,
         [*tally.ordered(tally.pending, lambda c: c.project), *removed], names,
         links.still_bad() if links is not None else None, tally.unsaid,
     )  # fmt: skip
     finished = _now()
+    usage = checked.usage
     if links is not None:
         usage = {**usage, "links": links.usage()}
     stats = {"sources": usage}
+    header = AuditHeader(
+        audit_id,
+        night.started,
+        finished,
+        status,
+        baseline.id if baseline else None,
+        not_selected=len(config.projects) - len(night.specs),
+    )
+    report = _assemble(header, tally, removed, stale, names, stats)
+    report = msgspec.structs.replace(
+        report, pending=tuple(pending_entry(item, audit_id) for item in pending)
+    )
+    if links is not None:
+        report = msgspec.structs.replace(report, links=link_entries(links.verdicts))
+    return Reported(report, status, riding, open_pending, stats, finished)
+
+
+def _assemble(
+    header: AuditHeader,
+    tally: _Tally,
+    removed: Sequence[Change],
+    stale: Sequence[Flag],
+    names: SourceNamesMap,
+    stats: dict[str, Any],
+) -> Report:
+    """The report from what the batches worded into the tally's spool, in catalog order,
+    then the projects removed and the stale flags."""
     spool = tally.spool
-    report = assemble_report(
-        audit=AuditHeader(
-            audit_id,
-            started,
-            finished,
-            status,
-            baseline.id if baseline else None,
-            not_selected=len(config.projects) - len(specs),
-        ),
+    return assemble_report(
+        audit=header,
         parts=ReportParts(
             changes=joined(
                 spool,
@@ -507,28 +645,34 @@ def _run_audit(
         ),
         usage=stats,
     )
-    report = msgspec.structs.replace(
-        report, pending=tuple(pending_entry(item, audit_id) for item in pending)
-    )
-    if links is not None:
-        report = msgspec.structs.replace(report, links=link_entries(links.verdicts))
+
+
+def _finish_night(
+    store: Store,
+    audit_id: int,
+    reports_dir: Path,
+    night: Night,
+    checked: _Checked,
+    reported: Reported,
+    stopped: bool,
+) -> AuditOutcome:
+    """The last step: the report written, then the audit recorded finished (it becomes a
+    baseline, its pending items open) in one transaction; failed instead when the report
+    could not be written or the audit lock was lost."""
+    lock_lost = checked.lock_lost
+    report, status, finished, stats = (
+        reported.report, reported.status, reported.finished, reported.stats
+    )  # fmt: skip
+    baseline = night.baseline
     if lock_lost is None:
         try:  # frozen past the lock's lease, another audit may have run: record nothing then
             store.confirm_audit_lock()
         except AuditLockLost as exc:
             lock_lost = exc
+    if lock_lost is not None:
+        return _lock_lost(store, audit_id, lock_lost, night.tally, reported)
     report_dir: Path | None = None
     report_error: str | None = None
-    if lock_lost is not None:
-        report_error = (
-            f"{lock_lost}: nothing of this audit was recorded, reported or sent"
-            if not tally.batches_recorded
-            else f"{lock_lost}: this audit stopped; what it recorded is marked failed (never a "
-            "baseline) and nothing was reported or sent"
-        )
-        log.error("%s", report_error)
-        store.finish_audit(audit_id, [], "failed", finished, None, stats)
-        return AuditOutcome(audit_id, "failed", report, None, report_error)
     try:
         report_dir = write_report(report, reports_dir)
         failpoint("report-written")
@@ -540,14 +684,31 @@ def _run_audit(
         log.error("%s", report_error)
     try:
         store.finish_audit(
-            audit_id, riding, status, finished, baseline.id if baseline else None, stats,
-            checked_earlier=tally.checked, also=open_pending if status != "failed" else None,
+            audit_id, reported.riding, status, finished, baseline.id if baseline else None,
+            stats, checked_earlier=night.tally.checked,
+            also=reported.open_pending if status != "failed" else None,
         )  # fmt: skip
     except SQLAlchemyError as exc:
         store.failed("recording the audit", exc)
         raise StoreError(_store_failed(store, audit_id, [])) from None
     failpoint("audit-finished")
     return AuditOutcome(audit_id, status, report, report_dir, report_error, stopped)
+
+
+def _lock_lost(
+    store: Store, audit_id: int, lost: AuditLockLost, tally: _Tally, reported: Reported
+) -> AuditOutcome:
+    """Another audit may have run while this one was frozen past its lease: nothing more is
+    recorded, reported or sent, and the audit is marked failed (never a baseline)."""
+    report_error = (
+        f"{lost}: nothing of this audit was recorded, reported or sent"
+        if not tally.batches_recorded
+        else f"{lost}: this audit stopped; what it recorded is marked failed (never a "
+        "baseline) and nothing was reported or sent"
+    )
+    log.error("%s", report_error)
+    store.finish_audit(audit_id, [], "failed", reported.finished, None, reported.stats)
+    return AuditOutcome(audit_id, "failed", reported.report, None, report_error)
 
 
 def _ride(riders: Sequence[ProjectSpec], tally: _Tally) -> list[ProjectResult]:
@@ -588,27 +749,53 @@ def _tally_batch(
     audit_id: int,
     batch: Sequence[ProjectSpec],
     prior: Mapping[str, ProjectSnapshot],
-    baseline: AuditInfo | None,
-    listed: Sequence[str],
-    rules: DiffRules,
-    names: SourceNamesMap,
-    started: datetime,
-    last_checked: Mapping[str, datetime],
-    tally: _Tally,
+    night: Night,
     results: dict[str, ProjectResult],
 ) -> AuditLockLost | None:
     """One fetched batch (``results`` holds what it fetched, and receives what the diff made
-    of it: what a failing database is told to keep): compared, recorded, worded into
-    ``tally``."""
+    of it: what a failing database is told to keep): compared, worded into the night's
+    tally, recorded."""
     if store.failure is not None:
         return None
-    compared, current, findings = _compare_batch(listed, batch, prior, baseline, results, rules)
+    current, findings, outcomes = compare_batch(batch, prior, night, results)
+    word_batch(night.tally, batch, results, current, findings, outcomes, night.names)
+    forget_memos()  # the batch's catalog rows are worded: let its snapshots go
+    return _record_batch(store, audit_id, night.tally, results)
+
+
+def compare_batch(
+    batch: Sequence[ProjectSpec],
+    prior: Mapping[str, ProjectSnapshot],
+    night: Night,
+    results: dict[str, ProjectResult],
+) -> tuple[dict[str, ProjectSnapshot], Findings, dict[str, ProjectOutcome]]:
+    """The compare step of one batch: ``results`` updated with what the diff made of them (a
+    project it could not compare demoted to an error), each project's state after tonight,
+    the findings, and the outcomes of the projects not plainly checked (a deferred one says
+    since when it was last checked)."""
+    compared, current, findings = _compare_batch(
+        night.listed, batch, prior, night.baseline, results, night.rules
+    )
     results.update(compared)
     outcomes = _outcomes(results)
     for name, outcome in outcomes.items():
         if outcome.status == ProjectStatus.DEFERRED:
-            since = _since(last_checked.get(name), started)
+            since = _since(night.last_checked.get(name), night.started)
             outcomes[name] = replace(outcome, note=f"{outcome.note or 'not checked'}; {since}")
+    return current, findings, outcomes
+
+
+def word_batch(
+    tally: _Tally,
+    batch: Sequence[ProjectSpec],
+    results: Mapping[str, ProjectResult],
+    current: Mapping[str, ProjectSnapshot],
+    findings: Findings,
+    outcomes: dict[str, ProjectOutcome],
+    names: SourceNamesMap,
+) -> None:
+    """One compared batch worded into the tally (its spool keeps the entries in catalog
+    order): outcomes, counts, errors, changes, flags, rows, and what the link step needs."""
     tally.outcomes.update(outcomes)
     at = tally.position
     for result in results.values():
@@ -631,12 +818,28 @@ def _tally_batch(
         tally.rows.add(at(row.project), entry)
         if row.project in tally.host_rows:
             tally.host_rows[row.project] = entry
+    _collect_links(tally, batch, results, current)
+
+
+def _collect_links(
+    tally: _Tally,
+    batch: Sequence[ProjectSpec],
+    results: Mapping[str, ProjectResult],
+    current: Mapping[str, ProjectSnapshot],
+) -> None:
+    """What the link step needs of the batch, kept small: its links and its forge answers."""
     for spec in batch if tally.collect_links else ():
         tally.links += project_targets(spec, current.get(spec.name))
         checked = results.get(spec.name)
         if checked is not None and checked.status == ProjectStatus.OK and checked.snapshot:
             tally.repos.update(forge_entries(spec, checked.snapshot))
-    forget_memos()  # the batch's catalog rows are worded: let its snapshots go
+
+
+def _record_batch(
+    store: Store, audit_id: int, tally: _Tally, results: Mapping[str, ProjectResult]
+) -> AuditLockLost | None:
+    """The store step of one batch: its results recorded, once the audit lock is confirmed
+    (a lost lock is returned; a failing database remembered by the store)."""
     try:  # frozen past the lock's lease, another audit may have run: record nothing then
         store.confirm_audit_lock()
     except AuditLockLost as exc:

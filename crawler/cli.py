@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import atexit
 import gc
-import json
 import os
 import stat
 import sys
@@ -23,13 +22,19 @@ from crawler import __version__
 from crawler.cli_db import audit_lock_or_exit, db, prune, take_audit_lock
 from crawler.cli_db import open_store as _open_store
 from crawler.cli_ops import (
+    EXIT_FAIL_ON,
+    CrawlerGroup,
     Failure,
     add_examples,
     check,
+    complete_pending_kinds,
     config_file,
     config_option,
+    echo_json,
     fail_on_exit,
+    fail_on_found,
     fail_on_option,
+    known_names,
     load_or_fail,
     main_in_json,
     notify,
@@ -43,6 +48,7 @@ from crawler.config import (
     load_config,
 )
 from crawler.failpoints import failpoint
+from crawler.locations import heartbeat_path
 from crawler.logs import LogFormat, Output, configure_output, requested_format
 from crawler.store import DEFAULT_DB_URL, Store
 from crawler.store.database import StoreError
@@ -87,7 +93,7 @@ def _load_if_present(config_path: str | None) -> Config | None:
     return _load(config_path) if config_file(config_path).exists() else None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=CrawlerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="crawler")
 @click.option("-v", "--verbose", count=True, help="More logging (-v debug, -vv libraries too).")
 @click.option("-q", "--quiet", is_flag=True, help="Only errors and the summary line (for cron).")
@@ -122,11 +128,15 @@ def _audit_and_deliver(
     stop: threading.Event,
     output: Output,
     allow_removals: bool = False,
+    fail_on: frozenset[str] | None = None,
 ) -> AuditOutcome:
-    """One audit, its summary line, then its delivery (which never fails the audit).
+    """One audit, its summary line (with its figures as fields: the JSON log's
+    ``audit_finished`` event), then its delivery (which never fails the audit).
 
     ``output`` is passed in: a scheduled audit runs in a worker thread, where click has no
     current context."""
+    import time
+
     from crawler.audit import run_audit
     from crawler.notify import deliver
     from crawler.progress import make_progress
@@ -136,6 +146,7 @@ def _audit_and_deliver(
     api_url, token = github_endpoint(config.source_settings("github"), os.environ)
     _deliver_late(config, store, reports_dir, output, api_url, token)
     progress = make_progress(output)
+    started = time.monotonic()
     try:
         outcome = run_audit(
             config,
@@ -148,7 +159,10 @@ def _audit_and_deliver(
         )
     finally:
         progress.close()
-    progress.finish(audit_line(outcome.report, status=outcome.status))
+    found = fail_on_found(outcome.report, fail_on) if fail_on else {}
+    exit_code = EXIT_FAIL_ON if found else outcome.exit_code
+    figures = audit_figures(outcome, time.monotonic() - started, exit_code)
+    progress.finish(audit_line(outcome.report, status=outcome.status), **figures)
     if outcome.report_dir is None:
         output.error(
             f"{outcome.report_error}; nothing was delivered, and the next audit reports these "
@@ -169,6 +183,33 @@ def _audit_and_deliver(
     store.mark_delivered(outcome.audit_id, datetime.now(UTC).replace(microsecond=0))
     _show_delivery(delivery, output)
     return outcome
+
+
+def audit_figures(outcome: AuditOutcome, seconds: float, exit_code: int) -> dict[str, Any]:
+    """An audit's figures, as fields of its last event (``--log-format json``)."""
+    summary = outcome.report.summary
+    sources = outcome.report.requests.get("sources", {})
+    spent = {name: int(facts.get("requests") or 0) for name, facts in sources.items()}
+    points = sum(int(facts.get("graphql_points") or 0) for facts in sources.values())
+    return {
+        "event": "audit_finished",
+        "audit": outcome.audit_id,
+        "status": outcome.status,
+        "projects": summary.projects,
+        "projects_checked": summary.checked,
+        "projects_deferred": summary.deferred,
+        "projects_stale": summary.stale,
+        "changes": summary.changes,
+        "changes_by_kind": dict(summary.changes_by_kind),
+        "flags": summary.flags,
+        "errors": summary.errors,
+        "requests": sum(spent.values()),
+        "requests_by_source": spent,
+        "graphql_points": points,
+        "seconds": round(seconds, 3),
+        "exit_code": exit_code,
+        "report": str(outcome.report_dir / "report.md") if outcome.report_dir else None,
+    }
 
 
 def _deliver_late(
@@ -221,6 +262,8 @@ def audit(
     from crawler.upstream.sources.github import credential_in_use
 
     config = _load(config_path)
+    if only:  # matched case-insensitively: `--only triton` is Triton
+        only = tuple(known_names(only, [p.name for p in config.projects], "project", "--only"))
     _output().add_secrets(config_secrets(config, os.environ))  # page and webhook credentials
     uses_github = any(p.forge and p.forge.source == "github" for p in config.projects)
     if uses_github and credential_in_use(os.environ) is None:
@@ -233,8 +276,9 @@ def audit(
     try:
         with audit_lock_or_exit(store, "crawler audit"), stop_on_signals(stop):
             outcome = _audit_and_deliver(
-                config, store, Path(reports_dir), only or None, stop, _output(), allow_removals
-            )
+                config, store, Path(reports_dir), only or None, stop, _output(), allow_removals,
+                fail_on,
+            )  # fmt: skip
     except ConfigError as exc:
         raise Failure(str(exc)) from None
     except StoreError as exc:  # the database's failure, said once (the lock is released)
@@ -265,8 +309,9 @@ def audit(
     "--heartbeat",
     type=click.Path(dir_okay=False),
     default=None,
-    envvar="CRAWLER_HEARTBEAT",
-    help="Write a heartbeat file here every minute, for `crawler health` [env CRAWLER_HEARTBEAT].",
+    help="Write a heartbeat file here every minute, for `crawler health` [default: "
+    "$CRAWLER_HEARTBEAT, else ~/.local/state/crawler/heartbeat.json, where `crawler health` "
+    "looks].",
 )
 def schedule(
     config_path: str | None,
@@ -308,7 +353,7 @@ def schedule(
         timezone=zone,
         run_now=run_now,
         last_audit=latest.started_at if latest else None,
-        heartbeat=Path(heartbeat) if heartbeat else None,
+        heartbeat=heartbeat_path(heartbeat, os.environ),  # `crawler health` looks there
     )
 
     output = _output()  # scheduled audits run in a worker thread: no click context there
@@ -346,10 +391,9 @@ def schedule(
 @click.option(
     "--heartbeat",
     type=click.Path(dir_okay=False),
-    default="heartbeat.json",
-    show_default=True,
-    envvar="CRAWLER_HEARTBEAT",
-    help="The file `crawler schedule --heartbeat` writes [env CRAWLER_HEARTBEAT].",
+    default=None,
+    help="The heartbeat `crawler schedule` writes [default: $CRAWLER_HEARTBEAT, else "
+    "~/.local/state/crawler/heartbeat.json, where `crawler schedule` writes it].",
 )
 @click.option(
     "--max-age",
@@ -358,7 +402,7 @@ def schedule(
     show_default=True,
     help="Seconds after which a heartbeat is too old.",
 )
-def health(heartbeat: str, max_age: int) -> None:
+def health(heartbeat: str | None, max_age: int) -> None:
     """Exit 0 if `crawler schedule` is alive (its heartbeat is fresh), else 1: a HEALTHCHECK."""
     from datetime import UTC, datetime
 
@@ -366,7 +410,7 @@ def health(heartbeat: str, max_age: int) -> None:
     from crawler.untrusted import UnreadableFile
 
     try:
-        state = check_heartbeat(Path(heartbeat), datetime.now(UTC), max_age)
+        state = check_heartbeat(heartbeat_path(heartbeat, os.environ), datetime.now(UTC), max_age)
     except UnreadableFile as exc:  # a FIFO or /dev/zero: unhealthy, said (never read)
         # exit 1, not 2: Docker reserves a HEALTHCHECK's exit status 2 ("do not use")
         _output().stderr(f"unhealthy: --heartbeat {exc}")
@@ -392,13 +436,13 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
 
     store = _open_store(db_url, reading=True)
     try:
+        known = store.known_projects()
+        if not known:
+            raise Failure("no project in the database yet: run `crawler audit`")
+        [name] = known_names([name], known, "project")  # as spelt in the database
         entries = store.history(name)
-        known = store.known_projects() if not entries else []
     finally:
         store.close()
-    if not entries and name not in known:
-        hint = f"; known: {', '.join(sorted(known)[:20])}" if known else ": run `crawler audit`"
-        raise click.UsageError(f"no project {name!r} in the database{hint}")
     names = source_names()
     rows: list[dict[str, Any]] = []
     for entry in entries:
@@ -420,7 +464,7 @@ def history(name: str, db_url: str | None, as_json: bool) -> None:
             )
         rows.append(row)
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        echo_json(rows, f"history of {one_line(name)}")
         return
     if not rows:
         click.echo(f"no history for {name} yet: run `crawler audit`")
@@ -493,7 +537,10 @@ def diff(
     try:
         before, after = store.audit(audit_a), store.audit(audit_b)
         if before is None or after is None:
-            raise click.UsageError(f"no audit {audit_a if before is None else audit_b}")
+            missing = audit_a if before is None else audit_b
+            latest = store.latest_audit()
+            known = f"the latest is #{latest.id}" if latest else "none yet: run `crawler audit`"
+            raise Failure(f"no audit {missing} in the database ({known})")
         findings = findings_between(store, config, before, after)[0]
         # the link steps' findings of the audits after the first, up to the second
         found_links = link_findings(store, audit_a + 1, audit_b)[0] if audit_b > audit_a else []
@@ -504,7 +551,7 @@ def diff(
         import msgspec
 
         entries = [msgspec.to_builtins(change_entry(c, source_names())) for c in changes]
-        click.echo(json.dumps(entries, indent=2, default=str))
+        echo_json(entries, f"changes from audit #{audit_a} to #{audit_b}", default=str)
         return
     click.echo(f"{plural(len(changes), 'change')} from audit #{audit_a} to #{audit_b}")
     names = source_names()
@@ -527,7 +574,7 @@ def license_command(files: tuple[str, ...], as_json: bool) -> None:
             raise click.UsageError(f"{path} is not a regular file: pass license files")
     analyses = {path: analyze_file(path) for path in files}
     if as_json:
-        click.echo(json.dumps({p: a.to_dict() for p, a in analyses.items()}, indent=2))
+        echo_json({p: a.to_dict() for p, a in analyses.items()}, "license analyses")
         return
     for path, analysis in analyses.items():
         # the file's text is quoted: no escape sequence in it may reach the terminal
@@ -562,7 +609,7 @@ def links(files: tuple[str, ...], config_path: str | None, as_json: bool, allow_
     finally:
         forges.close()
     if as_json:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        echo_json(data, "link checks", ensure_ascii=False)
     else:
         for item in data["links"]:
             if item["outcome"] != "ok":
@@ -570,6 +617,36 @@ def links(files: tuple[str, ...], config_path: str | None, as_json: bool, allow_
         click.echo(link_check_summary(data["summary"]))
     summary = data["summary"]
     sys.exit(1 if summary["failing"] or summary["error"] else 0)
+
+
+def _table_options_problem(
+    selector: str | None,
+    heading: str | None,
+    key: tuple[str, ...],
+    items: str | None,
+    labels: tuple[str, ...],
+) -> str | None:
+    """What is wrong with `crawler page`'s choice of a table, in its options' words (the
+    checks of a sources.yaml table, said as flags), else None."""
+    chosen = f"--table {selector!r}" if selector else f"--heading {heading!r}"
+    if selector and heading:
+        return "give --table or --heading, not both"
+    if (selector or heading) and not key and not items:
+        return (
+            f"{chosen} needs --key: the column(s) that identify a row (--key COLUMN, once per "
+            "column), or --items list|enumeration to read the lists there as a table; "
+            "without --table and --heading the page's tables are listed with their columns"
+        )
+    if labels and not items:
+        return "--label only applies with --items"
+    if items and key and key != ("Item",):
+        return "--items rows are keyed by their text (the column 'Item'): leave out --key"
+    if items == "enumeration" and not labels:
+        return (
+            "--items enumeration is chosen by its label: add --label 'Integrations in "
+            "progress' (the text before its colon)"
+        )
+    return None
 
 
 @cli.command()
@@ -621,6 +698,9 @@ def page(
         preview_page_json,
     )
 
+    problem = _table_options_problem(table_selector, heading, key, items, labels)
+    if problem:
+        raise click.UsageError(problem)
     settings = Settings(allow_private_addresses=allow_private, request_deadline=deadline)
     options: dict[str, Any] = {
         "table_selector": table_selector,
@@ -633,9 +713,7 @@ def page(
     }
     try:
         if as_json:
-            click.echo(
-                json.dumps(preview_page_json(source, **options), indent=2, ensure_ascii=False)
-            )
+            echo_json(preview_page_json(source, **options), "page preview", ensure_ascii=False)
         else:
             data = preview_page_json(source, **options)
             click.echo(page_preview(data, source, table_selector, heading))
@@ -756,8 +834,9 @@ def _listed(items: Sequence[PendingItem]) -> str:
 
 @cli.command()
 @click.argument("projects", nargs=-1)
-@click.option("--kind", "kinds", multiple=True, help="Only changes of this kind (new_release, "
-              "license_changed, table_changed, ...); repeatable.")  # fmt: skip
+@click.option("--kind", "kinds", multiple=True, shell_complete=complete_pending_kinds,
+              help="Only changes of this kind (new_release, license_changed, table_changed, "
+                   "...); repeatable.")  # fmt: skip
 @click.option("--all", "everything", is_flag=True, help="Every pending change.")
 @db_option
 def ack(
@@ -767,12 +846,18 @@ def ack(
     pending list, the notification and the catalog issue."""
     from datetime import UTC, datetime
 
-    from crawler.store.pending import acknowledge
+    from crawler.diff.pending import PENDING_KINDS
+    from crawler.store.pending import acknowledge, open_pending
 
     if not (projects or kinds or everything):
         raise click.UsageError("name the projects to acknowledge, give --kind, or --all")
-    store = _open_store(db_url, reading=True)
+    store = _open_store(db_url, existing=True)
     try:
+        pending = open_pending(store)
+        if projects:  # the names known: any the database observed, or with something pending
+            known = {*store.known_projects(), *(item.project for item in pending)}
+            projects = tuple(known_names(projects, known, "project"))
+        kinds = tuple(known_names(kinds, [k.value for k in PENDING_KINDS], "kind", "--kind"))
         done = acknowledge(store, projects, kinds, datetime.now(UTC).replace(microsecond=0))
     finally:
         store.close()

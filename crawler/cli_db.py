@@ -11,13 +11,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import click
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from crawler.cli_ops import Failure, output
 from crawler.store import DEFAULT_DB_URL, Store
-from crawler.store.database import StoreError, display_db_url, scrub_db_secrets
+from crawler.store.database import (
+    StoreError,
+    describe_db_error,
+    display_db_url,
+)
 from crawler.store.lock import AuditLock, AuditLocked
+from crawler.store.migration_guard import ensure_usable
 
 EXIT_LOCKED = 3
 
@@ -37,29 +41,73 @@ def _url(db_url: str | None) -> str:
     return find_db_url(db_url, os.environ)
 
 
-def open_store(db_url: str | None, *, reading: bool = False) -> Store:
-    """The store, or an error (exit 2) that says "cannot open database" (no password, no
-    trace); for a ``reading`` command, only one that exists: reading never creates a database
-    file (it says there is none instead)."""
+def open_store(db_url: str | None, *, reading: bool = False, existing: bool = False) -> Store:
+    """The store, or an error (exit 2) that says in one line what is wrong with the database
+    and what to do (no password, no driver message, no trace). For a ``reading`` command
+    (and an ``existing`` one: ``ack``, ``prune``), only a crawler database that exists, at
+    this crawler's schema: they never create a database file or a schema, nor upgrade one
+    (they say there is none, or what to run). A command that writes is told before it starts
+    that a SQLite file cannot be written."""
+    from crawler.store.problems import sqlite_read_only, url_problem
+
     url = _url(db_url)
-    if reading:
-        try:
-            parsed = make_url(url)
-        except Exception:  # malformed: opening it below says why
-            parsed = None
-        path = parsed.database if parsed is not None and parsed.drivername.startswith(
-            "sqlite") else None  # fmt: skip
-        if path and path != ":memory:" and not Path(path).exists():
-            raise Failure(
-                f"no database at {path}: run `crawler audit` first (or point --db / "
-                "CRAWLER_DB_URL at an existing one)"
-            )
+    shown = display_db_url(url)
+    output().add_secrets(db_secrets(url))  # never in a log line either
+    output().db_url = url
+    problem = url_problem(url)
+    if problem is not None:
+        raise Failure(f"cannot open database {shown!r}: {problem}")
+    if reading or existing:
+        _must_exist(url, shown)
+    if not reading:
+        problem = sqlite_read_only(url)
+        if problem is not None:
+            raise Failure(f"cannot write to database {shown!r}: {problem}")
     try:
         return Store(url)
-    except Exception as exc:  # a bad URL or an unreachable server: say so, with no traceback
-        reason = scrub_db_secrets(str(exc), url)  # the password never reaches the terminal
-        raise Failure(f"cannot open database {display_db_url(url)!r}: {reason}") from None
+    except Exception as exc:  # an unreachable server, a read-only file: what to do, no trace
+        reason = describe_db_error(exc, url)  # the password never reaches the terminal
+        raise Failure(f"cannot open database {shown!r}: {reason}") from None
 
+
+def db_secrets(url: str) -> list[str]:
+    """The password the database URL carries, to be redacted from every line."""
+    from crawler.store.problems import parse
+
+    parsed = parse(url)
+    password = parsed.password if parsed is not None else None
+    return [str(password)] if password and len(str(password)) >= 3 else []
+
+
+def _must_exist(url: str, shown: str) -> None:
+    """A reading command's database: there, a crawler's, and at this crawler's schema."""
+    from crawler.store.migration_guard import database_at_head, inspect_database
+    from crawler.store.problems import sqlite_file
+
+    path = sqlite_file(url)
+    if path is not None and not Path(path).exists():
+        raise Failure(
+            f"no database at {path}: run `crawler audit` first (or point --db / "
+            "CRAWLER_DB_URL at an existing one)"
+        )
+    try:
+        if database_at_head(url):  # the usual case, without importing Alembic
+            return
+        state = inspect_database(url)
+        ensure_usable(state)
+    except Exception as exc:
+        raise Failure(f"cannot open database {shown!r}: {describe_db_error(exc, url)}") from None
+    where = path if path else repr(shown)
+    if state.revision is None:
+        raise Failure(
+            f"no crawler database at {where} (it holds no crawler tables): run `crawler audit` "
+            "first (or point --db / CRAWLER_DB_URL at an existing one)"
+        )
+    if not state.at_head:
+        raise Failure(
+            f"the database at {where} has schema revision {state.revision}, this crawler reads "
+            f"{state.head}: run `crawler db upgrade` first (a reading command changes nothing)"
+        )
 
 
 def locked_message(exc: AuditLocked) -> str:
@@ -131,14 +179,18 @@ def db_upgrade(db_url: str | None) -> None:
 def db_check(db_url: str | None) -> None:
     """Read-only checks: schema at head, references intact, no audit stuck. Exit 1 on problems."""
     from crawler.store.database import display_db_url as display_url
-    from crawler.store.database import scrub_db_secrets
     from crawler.store.maintenance import check_database
+    from crawler.store.problems import url_problem
 
     url = _url(db_url)
+    output().add_secrets(db_secrets(url))
+    problem = url_problem(url)
+    if problem is not None:
+        raise Failure(f"cannot open database {display_url(url)!r}: {problem}")
     try:
         report = check_database(url)
     except Exception as exc:
-        reason = scrub_db_secrets(str(exc), url)
+        reason = describe_db_error(exc, url)
         raise Failure(f"cannot open database {display_url(url)!r}: {reason}") from None
     click.echo(f"{display_url(url)}: schema {report.revision or '(none)'}, code {report.head}")
     for note in report.notes:
@@ -156,7 +208,8 @@ def db_check(db_url: str | None) -> None:
     "--keep-days",
     type=click.IntRange(min=0),
     required=True,
-    help="Keep audits started in the last N days (and all state still referenced).",
+    help="Keep audits started in the last N days, and whatever is still needed (the last "
+    "complete audit, baselines, each project's last good state); 0 keeps only that.",
 )
 @click.option("--dry-run", is_flag=True, help="Count what would go; change nothing.")
 def prune(db_url: str | None, keep_days: int, dry_run: bool) -> None:
@@ -164,9 +217,10 @@ def prune(db_url: str | None, keep_days: int, dry_run: bool) -> None:
 
     Never removes the last complete audit, the next audit's baseline, or any state still
     referenced; runs under the audit lock (exit 3 while an audit runs)."""
+    from crawler.report.words import prune_lines
     from crawler.store.maintenance import prune as prune_database
 
-    store = open_store(db_url)
+    store = open_store(db_url, reading=dry_run, existing=True)  # nothing to prune: say so
     try:
         result = prune_database(store, keep_days, dry_run=dry_run)
     except AuditLocked as exc:
@@ -174,9 +228,7 @@ def prune(db_url: str | None, keep_days: int, dry_run: bool) -> None:
         sys.exit(EXIT_LOCKED)
     finally:
         store.close()
-    verb = "would remove" if dry_run else "removed"
-    removed = ", ".join(f"{n} {name}" for name, n in result.removed.items())
-    click.echo(f"{verb} (older than {result.cutoff.date().isoformat()}): {removed}")
-    listed = ", ".join(f"#{i}" for i in result.kept_audits[:20])
-    more = ", …" if len(result.kept_audits) > 20 else ""
-    click.echo(f"kept {len(result.kept_audits)} audits" + (f": {listed}{more}" if listed else ""))
+    for line in prune_lines(
+        result.removed, result.kept_audits, keep_days, result.cutoff, dry_run
+    ):  # fmt: skip
+        click.echo(line)

@@ -10,6 +10,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,6 +19,9 @@ from crawler.locations import config_path
 from crawler.logs import Output, configure_output
 from crawler.model import ChangeKind, FlagKind
 from crawler.report.model import Report
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
 EXIT_FAIL_ON = 4  # the audit found a kind named by --fail-on
 
@@ -34,6 +38,39 @@ class Failure(click.ClickException):
     message alone and exit 2, without the usage lines that belong to a mistyped command."""
 
     exit_code = 2
+
+
+class DatabaseFailure(click.ClickException):
+    """The database failed while a command ran (a full disk, a read-only file, a server gone):
+    one line in the crawler's words, exit 1, never a traceback."""
+
+    exit_code = 1
+
+
+class CrawlerGroup(click.Group):
+    """The command group: a database failure that no command caught itself is said in one
+    line (the password scrubbed) rather than a traceback."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from crawler.store.database import StoreError, describe_db_error
+
+        try:
+            return super().invoke(ctx)
+        except StoreError as exc:
+            raise DatabaseFailure(untrusted_redact(str(exc))) from None
+        except SQLAlchemyError as exc:
+            url = output().db_url or ""
+            reason = describe_db_error(exc, url)
+            raise DatabaseFailure(untrusted_redact(f"the database failed: {reason}")) from None
+
+
+def untrusted_redact(text: str) -> str:
+    """``text`` without any secret this run knows (tokens, the database password)."""
+    from crawler.logs import redact
+
+    return redact(text, output().secrets)
 
 
 config_option = click.option(
@@ -56,6 +93,63 @@ def load_or_fail(explicit: str | None) -> Config:
         return load_config(config_file(explicit))
     except ConfigError as exc:
         raise Failure(str(exc)) from None
+
+
+def echo_json(data: Any, what: str, **dumps: Any) -> None:
+    """A command's ``--json`` product: printed indented; under ``--log-format json`` (where
+    every line is one JSON object) the ``data`` field of one result object whose message
+    says ``what`` it is."""
+    import json
+
+    out = output()
+    if out.log_format == "json":
+        out.result(what, data=data)
+    else:
+        click.echo(json.dumps(data, indent=2, **dumps))
+
+
+# -- names on the command line --------------------------------------------------------------------
+
+NAMES_SHOWN = 20  # known names listed in an error; the rest counted
+
+
+def _folded(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def known_names(
+    given: Iterable[str], known: Iterable[str], what: str, option: str | None = None
+) -> list[str]:
+    """Each of ``given`` spelt as it is among ``known``, matched case-insensitively (``--only
+    triton`` is Triton); an unknown one is an error (exit 2) naming the known ones, the
+    closest first ("did you mean").
+
+    ``what`` is the thing named ("project", "kind"); ``option`` the switch it came from."""
+    spelt = {_folded(name): name for name in sorted(known)}
+    found: list[str] = []
+    for name in given:
+        match = spelt.get(_folded(name))
+        if match is None:
+            raise Failure(unknown_name(name, list(spelt.values()), what, option))
+        found.append(match)
+    return list(dict.fromkeys(found))
+
+
+def unknown_name(name: str, known: list[str], what: str, option: str | None = None) -> str:
+    """``--kind: unknown kind 'bogus' (did you mean 'new_tag'?); known: …``"""
+    import difflib
+
+    from crawler.untrusted import one_line
+
+    folded = {_folded(k): k for k in known}
+    close = difflib.get_close_matches(_folded(name), list(folded), n=1, cutoff=0.6)
+    hint = f" (did you mean {folded[close[0]]!r}?)" if close else ""
+    listed = ", ".join(known[:NAMES_SHOWN])
+    more = f" and {len(known) - NAMES_SHOWN} more" if len(known) > NAMES_SHOWN else ""
+    where = f"{option}: " if option else ""
+    if not known:
+        return f"{where}unknown {what} {one_line(name, 80)!r}: none is known yet"
+    return f"{where}unknown {what} {one_line(name, 80)!r}{hint}; known: {listed}{more}"
 
 
 # -- crawler check ---------------------------------------------------------------------------------
@@ -86,10 +180,13 @@ def check(config_path: str | None) -> None:
     or credentials written into a URL. Exit 0 valid (warnings or not), 2 invalid."""
     from crawler.config import coverage, item_warnings
     from crawler.config.credentials import credential_warnings
-    from crawler.report.words import coverage_line
+    from crawler.report.words import coverage_line, invalid_config
 
     path = config_file(config_path)
-    config = load_or_fail(str(path))  # the schedule's cron expression included
+    try:
+        config = load_config(path)  # the schedule's cron expression included
+    except ConfigError as exc:
+        raise Failure(invalid_config(str(path), exc.problems, exc.total)) from None
     for warning in [*item_warnings(config.projects, str(path)), *credential_warnings(config)]:
         output().stderr(f"warning: {warning}", logging.WARNING)
     click.echo(f"{path}: ok: {_summary(config)}")
@@ -167,12 +264,41 @@ def _kinds(ctx: click.Context, param: click.Parameter, value: str | None) -> fro
     return frozenset(wanted)
 
 
+def _complete_fail_on(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Shell completion of ``--fail-on``: the kinds, after those already typed and a comma
+    (``new_release,lic`` → ``new_release,license_changed``…)."""
+    from click.shell_completion import CompletionItem
+
+    typed, _, last = incomplete.rpartition(",")
+    prefix = f"{typed}," if typed else ""
+    return [
+        CompletionItem(prefix + kind)
+        for kind in (*FAIL_ON_KINDS, *FAIL_ON_ALIASES)
+        if kind.startswith(last)
+    ]
+
+
+def complete_pending_kinds(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Shell completion of ``ack --kind``: the kinds that can be pending."""
+    from click.shell_completion import CompletionItem
+
+    from crawler.diff.pending import PENDING_KINDS
+
+    kinds = sorted(kind.value for kind in PENDING_KINDS)
+    return [CompletionItem(kind) for kind in kinds if kind.startswith(incomplete)]
+
+
 fail_on_option = click.option(
     "--fail-on",
     "fail_on",
     default=None,
     metavar="KINDS",
     callback=_kinds,
+    shell_complete=_complete_fail_on,
     help="Comma-separated change or flag kinds (e.g. noassertion,license_changed,"
     f"new_release): exit {EXIT_FAIL_ON} when the audit finds any of them, for CI gating.",
 )
@@ -265,10 +391,33 @@ def add_examples(group: click.Group) -> None:
 
 
 def main_in_json(group: click.Group) -> int:
-    """Run the command line with click's own error lines (``Error:``, ``Usage:``) and any
-    traceback written as JSON objects too; the exit status."""
+    """Run the command line with every line of stdout and stderr one JSON object: the logs
+    and results (JSON records), click's own error lines (``Error:``, ``Usage:``), any
+    traceback, and whatever a command or a library prints as plain text (each line becomes
+    the ``message`` of an object); the exit status."""
+    from crawler.logs import JsonLines
+
     log = logging.getLogger("crawler.cli")
-    configure_output(0, False, "json", os.environ)  # before the options are read; redone then
+    # before the options are read (redone then): a refused command line is JSON too
+    first = configure_output(0, False, "json", os.environ).secrets
+
+    def secrets() -> list[str]:  # the environment's, and those the run learns
+        return [*first, *output().secrets]
+
+    stdout = JsonLines(sys.stdout, "crawler.result", "info", secrets)
+    stderr = JsonLines(sys.stderr, "crawler.stderr", "warning", secrets)
+    real = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = stdout, stderr
+    try:
+        return _run_in_json(group, log)
+    finally:
+        stdout.finish()
+        stderr.finish()
+        sys.stdout, sys.stderr = real
+
+
+def _run_in_json(group: click.Group, log: logging.Logger) -> int:
+    configure_output(0, False, "json", os.environ)  # on the JSON streams
     try:
         code = group.main(prog_name="crawler", standalone_mode=False)
     except click.ClickException as exc:

@@ -125,7 +125,9 @@ def open_sources(
 
 
 class Gatherer:
-    """Runs the fetch stage for one audit and reports each project once it is final."""
+    """Runs the fetch stage for one audit, a batch at a time, and reports each project once
+    it is final. Its steps: the forges (``fetch_forges``), then the release channels
+    (``add_channels``), then each project completed (license analyses, pages: ``PageReader``)."""
 
     def __init__(
         self,
@@ -140,22 +142,20 @@ class Gatherer:
         analyse: Callable[[str, str, Sequence[str]], LicenseAnalysis] | None = None,
         dormant_after_days: float = 365.0,
     ) -> None:
-        self.web = web
         self.clock = clock
         self.secrets = tuple(secrets)
         self.should_stop = should_stop
-        self.pin_text_limit = pin_text_limit
-        self.project_deadline = project_deadline  # seconds for all the pages of one project
-        self.progress = progress
+        self.pages = PageReader(web, clock, self.secrets, pin_text_limit, project_deadline)
+        self.readmes = ReadmeReader(clock, self.secrets, dormant_after_days)
+        self.completer = Completer(self.pages, self.secrets, self.readmes)
         self._analyse = analyse or _analyse_license
-        self.dormant_after = timedelta(days=dormant_after_days)  # settings.dormant_after_days
         self.sources = OpenSources({})
         self._specs: dict[str, ProjectSpec] = {}
         self._prior: Mapping[str, ProjectSnapshot] = {}
         self._analyses = LicenseAnalyses((), self._analyse)
         self._final: dict[str, ProjectResult] = {}  # projects completed as their source ended
         self._lock = threading.Lock()
-        self._requests_seen = 0
+        self._progress = ProgressCount(progress, self._lock)
 
     def gather(
         self,
@@ -165,33 +165,37 @@ class Gatherer:
     ) -> dict[str, ProjectResult]:
         """Fetch ``specs`` (one batch of the audit: called once per batch, with the prior
         states of that batch) and complete each project."""
-        self.sources = sources
+        self.sources = self.pages.sources = self.readmes.sources = sources
         self._specs = {spec.name: spec for spec in specs}
         self._prior = prior
         self._analyses.remember(prior.values())
         self._final = {}
-        results = self._forges(specs, prior)
-        self._channels(specs, prior, results)
+        results = fetch_forges(sources, specs, prior, self.secrets)
+        add_channels(sources, specs, prior, results, self.secrets)
         for spec in specs:
             final = self._final.get(spec.name)
             if final is not None:
                 results[spec.name] = final
                 continue
-            result = results[spec.name]
-            if result.status == ProjectStatus.OK and result.snapshot is not None:
-                if spec.pages and self.should_stop():  # its pages are left for the next audit
-                    note = "; ".join(
-                        n for n in (result.note, "pages not read: stop requested") if n
-                    )
-                    snapshot = self._analyses.apply(result.snapshot)
-                    snapshot = _keep_pages(snapshot, prior.get(spec.name))
-                    result = replace(result, snapshot=snapshot, note=note)
-                else:
-                    result = self._complete_guarded(spec, result, prior, self._analyses)
+            result = self._finish(spec, results[spec.name], prior)
             results[spec.name] = result
-            self._report(result)
+            self._progress.done(result, sources)
         self._final, self._prior, self._specs = {}, {}, {}
         return results
+
+    def _finish(
+        self, spec: ProjectSpec, result: ProjectResult, prior: Mapping[str, ProjectSnapshot]
+    ) -> ProjectResult:
+        """A project its sources read, completed; when a stop is asked, its pages are left
+        for the next audit (their last extraction kept)."""
+        if result.status != ProjectStatus.OK or result.snapshot is None:
+            return result
+        if spec.pages and self.should_stop():  # its pages are left for the next audit
+            note = "; ".join(n for n in (result.note, "pages not read: stop requested") if n)
+            snapshot = self._analyses.apply(result.snapshot)
+            snapshot = _keep_pages(snapshot, prior.get(spec.name))
+            return replace(result, snapshot=snapshot, note=note)
+        return self.completer.complete(spec, result, prior, self._analyses)
 
     def on_fetched(self, result: ProjectResult) -> None:
         """A source finished one project (called from its worker threads). A project that
@@ -202,88 +206,27 @@ class Gatherer:
             return
         result = sealed(result, self.secrets)
         if result.status == ProjectStatus.OK and result.snapshot is not None:
-            result = self._complete_guarded(spec, result, self._prior, self._analyses)
+            result = self.completer.complete(spec, result, self._prior, self._analyses)
         with self._lock:
             self._final[result.project] = result
-        self._report(result)
+        self._progress.done(result, self.sources)
 
-    def _report(self, result: ProjectResult) -> None:
-        if self.progress is None:
-            return
-        usage = self.sources.usage()
-        spent = sum(_count(u.get("requests")) for u in usage.values())
-        left = [u.get("rate_remaining") for u in usage.values()]
-        budgets = [_count(n) for n in left if n]
-        with self._lock:
-            requests, self._requests_seen = spent - self._requests_seen, spent
-            self.progress.project_done(
-                result.project,
-                result.status.value,
-                requests,
-                min(budgets) if budgets else None,
-            )
 
-    # -- stages ----------------------------------------------------------------------------
+class Completer:
+    """A project its sources read, completed: its license texts analysed (once per text) and
+    its pages read; a surprise in one project is that project's error, never the audit's."""
 
-    def _forges(
-        self, specs: Sequence[ProjectSpec], prior: Mapping[str, ProjectSnapshot]
-    ) -> dict[str, ProjectResult]:
-        results: dict[str, ProjectResult] = {}
-        groups: dict[str, list[ProjectSpec]] = defaultdict(list)
-        for spec in specs:
-            if spec.forge is not None:
-                groups[spec.forge.source].append(spec)
-            elif spec.channels or spec.pages:
-                note = None if spec.channels else "no repository to fetch; its pages are watched"
-                snapshot = ProjectSnapshot(project=spec.name, tracking=spec.tracking)
-                results[spec.name] = ProjectResult(spec.name, ProjectStatus.OK, snapshot, note=note)
-            else:  # not trackable: its reason is its note (a riding item never comes here)
-                note = spec.not_trackable or no_source_note(spec.homepage)
-                results[spec.name] = ProjectResult(spec.name, ProjectStatus.UNTRACKED, note=note)
-        for name, group in groups.items():
-            source = self.sources.by_name[name]
-            results.update(self._fetch(source, group, prior))
-        return results
-
-    def _fetch(
-        self, source: Source, group: list[ProjectSpec], prior: Mapping[str, ProjectSnapshot]
-    ) -> dict[str, ProjectResult]:
-        try:
-            fetched = source.fetch(group, prior)
-        except Exception as exc:  # a defect or surprise in one source: its projects only
-            log.warning("source %s failed", source.kind.name, exc_info=True)
-            why = f"{source.kind.label} source failed unexpectedly: {exc}"
-            fetched = {spec.name: failed(spec.name, source.kind.name, "", why) for spec in group}
-        for spec in group:  # a source that forgot a project must not lose it
-            if spec.name not in fetched:
-                why = f"{source.kind.label} returned nothing for this project"
-                fetched[spec.name] = failed(spec.name, source.kind.name, "", why)
-        # every source's errors read alike: redacted of every secret, one cap
-        return {spec.name: sealed(fetched[spec.name], self.secrets) for spec in group}
-
-    def _channels(
+    def __init__(
         self,
-        specs: Sequence[ProjectSpec],
-        prior: Mapping[str, ProjectSnapshot],
-        results: dict[str, ProjectResult],
+        pages: PageReader,
+        secrets: Sequence[str | None],
+        readmes: ReadmeReader | None = None,
     ) -> None:
-        """Release channels add their facet to a project the forge checked; a channel that
-        fails keeps its last good facet and adds an error, the rest of the project stands."""
-        groups: dict[str, list[ProjectSpec]] = defaultdict(list)
-        for spec in specs:
-            if results[spec.name].status != ProjectStatus.OK:
-                continue
-            for channel in spec.channels:
-                groups[channel.source].append(spec)
-        for name, group in groups.items():
-            source = self.sources.by_name[name]
-            fetched = self._fetch(source, group, prior)
-            for spec in group:
-                results[spec.name] = _merge_channel(
-                    results[spec.name], fetched[spec.name], prior.get(spec.name), name
-                )
+        self.pages = pages
+        self.secrets = secrets
+        self.readmes = readmes
 
-    def _complete_guarded(
+    def complete(
         self,
         spec: ProjectSpec,
         result: ProjectResult,
@@ -313,9 +256,10 @@ class Gatherer:
         errors: list[FetchError] = []
         notes: list[str] = []
         read = len(snapshot.provenance)  # facets fetched tonight so far (a channel's)
-        snapshot = self._readme(spec, snapshot, prior)
+        if self.readmes is not None:
+            snapshot = self.readmes.read(spec, snapshot, prior)
         if spec.pages:
-            snapshot, errors, notes = self._pages(spec, snapshot, prior)
+            snapshot, errors, notes = self.pages.read(spec, snapshot, prior)
             read += sum(error.source.startswith("page:") for error in errors) < len(spec.pages)
         note = "; ".join(n for n in (result.note, *notes) if n) or None
         errors = [*result.errors, *errors]
@@ -327,24 +271,138 @@ class Gatherer:
             )
         return replace(result, snapshot=snapshot, errors=tuple(errors), note=note)
 
-    # -- the README's top, for a successor ---------------------------------------------------
 
-    def _readme(
+class ProgressCount:
+    """Tells the progress display each project done, with the requests spent since the last
+    one and the smallest rate budget left (``lock``: the sources' worker threads report too)."""
+
+    def __init__(self, progress: AuditProgress | None, lock: threading.Lock) -> None:
+        self.progress = progress
+        self._lock = lock
+        self._requests_seen = 0
+
+    def done(self, result: ProjectResult, sources: OpenSources) -> None:
+        if self.progress is None:
+            return
+        usage = sources.usage()
+        spent = sum(_count(u.get("requests")) for u in usage.values())
+        left = [u.get("rate_remaining") for u in usage.values()]
+        budgets = [_count(n) for n in left if n]
+        with self._lock:
+            requests, self._requests_seen = spent - self._requests_seen, spent
+            self.progress.project_done(
+                result.project,
+                result.status.value,
+                requests,
+                min(budgets) if budgets else None,
+            )
+
+
+# -- the sources -------------------------------------------------------------------------------
+
+
+def fetch_forges(
+    sources: OpenSources,
+    specs: Sequence[ProjectSpec],
+    prior: Mapping[str, ProjectSnapshot],
+    secrets: Sequence[str | None],
+) -> dict[str, ProjectResult]:
+    """Each project from its forge, a source at a time; a project with no forge is read
+    with nothing yet (its channels and pages follow), or untracked (with its reason)."""
+    results: dict[str, ProjectResult] = {}
+    groups: dict[str, list[ProjectSpec]] = defaultdict(list)
+    for spec in specs:
+        if spec.forge is not None:
+            groups[spec.forge.source].append(spec)
+        elif spec.channels or spec.pages:
+            note = None if spec.channels else "no repository to fetch; its pages are watched"
+            snapshot = ProjectSnapshot(project=spec.name, tracking=spec.tracking)
+            results[spec.name] = ProjectResult(spec.name, ProjectStatus.OK, snapshot, note=note)
+        else:  # not trackable: its reason is its note (a riding item never comes here)
+            note = spec.not_trackable or no_source_note(spec.homepage)
+            results[spec.name] = ProjectResult(spec.name, ProjectStatus.UNTRACKED, note=note)
+    for name, group in groups.items():
+        source = sources.by_name[name]
+        results.update(fetch_group(source, group, prior, secrets))
+    return results
+
+
+def fetch_group(
+    source: Source,
+    group: list[ProjectSpec],
+    prior: Mapping[str, ProjectSnapshot],
+    secrets: Sequence[str | None],
+) -> dict[str, ProjectResult]:
+    """One source's projects: a source that fails, or forgets a project, fails those
+    projects only; every error redacted of every secret, one cap."""
+    try:
+        fetched = source.fetch(group, prior)
+    except Exception as exc:  # a defect or surprise in one source: its projects only
+        log.warning("source %s failed", source.kind.name, exc_info=True)
+        why = f"{source.kind.label} source failed unexpectedly: {exc}"
+        fetched = {spec.name: failed(spec.name, source.kind.name, "", why) for spec in group}
+    for spec in group:  # a source that forgot a project must not lose it
+        if spec.name not in fetched:
+            why = f"{source.kind.label} returned nothing for this project"
+            fetched[spec.name] = failed(spec.name, source.kind.name, "", why)
+    # every source's errors read alike: redacted of every secret, one cap
+    return {spec.name: sealed(fetched[spec.name], secrets) for spec in group}
+
+
+def add_channels(
+    sources: OpenSources,
+    specs: Sequence[ProjectSpec],
+    prior: Mapping[str, ProjectSnapshot],
+    results: dict[str, ProjectResult],
+    secrets: Sequence[str | None],
+) -> None:
+    """Release channels add their facet to a project the forge checked; a channel that
+    fails keeps its last good facet and adds an error, the rest of the project stands."""
+    groups: dict[str, list[ProjectSpec]] = defaultdict(list)
+    for spec in specs:
+        if results[spec.name].status != ProjectStatus.OK:
+            continue
+        for channel in spec.channels:
+            groups[channel.source].append(spec)
+    for name, group in groups.items():
+        source = sources.by_name[name]
+        fetched = fetch_group(source, group, prior, secrets)
+        for spec in group:
+            results[spec.name] = _merge_channel(
+                results[spec.name], fetched[spec.name], prior.get(spec.name), name
+            )
+
+
+# -- the README's top, for a successor -------------------------------------------------------
+
+
+class ReadmeReader:
+    """The top of README.md, read for an archived or dormant repository whose description
+    names no successor (crawler.diff.health.wants_readme): one request through the forge's own
+    client, conditional where it keeps validators. A README that could not be read (an error,
+    a spent budget) keeps the last one read: a failure never takes a successor back; a 404
+    (no README.md) is an answer."""
+
+    def __init__(
+        self, clock: Clock, secrets: Sequence[str | None], dormant_after_days: float
+    ) -> None:
+        self.clock = clock
+        self.secrets = secrets
+        self.dormant_after = timedelta(days=dormant_after_days)  # settings.dormant_after_days
+        self.sources = OpenSources({})  # the audit's: the README is read through them
+
+    def read(
         self, spec: ProjectSpec, snapshot: ProjectSnapshot, prior: ProjectSnapshot | None
     ) -> ProjectSnapshot:
-        """The top of README.md, read for an archived or dormant repository whose description
-        names no successor (crawler.diff.health.wants_readme): one request through the forge's
-        own client, conditional where it keeps validators. A README that could not be read
-        (an error, a spent budget) keeps the last one read: a failure never takes a successor
-        back; a 404 (no README.md) is an answer."""
         now = instant(self.clock())
-        if spec.forge is None or now is None:
+        source = self.sources.by_name.get(spec.forge.source) if spec.forge else None
+        if spec.forge is None or source is None or now is None:
             return snapshot
         if not wants_readme(snapshot, now, self.dormant_after):
             return snapshot
         kept = prior.readme if prior is not None else None
         try:
-            file = self.sources.by_name[spec.forge.source].read_file(spec.forge, README)
+            file = source.read_file(spec.forge, README)
         except (SourceError, PageFetchError) as exc:
             if getattr(exc, "status", None) == 404:
                 return snapshot  # no README.md
@@ -356,9 +414,31 @@ class Gatherer:
         top = readme_top(file.text)
         return replace(snapshot, readme=ReadmeTop(top, file.url) if top else None)
 
-    # -- pages -----------------------------------------------------------------------------
 
-    def _pages(
+# -- pages -------------------------------------------------------------------------------------
+
+
+class PageReader:
+    """A project's watched pages read (a URL through the page fetcher, a repository file
+    through its source), within the project's deadline; a page that fails keeps its last
+    good extraction."""
+
+    def __init__(
+        self,
+        web: PageFetcher,
+        clock: Clock,
+        secrets: Sequence[str | None],
+        pin_text_limit: int = DEFAULT_PIN_TEXT_LIMIT,
+        project_deadline: float | None = None,
+    ) -> None:
+        self.web = web
+        self.clock = clock
+        self.secrets = secrets
+        self.pin_text_limit = pin_text_limit
+        self.project_deadline = project_deadline  # seconds for all the pages of one project
+        self.sources = OpenSources({})  # the audit's: a repository file is read through them
+
+    def read(
         self, spec: ProjectSpec, snapshot: ProjectSnapshot, prior: ProjectSnapshot | None
     ) -> tuple[ProjectSnapshot, list[FetchError], list[str]]:
         """The snapshot with its pages, the page errors, and notes on pages not checked.
@@ -376,13 +456,13 @@ class Gatherer:
                     f"not read: the project's pages took longer than its {limit:g}s deadline "
                     "(settings.project_deadline)"
                 )
-                errors.append(self._page_error(spec, page, message))
+                errors.append(self._error(spec, page, message))
                 if page.name in earlier:
                     pages.append(earlier[page.name])
                     provenance += _page_provenance(prior, page.name)
                 continue
             try:
-                body, content_type, url = self._page_body(spec, page)
+                body, content_type, url = self._body(spec, page)
                 last = earlier.get(page.name)
                 pages.append(
                     _extract_page(page, body, content_type, url, self.pin_text_limit, last)
@@ -393,23 +473,23 @@ class Gatherer:
                 notes.append(f"page '{page.name}' not checked: rate budget spent")
             except (PageFetchError, SourceError, ValueError) as exc:
                 message = _message(exc, self.secrets)
-                errors.append(self._page_error(spec, page, message))
+                errors.append(self._error(spec, page, message))
             except Exception as exc:  # anything else from one page is that page's error
                 log.warning("page %s of %s failed", page.name, spec.name, exc_info=True)
                 message = f"internal error: {_message(exc, self.secrets)}"
-                errors.append(self._page_error(spec, page, message))
+                errors.append(self._error(spec, page, message))
             if page.name in earlier:
                 pages.append(earlier[page.name])  # carry the last good extraction forward
                 provenance += _page_provenance(prior, page.name)  # ...with the day it was read
         return replace(snapshot, pages=tuple(pages), provenance=tuple(provenance)), errors, notes
 
-    def _page_error(self, spec: ProjectSpec, page: PageSpec, message: str) -> FetchError:
+    def _error(self, spec: ProjectSpec, page: PageSpec, message: str) -> FetchError:
         """The page's error, naming it by its URL as shown (never its credentials), or
         repo:path."""
         where = self.web.shown(page.url) if page.url is not None else page.where
         return FetchError(spec.name, f"page:{page.name}", where, message)
 
-    def _page_body(self, spec: ProjectSpec, page: PageSpec) -> tuple[str, str | None, str]:
+    def _body(self, spec: ProjectSpec, page: PageSpec) -> tuple[str, str | None, str]:
         if page.url is not None:
             fetched = self.web.fetch(page.url)
             return fetched.body, fetched.content_type, fetched.url

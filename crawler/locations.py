@@ -4,6 +4,9 @@ cron line needs no ``cd``.
 ``sources.yaml``: ``--config``, else ``$CRAWLER_CONFIG``, else ``./sources.yaml``, else
 ``$XDG_CONFIG_HOME/crawler/sources.yaml`` (``~/.config/crawler/sources.yaml``).
 
+The heartbeat (``schedule`` writes it, ``health`` reads it): ``--heartbeat``, else
+``$CRAWLER_HEARTBEAT``, else ``$XDG_STATE_HOME/crawler/heartbeat.json``.
+
 The database: ``--db``, else ``$CRAWLER_DB_URL``, else ``./db/crawler.sqlite`` if it exists,
 else ``$XDG_DATA_HOME/crawler/crawler.sqlite`` (``~/.local/share/crawler/crawler.sqlite``) if it
 exists or if ``sources.yaml`` was found in the user's config folder (a per-user setup keeps its
@@ -19,6 +22,8 @@ from crawler.store.database import DEFAULT_DB_URL
 from crawler.xdg import xdg_dir
 
 CONFIG_ENV = "CRAWLER_CONFIG"
+HEARTBEAT_ENV = "CRAWLER_HEARTBEAT"
+HEARTBEAT_NAME = "heartbeat.json"
 DB_ENV = "CRAWLER_DB_URL"
 CONFIG_NAME = "sources.yaml"
 LOCAL_DB = Path(DEFAULT_DB_URL.removeprefix("sqlite:///"))
@@ -31,6 +36,17 @@ def user_config_dir(env: Mapping[str, str]) -> Path:
 
 def user_data_dir(env: Mapping[str, str]) -> Path:
     return xdg_dir(env, "XDG_DATA_HOME", ".local/share") / "crawler"
+
+
+def heartbeat_path(explicit: str | None, env: Mapping[str, str]) -> Path:
+    """The heartbeat `crawler schedule` writes and `crawler health` reads: ``--heartbeat``,
+    else ``$CRAWLER_HEARTBEAT``, else ``$XDG_STATE_HOME/crawler/heartbeat.json``
+    (``~/.local/state/crawler/heartbeat.json``): the same file for both by default."""
+    if explicit:
+        return Path(explicit)
+    if env.get(HEARTBEAT_ENV):
+        return Path(env[HEARTBEAT_ENV])
+    return xdg_dir(env, "XDG_STATE_HOME", ".local/state") / "crawler" / HEARTBEAT_NAME
 
 
 def config_path(explicit: str | None, env: Mapping[str, str]) -> Path:

@@ -14,7 +14,7 @@ import json
 import logging
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
@@ -30,6 +30,7 @@ from crawler import untrusted
 
 LogFormat = Literal["text", "json"]
 RESULT_LOGGER = "crawler.result"  # result lines: shown even with --quiet
+STDOUT_MARK = "_crawler_stdout"  # a record that is a result: written to stdout, never a field
 _OURS = "_crawler_output_handler"
 # LogRecord attributes that are not extra fields given by the caller
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
@@ -126,6 +127,7 @@ class Output:
     secrets: list[str] = field(default_factory=list)
     terminal: bool = False  # stderr is a terminal and text output: rich progress
     result_log: logging.Logger = field(default_factory=lambda: logging.getLogger(RESULT_LOGGER))
+    db_url: str | None = None  # the database this command opened (its failures name it)
 
     def add_secrets(self, values: Iterable[str]) -> None:
         """More strings never to write (read from sources.yaml once it is loaded): every
@@ -136,7 +138,7 @@ class Output:
     def result(self, message: str, **fields: Any) -> None:
         """A result line (audit summary, report path): stdout, kept by --quiet."""
         if self.log_format == "json":
-            self.result_log.info(message, extra=fields)
+            self.result_log.info(message, extra={**fields, STDOUT_MARK: True})
         else:
             click.echo(redact(message, self.secrets))
 
@@ -175,33 +177,46 @@ def configure_output(
     log_format: LogFormat,
     env: Mapping[str, str],
     stream: TextIO | None = None,
+    results: TextIO | None = None,
 ) -> Output:
     """Set up logging for the whole process and return how results are written.
 
     Levels: the crawler's own loggers at INFO (-v DEBUG), libraries at WARNING (-vv DEBUG),
-    everything at ERROR with --quiet; result lines always.
+    everything at ERROR with --quiet; result lines always. Logs go to ``stream`` (stderr);
+    in the JSON format results go to ``results`` (stdout; the same ``stream`` when only that
+    is given).
     """
     secrets = secrets_from_env(env)
+    results = results if results is not None else (sys.stdout if stream is None else stream)
     stream = stream if stream is not None else sys.stderr
     terminal = log_format == "text" and not quiet and stream.isatty()
     handler: logging.Handler
+    handlers: list[logging.Handler] = []
     if terminal:
         handler = rich_log_handler(secrets)
     else:
         handler = logging.StreamHandler(stream)
         if log_format == "json":
             handler.setFormatter(JsonFormatter(secrets))
+            if results is not stream:  # results on stdout, as in text mode; logs on stderr
+                handler.addFilter(lambda r: not getattr(r, STDOUT_MARK, False))
+                on_stdout = logging.StreamHandler(results)
+                on_stdout.setFormatter(JsonFormatter(secrets))
+                on_stdout.addFilter(lambda r: getattr(r, STDOUT_MARK, False))
+                handlers.append(on_stdout)
         else:
             handler.setFormatter(
                 _Redacting(secrets, "%(asctime)s %(levelname)s %(name)s: %(message)s")
             )
+    handlers.insert(0, handler)
     root = logging.getLogger()
     for old in [h for h in root.handlers if getattr(h, _OURS, False)]:
         root.removeHandler(old)  # a second run in one process (tests) replaces ours only
-    if quiet:  # result lines, and errors from anywhere (a library may set its own level)
-        handler.addFilter(lambda r: r.name == RESULT_LOGGER or r.levelno >= logging.ERROR)
-    setattr(handler, _OURS, True)
-    root.addHandler(handler)
+    for each in handlers:
+        if quiet:  # result lines, and errors from anywhere (a library may set its own level)
+            each.addFilter(lambda r: r.name == RESULT_LOGGER or r.levelno >= logging.ERROR)
+        setattr(each, _OURS, True)
+        root.addHandler(each)
     root.setLevel(logging.ERROR if quiet else logging.DEBUG if verbose >= 2 else logging.WARNING)
     own = logging.getLogger("crawler")
     own.setLevel(logging.ERROR if quiet else logging.DEBUG if verbose else logging.INFO)
@@ -209,6 +224,77 @@ def configure_output(
     result_log.setLevel(logging.INFO)
     adopt_library_loggers()  # those imported already; the others when they are
     return Output(log_format, quiet, secrets, terminal, result_log)
+
+
+class JsonLines:
+    """A text stream that passes on JSON objects and turns every other line written to it into
+    one (``--log-format json``): what a command prints with ``click.echo``, a library's bare
+    line, a warning. Installed on stdout and stderr for the whole run, so every line of both
+    streams is one JSON object, whoever writes it. Blank lines are dropped."""
+
+    def __init__(
+        self, stream: TextIO, logger: str, level: str, secrets: Callable[[], list[str]]
+    ) -> None:
+        self.stream = stream
+        self.logger = logger
+        self.level = level
+        self.secrets = secrets  # the run's, as they become known (the database password…)
+        self._pending = ""
+        self._closed_by_reader = False
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        while "\n" in self._pending:
+            line, self._pending = self._pending.split("\n", 1)
+            self._emit(line)
+        return len(text)
+
+    def _emit(self, line: str) -> None:
+        if not line.strip():
+            return
+        try:
+            parsed = json.loads(line)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            self._write(line + "\n")
+            return
+        secrets = self.secrets()
+        entry = {
+            "time": datetime.now(UTC).isoformat(),
+            "level": self.level,
+            "logger": self.logger,
+            "message": redact(line.rstrip("\r"), secrets),
+        }
+        self._write(redact(json.dumps(entry, ensure_ascii=False), secrets) + "\n")
+
+    def _write(self, text: str) -> None:
+        if self._closed_by_reader:
+            return
+        try:
+            self.stream.write(text)
+        except BrokenPipeError:  # `crawler … | head`: the reader is gone, nothing more to say
+            self._closed_by_reader = True
+
+    def flush(self) -> None:  # a line written in parts stays one line: kept until its end
+        if not self._closed_by_reader:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self._closed_by_reader = True
+
+    def finish(self) -> None:
+        """The run is over: a last line without its newline is written too."""
+        if self._pending:
+            line, self._pending = self._pending, ""
+            self._emit(line)
+        self.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> Any:  # encoding, fileno, buffer…: the real stream's
+        return getattr(self.stream, name)
 
 
 @cache

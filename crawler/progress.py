@@ -8,7 +8,7 @@ once per project. The command line owns the display: it picks one with ``make_pr
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from crawler.logs import Output, stderr_console
 from crawler.untrusted import one_line
@@ -80,8 +80,9 @@ class LogProgress:
     def close(self) -> None:
         pass
 
-    def finish(self, summary: str) -> None:
-        self.output.result(summary, event="audit_finished")
+    def finish(self, summary: str, **figures: Any) -> None:
+        """The summary line; its figures are fields of the JSON log's event."""
+        self.output.result(summary, **({"event": "audit_finished"} | figures))
 
 
 class RichProgress:
@@ -127,7 +128,7 @@ class RichProgress:
     def close(self) -> None:
         self.progress.stop()
 
-    def finish(self, summary: str) -> None:
+    def finish(self, summary: str, **figures: Any) -> None:
         self.close()
         self.output.result(summary)
 

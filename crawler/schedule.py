@@ -77,6 +77,18 @@ def missed_tick(
 # -- heartbeat ------------------------------------------------------------------------------------
 
 
+def next_audit(trigger: BaseTrigger, now: datetime) -> datetime | None:
+    """The audit tick after ``now``, never ``now`` itself nor one before it: at the very moment
+    of a tick that audit is starting, and the heartbeat names the one after. (Read from the
+    trigger, not from the scheduler's job, whose next run time stays on a tick that is due
+    until the scheduler's loop has handed it to a worker.)"""
+    tick: datetime | None = trigger.get_next_fire_time(None, now)
+    if tick is not None and tick <= now:
+        tick = trigger.get_next_fire_time(tick, tick + timedelta(seconds=1))
+    return tick
+
+
+
 def write_heartbeat(path: Path, now: datetime, next_audit: datetime | None) -> None:
     """Write atomically, so a health check never reads half a file."""
     beat = {
@@ -183,10 +195,11 @@ def serve(
                 beat_path = plan.heartbeat
 
                 def beat() -> None:
-                    write_heartbeat(beat_path, now(), scheduler.get_job(JOB_ID).next_run_time)
+                    moment = now()
+                    write_heartbeat(beat_path, moment, next_audit(trigger, moment))
 
                 scheduler.add_job(beat, "interval", seconds=HEARTBEAT_EVERY, id=HEARTBEAT_JOB_ID)
-                write_heartbeat(beat_path, now(), trigger.get_next_fire_time(None, now()))
+                beat()
             scheduler.start()
             echo("waiting for the next tick; SIGTERM or Ctrl-C stops")
             # Poll rather than wait on the Event: a signal handler that sets an Event the main

@@ -24,10 +24,15 @@ PG_URL = os.environ.get("CRAWLER_TEST_PG_URL", "postgresql+psycopg://postgres@12
 
 def pytest_configure(config: pytest.Config) -> None:
     """Derived caches (the license index) go to a folder of this session's own, never the
-    user's ~/.cache; every process the tests start inherits it."""
+    user's ~/.cache, and so does the scheduler's default heartbeat (never ~/.local/state);
+    every process the tests start inherits them."""
     folder = tempfile.mkdtemp(prefix="crawler-test-cache-")
     os.environ["CRAWLER_CACHE_DIR"] = folder
     config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    # `crawler schedule` writes its heartbeat to $XDG_STATE_HOME by default: the session's too
+    state = tempfile.mkdtemp(prefix="crawler-test-state-")
+    os.environ["XDG_STATE_HOME"] = state
+    config.add_cleanup(lambda: shutil.rmtree(state, ignore_errors=True))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

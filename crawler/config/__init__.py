@@ -1,7 +1,8 @@
 """``sources.yaml`` → validated, immutable configuration.
 
-Every problem is reported as ``file:line: project 'X': what is wrong — what to do`` and stops
-the run before anything is fetched or stored. ``loader`` reads the file; ``projects``,
+Every problem of the file is reported, in one run, as ``file:line: project 'X': what is wrong
+(did you mean …?)`` at the line of the key at fault (``problems``), and stops the run before
+anything is fetched or stored. ``loader`` reads the file; ``projects``,
 ``pages`` and ``settings`` are the models of what it holds.
 """
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -19,7 +20,30 @@ GITHUB_REPO_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{
 
 
 class ConfigError(Exception):
-    """A configuration problem, with the file and line it comes from."""
+    """Configuration problems, each with the file and line it comes from: ``problems`` lists
+    them (one line each, in file order); ``str()`` is those lines."""
+
+    def __init__(self, *problems: str, total: int | None = None) -> None:
+        super().__init__("\n".join(problems))
+        self.problems: tuple[str, ...] = problems
+        self.total = len(problems) if total is None else total  # beyond those listed too
+
+
+class AtKey(ValueError):
+    """A value that is wrong, raised where the model reads several keys at once (a project's
+    ``repo:``, ``gitee:``…): ``key`` names the one at fault, so the message cites its line."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def refused_location(value: Any) -> Any:
+    """A field validator's answer to the AtKey its model's reading of the location keys left
+    in the field (said as that field's error, beside the entry's other errors)."""
+    if isinstance(value, AtKey):
+        raise value
+    return value
 
 
 class Model(BaseModel):

@@ -1,16 +1,15 @@
 """How each catalog item is followed, across the whole file: tracked by a source, riding on
 the item it ships with (``part_of``), or not trackable (with its reason). The rules that span
-items (``check_items``), the counts ``crawler check`` and the README give (``coverage``), and
+items (``item_problems``), the counts ``crawler check`` and the README give (``coverage``), and
 the warnings of ``crawler check`` (``item_warnings``). Pure: configuration in, facts out."""
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from crawler.config.common import ConfigError
+from crawler.config.problems import Problem, suggestion
 from crawler.config.projects import ProjectSpec
 
 Standing = Literal["tracked", "riding", "not trackable", "no source"]
@@ -26,29 +25,33 @@ def standing(spec: ProjectSpec) -> Standing:
     return "tracked" if spec.fetched else "no source"
 
 
-def check_items(projects: Sequence[ProjectSpec], path: str) -> None:
-    """ConfigError for the first ``part_of`` that names no item, names an item that rides
-    itself (no chains), or names one no source follows (it would have no facts to show)."""
+def item_problems(projects: Sequence[ProjectSpec], unread: Collection[str] = ()) -> list[Problem]:
+    """The problems of ``part_of`` across items; a name in ``unread`` (an entry that has a
+    problem of its own) is neither known nor unknown: nothing is said of a reference to it."""
     by_name = {p.name: p for p in projects}
+    problems = []
     for spec in projects:
-        if spec.part_of is None:
+        if spec.part_of is None or spec.part_of in unread:
             continue
-        where = f"{path}:{spec.line}: project {spec.name!r}: part_of {spec.part_of!r}"
+        where = f"project {spec.name!r}: part_of {spec.part_of!r}"
+        line = spec.line_of("part_of")
         host = by_name.get(spec.part_of)
         if host is None:
-            close = difflib.get_close_matches(spec.part_of, list(by_name), n=1, cutoff=0.6)
-            hint = f"did you mean {close[0]!r}?" if close else "add that item or fix the name"
-            raise ConfigError(f"{where} names no item of this file: {hint}")
-        if host.part_of is not None:
-            raise ConfigError(
+            hint = suggestion(spec.part_of, list(by_name))
+            if not hint.startswith(" (did"):
+                hint = ": add that item or fix the name"
+            problems.append(Problem(line, f"{where} names no item of this file{hint}"))
+        elif host.part_of is not None:
+            problems.append(Problem(line,
                 f"{where} is itself part of {host.part_of!r} (line {host.line}): name "
                 f"{host.part_of!r} directly; an item rides on a tracked item, not on a chain"
-            )
-        if not host.fetched:
-            raise ConfigError(
+            ))  # fmt: skip
+        elif not host.fetched:
+            problems.append(Problem(line,
                 f"{where} (line {host.line}) is followed by no source, so there are no facts "
                 "to show: say 'not_trackable: <why>' instead"
-            )
+            ))  # fmt: skip
+    return problems
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,10 @@ lists as keys, size limits), every mapping's line remembered for the messages.""
 
 from __future__ import annotations
 
-import difflib
 import os
 import stat
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, get_args
 
@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_va
 from yaml.composer import Composer
 
 from crawler.config.common import KEY_LINES, LINE_KEY, ConfigError, Model, catalog_id, name_keys
-from crawler.config.items import check_items
+from crawler.config.items import item_problems
+from crawler.config.problems import Problem, listed, suggestion, validation_problems
 from crawler.config.projects import ProjectSpec
 from crawler.config.settings import NotifySettings, ScheduleSettings, Settings
 
@@ -81,7 +82,10 @@ _SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 
 class _LineLoader(_SafeLoader):  # type: ignore[valid-type,misc]
     """Safe loader that remembers each mapping's line and refuses what a catalog never needs:
-    duplicate keys, lists or mappings as keys, merge keys, anchors and aliases."""
+    lists or mappings as keys, merge keys, anchors and aliases; a key said twice in one
+    mapping is noted in ``duplicates`` (line, problem), its first value kept."""
+
+    duplicates: list[tuple[int, str]]
 
 
 def _refuse_alias(node: yaml.Node) -> ConfigError:
@@ -114,8 +118,13 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any,
         for child in (key_node, value_node):
             if child in done or child in busy:
                 raise _refuse_alias(child)
-        key = _new_key(key_node, loader.construct_object(key_node, deep=True), seen)
-        mapping[key] = loader.construct_object(value_node, deep=True)
+        key = _new_key(
+            key_node, loader.construct_object(key_node, deep=True), seen, loader.duplicates
+        )
+        value = loader.construct_object(value_node, deep=True)
+        if key is _SAID:
+            continue
+        mapping[key] = value
     mapping[LINE_KEY] = node.start_mark.line + 1
     mapping[KEY_LINES] = seen  # a moved link names the line of its own key (homepage:, url:)
     return mapping
@@ -129,8 +138,14 @@ def _refuse_merge(key_node: yaml.Node) -> None:
         )
 
 
-def _new_key(key_node: yaml.Node, key: Any, seen: dict[Any, int]) -> Any:
-    """``key`` of a mapping, refused when it is a list or mapping, or said before."""
+_SAID = object()  # a key said twice: its problem noted, its second value left out
+
+
+def _new_key(
+    key_node: yaml.Node, key: Any, seen: dict[Any, int], said: list[tuple[int, str]]
+) -> Any:
+    """``key`` of a mapping, refused when it is a list or mapping; a key said before is
+    noted (every problem is said in one run) and ``_SAID`` returned: the first one stands."""
     line = key_node.start_mark.line + 1
     try:
         hash(key)
@@ -140,9 +155,9 @@ def _new_key(key_node: yaml.Node, key: Any, seen: dict[Any, int]) -> Any:
             f"line {line}: a {what} cannot be a key: use a plain name before the ':'"
         ) from None
     if key in seen:
-        raise ConfigError(
-            f"line {line}: duplicate key {key!r} (first at line {seen[key]}): remove one of them"
-        )
+        what = f"duplicate key {key!r} (first at line {seen[key]}): remove one of them"
+        said.append((line, what))
+        return _SAID
     seen[key] = line
     return key
 
@@ -179,6 +194,7 @@ class _StreamLoader(_LineLoader, Composer):
         # libyaml's loader (typeshed cannot type it: mypy sees the Composer after it)
         super().__init__(stream)  # type: ignore[call-arg]
         self.anchors: dict[Any, yaml.Node] = {}  # Composer's own __init__ is not reached
+        self.duplicates = []
 
     def node(self) -> yaml.Node:
         compose: Any = Composer.compose_node
@@ -202,11 +218,15 @@ class _StreamLoader(_LineLoader, Composer):
         return data
 
 
-def _read_catalog(text: str, on_project: Callable[[int, Any], None]) -> Any:
+def _read_catalog(
+    text: str, on_project: Callable[[int, Any, int], None], said: list[tuple[int, str]]
+) -> Any:
     """The YAML document, a project at a time: a top-level mapping's `projects` list is handed
-    to ``on_project`` entry by entry (index, value) and left out of the mapping returned (it
-    holds the list's length instead); any other document is returned whole."""
+    to ``on_project`` entry by entry (index, value, line) and left out of the mapping returned
+    (it holds the list's length instead); any other document is returned whole. A key said
+    twice in a mapping goes to ``said`` (line, problem)."""
     loader = _StreamLoader(text)
+    loader.duplicates = said
     try:
         loader.get_event()  # stream start
         if loader.check_event(yaml.StreamEndEvent):
@@ -228,7 +248,7 @@ def _read_catalog(text: str, on_project: Callable[[int, Any], None]) -> Any:
         loader.dispose()
 
 
-def _read_top(loader: _StreamLoader, on_project: Callable[[int, Any], None]) -> dict[Any, Any]:
+def _read_top(loader: _StreamLoader, on_project: Callable[[int, Any, int], None]) -> dict[Any, Any]:
     start = loader.peek_event()
     if start.anchor is not None or start.tag not in (None, "tag:yaml.org,2002:map"):
         # an anchored or tagged top level: read as one tree, as ever
@@ -240,7 +260,10 @@ def _read_top(loader: _StreamLoader, on_project: Callable[[int, Any], None]) -> 
     while not loader.check_event(yaml.MappingEndEvent):
         key_node = loader.node()
         _refuse_merge(key_node)
-        key = _new_key(key_node, loader.construct(key_node), seen)
+        key = _new_key(key_node, loader.construct(key_node), seen, loader.duplicates)
+        if key is _SAID:
+            loader.value()  # read past the second value: the first one stands
+            continue
         items = loader.peek_event()
         if (
             key != "projects"
@@ -253,12 +276,14 @@ def _read_top(loader: _StreamLoader, on_project: Callable[[int, Any], None]) -> 
         loader.get_event()
         count = 0
         while not loader.check_event(yaml.SequenceEndEvent):
-            on_project(count, loader.value())
+            node = loader.node()
+            on_project(count, loader.construct(node), node.start_mark.line + 1)
             count += 1
         loader.get_event()
         top[key] = count
     loader.get_event()
     top[LINE_KEY] = start.start_mark.line + 1
+    top[KEY_LINES] = seen  # a wrong top-level key is cited at its own line
     return top
 
 
@@ -309,8 +334,8 @@ def _keys_beside(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     """The keys the model at ``loc[:-1]`` accepts: where an unknown key ``loc[-1]`` was met."""
     current: type[BaseModel] | None = model
     for part in loc[:-1]:
-        if isinstance(part, int) or current is None:
-            continue  # a list index: the same model
+        if isinstance(part, int) or current is None or part == current.__name__:
+            continue  # a list index, or the member of a union: the same model
         field = current.model_fields.get(str(part))
         current = _model_in(field.annotation) if field is not None else None
     if current is None:
@@ -328,37 +353,13 @@ def _keys_beside(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
 _DERIVED = {"forge", "channels", "location", "line", "key_lines"}
 
 
-def did_you_mean(key: str, known: list[str]) -> str:
-    """``: did you mean 'x'?`` for the closest known key, else a list of them."""
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    if close:
-        return f": did you mean {close[0]!r}?"
-    return f": check its spelling (known: {', '.join(known)})" if known else ""
-
-
-def _explain(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            key = str(err["loc"][-1])
-            known = _keys_beside(model, tuple(err["loc"])) if model is not None else []
-            msg = f"unknown key {key!r}" + (did_you_mean(key, known) or ": check its spelling")
-        parts.append(f"{where}: {msg}" if where else msg)
-    return "; ".join(parts)
-
-
-def _same_name(path: str, line: int, name: str, first: str, first_at: int) -> str:
+def _same_name(name: str, first: str, first_at: int) -> str:
     if name == first:
-        return (
-            f"{path}:{line}: project {name!r}: duplicate name (first at line {first_at}): names "
-            "must be unique"
-        )
+        return f"project {name!r}: duplicate name (first at line {first_at}): names must be unique"
     ident = catalog_id(name)
     both = f"; both have the id {ident!r}" if ident == catalog_id(first) else ""
     return (
-        f"{path}:{line}: project {name!r} and project {first!r} (line {first_at}) are the same "
+        f"project {name!r} and project {first!r} (line {first_at}) are the same "
         f"name to the catalog (case, spaces, accents and invisible characters aside{both}), so "
         "one could pass for the other: give them distinct names"
     )
@@ -416,37 +417,15 @@ _SECTIONS: dict[str, type[Model]] = {
 
 
 def parse_config(text: str, path: str = "sources.yaml") -> Config:
+    """Validate the catalog; ConfigError lists every problem found, in file order (a YAML
+    error, which stops the reading, alone)."""
     max_bytes, max_projects = catalog_limits()
     if len(text) > max_bytes or len(text.encode("utf-8")) > max_bytes:
         raise ConfigError(_too_large(path))
-    projects: list[ProjectSpec] = []
-    first_line: dict[str, tuple[str, int]] = {}  # each name key → the first name with it
-    problem: list[str] = []  # the first project's error: said after the file's own errors
-
-    def take(index: int, entry: Any) -> None:
-        """One entry of `projects:`, validated as it is read (its YAML then let go)."""
-        if problem or index >= max_projects:
-            return  # counted, not kept
-        if not isinstance(entry, dict):
-            problem.append(f"{path}: projects[{index}] must be a mapping with a 'name'")
-            return
-        line = entry.get(LINE_KEY, 0)
-        name = entry.get("name", f"#{index + 1}")
-        try:
-            spec = ProjectSpec.model_validate(_project_data(entry))
-        except ValidationError as exc:
-            problem.append(f"{path}:{line}: project {name!r}: {_explain(exc, ProjectSpec)}")
-            return
-        keys = name_keys(spec.name)
-        clash = next((first_line[k] for k in keys if k in first_line), None)
-        if clash is not None:
-            problem.append(_same_name(path, line, spec.name, *clash))
-            return
-        first_line.update(dict.fromkeys(keys, (spec.name, line)))
-        projects.append(spec)
-
+    entries = _Entries(max_projects)
+    said: list[tuple[int, str]] = []  # keys said twice
     try:
-        raw = _read_catalog(text, take)
+        raw = _read_catalog(text, entries.take, said)
     except ConfigError as exc:
         raise ConfigError(f"{path}:{str(exc).removeprefix('line ')}") from None
     except yaml.MarkedYAMLError as exc:
@@ -461,44 +440,89 @@ def parse_config(text: str, path: str = "sources.yaml") -> Config:
         raise ConfigError(f"{path}:1: expected a mapping with a 'projects:' list")
     if isinstance(raw["projects"], list):  # an anchored list, read as one tree
         for index, entry in enumerate(raw["projects"]):
-            take(index, entry)
+            entries.take(index, entry, raw[LINE_KEY])
         raw["projects"] = len(raw["projects"])
     if raw["projects"] > max_projects:
         raise ConfigError(
             f"{path}:{raw[LINE_KEY]}: {raw['projects']:,} projects, over the limit of "
             f"{max_projects:,}: for a catalog really this large, set {LARGE_CATALOG_ENV}=1"
         )
+    sections, problems = _sections(raw)
+    problems += [Problem(line, what) for line, what in said]
+    problems += entries.problems
+    problems += item_problems(entries.projects, entries.unread)
+    if problems:
+        raise ConfigError(*listed(path, problems), total=len(problems))
+    return Config(path=path, projects=tuple(entries.projects), **sections)
 
+
+class _Entries:
+    """The entries of `projects:`, each validated as it is read (its YAML then let go): the
+    projects, and the problems of those that are not."""
+
+    def __init__(self, max_projects: int) -> None:
+        self.max_projects = max_projects
+        self.projects: list[ProjectSpec] = []
+        self.first_line: dict[str, tuple[str, int]] = {}  # each name key → the first name
+        self.problems: list[Problem] = []
+        self.unread: set[str] = set()  # names of entries with a problem: no part_of check
+
+    def take(self, index: int, entry: Any, line: int) -> None:
+        if index >= self.max_projects:
+            return  # counted, not kept
+        if not isinstance(entry, dict):
+            what = f"projects[{index}] must be a mapping with a 'name'"
+            self.problems.append(Problem(line, what))
+            return
+        line = entry.get(LINE_KEY, 0)
+        name = entry.get("name", f"#{index + 1}")
+        try:
+            spec = ProjectSpec.model_validate(_project_data(entry))
+        except ValidationError as exc:
+            self.unread.add(str(name))
+            keys_at = partial(_keys_beside, ProjectSpec)
+            prefix = f"project {name!r}: "
+            self.problems.extend(validation_problems(exc, entry, line, prefix, keys_at))
+            return
+        keys = name_keys(spec.name)
+        clash = next((self.first_line[k] for k in keys if k in self.first_line), None)
+        if clash is not None:
+            self.problems.append(Problem(line, _same_name(spec.name, *clash)))
+            return
+        self.first_line.update(dict.fromkeys(keys, (spec.name, line)))
+        self.projects.append(spec)
+
+
+def _sections(raw: dict[Any, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    """The sections beside `projects` validated (the crawler's and each source's), and the
+    problems of the top level: a key no section has, a wrong value in one."""
     from crawler.config.kinds import source_kinds
 
     kinds = source_kinds()
     allowed = [*_SECTIONS, "projects", *kinds]
-    unknown = set(raw) - {*allowed, LINE_KEY}
-    if unknown:
-        first = str(sorted(unknown, key=str)[0])
-        close = difflib.get_close_matches(first, allowed, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ConfigError(
-            f"{path}:{raw[LINE_KEY]}: unknown top-level key(s) {sorted(unknown, key=str)}: "
-            f"{hint}allowed are {', '.join(allowed)}"
-        )
+    key_lines = dict(_key_lines(raw))
+    problems = [
+        Problem(key_lines.get(str(key), raw[LINE_KEY]), f"unknown top-level key {key!r}"
+                + suggestion(str(key), allowed))
+        for key in raw
+        if key not in (*allowed, LINE_KEY, KEY_LINES)
+    ]  # fmt: skip
     sections: dict[str, Any] = {}
     source_settings: dict[str, Any] = {}
     models: list[tuple[str, type[BaseModel]]] = list(_SECTIONS.items())
     models += [(name, kind.settings) for name, kind in kinds.items()]
     for section, model in models:
         value = raw.get(section) or {}
-        line = value.get(LINE_KEY, raw[LINE_KEY]) if isinstance(value, dict) else raw[LINE_KEY]
+        start = key_lines.get(section, raw[LINE_KEY])
         try:
             validated = model.model_validate(_strip_lines(value))
         except ValidationError as exc:
-            raise ConfigError(f"{path}:{line}: {section}: {_explain(exc, model)}") from None
+            keys_at = partial(_keys_beside, model)
+            problems += validation_problems(exc, value, start, f"{section}: ", keys_at)
+            continue
         if section in _SECTIONS:
             sections[section] = validated
         else:
             source_settings[section] = validated
     sections["sources"] = source_settings
-    if problem:
-        raise ConfigError(problem[0])
-    check_items(projects, path)
-    return Config(path=path, projects=tuple(projects), **sections)
+    return sections, problems

@@ -8,7 +8,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
-from crawler.config.common import Model, check_regex
+from crawler.config.common import AtKey, Model, check_regex, refused_location
 from crawler.config.mappings import (
     SUPPORT_STATUSES,
     PageIntegration,
@@ -158,7 +158,21 @@ class Location(Model):
 
 
 def _take_locations(data: dict[str, Any]) -> list[Location]:
-    """Pop every registry key (``repo``, ``gitee``, ``gitlab``, ``pypi``…) and its options."""
+    """Pop every registry key (``repo``, ``gitee``, ``gitlab``, ``pypi``…) and its options;
+    on an AtKey (a wrong one), every such key is popped all the same, so the rest of the
+    entry is still checked and the error said with the others (``refused_location``)."""
+    try:
+        return _locations_in(data)
+    except AtKey:
+        from crawler.config.kinds import source_kinds
+
+        for kind in source_kinds().values():
+            for key in (kind.project_key, *kind.option_keys):
+                data.pop(key, None)
+        raise
+
+
+def _locations_in(data: dict[str, Any]) -> list[Location]:
     from crawler.config.kinds import source_kinds
 
     found: list[Location] = []
@@ -166,19 +180,27 @@ def _take_locations(data: dict[str, Any]) -> list[Location]:
         options = {k: data.pop(k) for k in kind.option_keys if k in data}
         if kind.project_key not in data:
             if options:
-                raise ValueError(
+                raise AtKey(
+                    next(iter(options)),
                     f"{', '.join(options)} only applies with '{kind.project_key}:' "
-                    f"(a {kind.label} project)"
+                    f"(a {kind.label} project)",
                 )
             continue
-        path = data.pop(kind.project_key)
+        key = kind.project_key
+        path = data.pop(key)
         if not isinstance(path, str) or not path.strip():
-            raise ValueError(f"{kind.project_key} must be a non-empty string")
-        for key, value in options.items():
+            raise AtKey(key, f"{key} must be a non-empty string")
+        for option, value in options.items():
             if not isinstance(value, str):
-                raise ValueError(f"{key} must be a string")
-        path = kind.check_path(path.strip())
-        opts = tuple(sorted((k, kind.check_option(k, str(v))) for k, v in options.items()))
+                raise AtKey(option, f"{option} must be a string")
+        try:
+            path = kind.check_path(path.strip())
+            checked = []
+            for key, value in sorted(options.items()):
+                checked.append((key, kind.check_option(key, str(value))))
+        except ValueError as exc:
+            raise AtKey(key, str(exc)) from None
+        opts = tuple(checked)
         found.append(Location(source=kind.name, path=path, options=opts))
     return found
 
@@ -230,11 +252,16 @@ class PageSpec(Model):
     def _locate(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("location") is None:
             data = dict(data)
-            locations = _take_locations(data)
+            try:
+                locations = _take_locations(data)
+            except AtKey as exc:
+                return {**data, "location": exc}  # said with the page's other errors
             if len(locations) > 1:
                 raise ValueError("a page lives in one repository: name one of them")
             data["location"] = locations[0] if locations else None
         return data
+
+    _refused = field_validator("location", mode="before")(refused_location)
 
     @field_validator("url")
     @classmethod
@@ -247,9 +274,12 @@ class PageSpec(Model):
     @classmethod
     def _pins(cls, value: dict[str, str]) -> dict[str, str]:
         for name, pattern in value.items():
-            check_regex(pattern, f"pin {name!r}")
+            try:
+                check_regex(pattern, f"pin {name!r}")
+            except ValueError as exc:
+                raise AtKey(name, str(exc)) from None
             if compile_pattern(pattern).groups < 1:
-                raise ValueError(f"pin {name!r} needs a capture group around the pinned value")
+                raise AtKey(name, f"pin {name!r} needs a capture group around the pinned value")
         return value
 
     @model_validator(mode="after")

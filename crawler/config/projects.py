@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from crawler.config.common import Model, check_regex
+from crawler.config.common import AtKey, Model, check_regex, refused_location
 from crawler.config.mappings import Layer
 from crawler.config.pages import Location, PageSpec, _forge_keys, _take_locations
 from crawler.model import ReleaseShown, Tracking, TrackMode
@@ -43,7 +43,10 @@ class ProjectSpec(Model):
         from crawler.config.kinds import source_kinds
 
         data = dict(data)
-        locations = _take_locations(data)
+        try:
+            locations = _take_locations(data)
+        except AtKey as exc:
+            return {**data, "forge": exc}  # said with the project's other errors
         forges = [loc for loc in locations if source_kinds()[loc.source].role == "forge"]
         if len(forges) > 1:
             raise ValueError(
@@ -53,6 +56,8 @@ class ProjectSpec(Model):
         data["forge"] = forges[0] if forges else None
         data["channels"] = tuple(loc for loc in locations if loc not in forges)
         return data
+
+    _refused = field_validator("forge", mode="before")(refused_location)
 
     @field_validator("tag_pattern")
     @classmethod

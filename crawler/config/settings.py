@@ -32,6 +32,10 @@ class Settings(Model):
     project_deadline: float = Field(default=600.0, gt=0)
     # a project unchecked for longer than this is flagged `stale` (and the exit status is 1)
     stale_after_days: float = Field(default=3.0, gt=0)
+    # the export marks a catalog record stale when its facts (its latest successful check) are
+    # older than this many days before the exported audit; an audit that did not check a
+    # project (`audit --only`, an error tonight) does not make it stale by itself
+    catalog_stale_after_days: float = Field(default=2.0, gt=0)
     # a forge release with no package upload after this long is a channel_mismatch
     channel_grace_days: float = Field(default=7.0, ge=0)
     # the curated catalog.json (`crawler export --into` target), relative to sources.yaml's

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crawler.analysis.license_texts import reference_text
-from crawler.audit import run_audit, source_names
-from crawler.config import parse_config
+from crawler.audit import AuditOutcome, run_audit, source_names
+from crawler.config import Config, parse_config
 from crawler.export.from_store import ExportOutcome, export_audit
 from crawler.store import Store
 
@@ -80,7 +80,7 @@ def run_demo(output: Path) -> DemoResult:
         vendor_links(site, after=False)
         env = {**github.env(DEMO_TOKEN), **gitee.env(DEMO_TOKEN), **gitlab.env(), **pypi.env()}
         before = parse_config(DEMO_PROJECTS_BEFORE.format(site=site.base_url), "demo-before.yaml")
-        run_audit(before, store, reports, env=env, sleep=_no_wait)
+        _record_delivery(run_audit(before, store, reports, env=env, sleep=_no_wait), before)
 
         github.set_state(state_after())
         gitee.set_state(gitee_after)
@@ -90,6 +90,7 @@ def run_demo(output: Path) -> DemoResult:
         vendor_links(site, after=True)
         after = parse_config(DEMO_PROJECTS_AFTER.format(site=site.base_url), "demo-after.yaml")
         outcome = run_audit(after, store, reports, env=env, sleep=_no_wait)
+        _record_delivery(outcome, after)
     try:
         labels = {name: names.label for name, names in source_names().items()}
         exported = export_audit(
@@ -101,6 +102,15 @@ def run_demo(output: Path) -> DemoResult:
     if outcome.report_dir is None:
         raise RuntimeError(outcome.report_error or "the demo report was not written")
     return DemoResult(outcome.report_dir / "report.md", exported)
+
+
+def _record_delivery(outcome: AuditOutcome, config: Config) -> None:
+    """delivery.json beside the demo's reports, as after any audit: the demo configures no
+    channel, and reads none from the environment (the user's CRAWLER_NOTIFY is not for it)."""
+    from crawler.notify import deliver
+
+    if outcome.report_dir is not None:
+        deliver(outcome.report, outcome.report_dir, config.notify, api_url="", token=None, env={})
 
 
 def _no_wait(seconds: float) -> None:

@@ -48,6 +48,16 @@ class PendingItem:
     evidence_url: str | None
     first_audit_id: int
     first_seen_at: datetime
+    before: str | None = None  # what it replaced (pending_before), when known
+
+
+def pending_before(change: Change) -> str | None:
+    """What the change replaced, as one string: the release or tag the row showed, the SPDX
+    id before, a pin's value before; None when there is none (a first release, an edited
+    text or table, a link: its value says it all)."""
+    if change.kind in LINK_KINDS or not isinstance(change.before, str) or not change.before:
+        return None
+    return change.before[:MAX_VALUE]
 
 
 def pending_value(change: Change, summary: str) -> str:

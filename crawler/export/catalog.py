@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import date
 from typing import Any
 
 from crawler.export.export_input import (
@@ -117,9 +118,18 @@ def _placing(project: ProjectInput, ids: Mapping[str, str]) -> dict[str, Any]:
 
 
 def project_record(
-    project: ProjectInput, ident: str, audit_id: int, ids: Mapping[str, str] | None = None
+    project: ProjectInput,
+    ident: str,
+    audit_date: date | None,
+    ids: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """``ids`` (name → id) resolves a riding item's ``part_of`` to its host's record."""
+    """``ids`` (name → id) resolves a riding item's ``part_of`` to its host's record.
+
+    A record carries its own dates only where they say something, so that an unchanged night
+    changes no record: ``last_checked`` when older than the catalog's date ``audit_date`` (or
+    null: never checked), a link's ``last_ok`` and ``checked`` only when it is not working; its
+    evidence entries are marked as the crawler's (``crawled``), without the audit's number or
+    date, and the release it tracks is linked once, by ``tracked_ref``."""
     ref = project.ref
     tracked = None
     if ref is not None:
@@ -131,43 +141,57 @@ def project_record(
             "url": _url(ref.url),
             "label": plain(item_ref_cell(project)),
         }
-    checked = project.last_checked.isoformat() if project.last_checked else None
     evidence = []
+    said = _url(ref.url) if ref is not None else None  # tracked_ref links it: one place
     for link in dict.fromkeys(project.evidence):
-        if is_http_url(link.url):
-            evidence.append(
-                {"about": link.about, "url": _url(link.url), "audit": audit_id, "date": checked}
-            )
+        if is_http_url(link.url) and _url(link.url) != said:
+            evidence.append({"about": link.about, "url": _url(link.url), "crawled": True})
+    checked = _older(project.last_checked, audit_date)
     record = {
         "id": ident,
         "name": project.name,
         "repository": {"url": _url(project.repository_url), "forge": project.forge},
         "tracked_ref": tracked,
         "license": license_record(project.license) if project.license is not None else None,
-        "last_checked": checked,
         "evidence": evidence,
     } | _placing(project, ids or {}) | ({"stale": True} if project.stale else {})
+    if project.last_checked is None or checked is not None:
+        record["last_checked"] = checked
     if project.links:
-        record["links"] = [_link(link) for link in project.links if is_http_url(link.url)]
+        record["links"] = [
+            _link(link, audit_date) for link in project.links if is_http_url(link.url)
+        ]
     if project.maturity_suggestion is not None:
         record["maturity_suggestion"] = project.maturity_suggestion
     return record
 
 
-def _link(link: LinkStatus) -> dict[str, Any]:
-    return {
+def _older(day: date | None, audit_date: date | None) -> str | None:
+    """``day`` when it says something beside the catalog's date: older than it."""
+    if day is None or (audit_date is not None and day >= audit_date):
+        return None
+    return day.isoformat()
+
+
+def _link(link: LinkStatus, audit_date: date | None) -> dict[str, Any]:
+    """A link as last checked. A working link says so by its status alone: the nightly checks
+    take turns (``links_per_night``), and the day each was last checked is no news. A link
+    that is not working carries the last day it worked and the day it was last checked."""
+    record: dict[str, Any] = {
         "url": link.url,
         "status": link.status,
         "moved_to": _url(link.moved_to),
-        "last_ok": link.last_ok.isoformat() if link.last_ok else None,
-        "checked": link.checked.isoformat() if link.checked else None,
     }
+    if link.status != "ok":
+        record["last_ok"] = link.last_ok.isoformat() if link.last_ok else None
+        record["checked"] = link.checked.isoformat() if link.checked else None
+    return record
 
 
 def build_catalog(export: ExportInput) -> dict[str, Any]:
     """The catalog: projects, platforms, integrations. ExportError lists every problem."""
     ids = project_ids(export)
-    builder = IntegrationBuilder(audit_id=export.audit_id, project_ids=ids)
+    builder = IntegrationBuilder(project_ids=ids, audit_date=export.audit_date)
     for project in ordered_projects(export):
         builder.add_project(project)
     builder.check_contradictions()
@@ -178,7 +202,7 @@ def build_catalog(export: ExportInput) -> dict[str, Any]:
             "schema_version": SCHEMA_VERSION,
             "audit": {"id": export.audit_id, "date": export.audit_date.isoformat()},
             "projects": [
-                project_record(p, ids[p.name], export.audit_id, ids)
+                project_record(p, ids[p.name], export.audit_date, ids)
                 for p in ordered_projects(export)
             ],
             "platforms": builder.platform_records(),

@@ -173,11 +173,9 @@ class ProjectInput:
     part_of: str | None = None  # riding: the name of the item whose facts it shows
     not_trackable: str | None = None  # why no source follows it (then it has no facts)
     homepage: str | None = None
-
-    @property
-    def stale(self) -> bool:
-        """The audit could not read it: its facts are its last good state, of ``last_checked``."""
-        return not self.checked_in_audit and self.last_checked is not None
+    # its facts (its latest successful check, ``last_checked``) are older than the setting
+    # allows (``catalog_stale_after_days``); not checked by the exported audit alone is not stale
+    stale: bool = False
 
 
 @dataclass(frozen=True)
@@ -187,6 +185,11 @@ class ExportInput:
     audit_id: int
     audit_date: date
     projects: tuple[ProjectInput, ...]
+
+
+def stale_on(audit_date: date, last_checked: date | None, after_days: float) -> bool:
+    """Facts of ``last_checked`` are stale on ``audit_date`` when older than ``after_days``."""
+    return last_checked is not None and (audit_date - last_checked).days > after_days
 
 
 def license_facts_from_analysis(

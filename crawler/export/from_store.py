@@ -32,6 +32,7 @@ from crawler.export.export_input import (
     WatchedPage,
     WatchedTable,
     license_facts_from_analysis,
+    stale_on,
 )
 from crawler.export.merge import MergeError
 from crawler.model import FetchError, PageSnapshot, ProjectOutcome, ProjectSnapshot, ProjectStatus
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from crawler.export.site import HistoryPoint, SiteInput
 
 GOOD = ("complete", "partial")
+CATALOG_STALE_AFTER = 2.0  # days: Settings.catalog_stale_after_days when no sources.yaml
 
 
 class NothingToExport(Exception):
@@ -140,7 +142,9 @@ def _pages(
             WatchedPage(
                 name=page.name,
                 url=shown_url(page.url),  # a state stored before the sources masked it
-                observed_on=read_on or _page_day(snapshot, page) or observed or fallback,
+                # last read: the day its project was last checked (the stored state's fetch
+                # day is the night the project last changed, not when the page was last read)
+                observed_on=read_on or observed or _page_day(snapshot, page) or fallback,
                 tables=tuple(
                     WatchedTable(
                         t.name,
@@ -236,16 +240,19 @@ def export_input(
     order = [p.name for p in config.projects if p.name in audit.projects] if config else []
     order += [name for name in audit.projects if name not in order]
     audit_day = audit.started_at.date()
+    stale_after = config.settings.catalog_stale_after_days if config else CATALOG_STALE_AFTER
     projects = []
     for index, name in enumerate(order):
         snapshot = states.get(name)
         last_checked = last[name].date() if name in last else None
+        stale = stale_on(audit_day, last_checked, stale_after)
         placed = _placed(specs.get(name), outcomes.get(name))
         if snapshot is None:
             projects.append(
                 replace(
                     ProjectInput(
-                        name, index, None, None, None, None, last_checked, name in checked
+                        name, index, None, None, None, None, last_checked, name in checked,
+                        stale=stale,
                     ),
                     **placed,
                 )
@@ -271,8 +278,9 @@ def export_input(
                     audit_day,
                     reads.unread(name)
                     if name in checked
-                    else {page.name: last_checked for page in snapshot.pages},
+                    else {page.name: last_checked for page in snapshot.pages if stale},
                 ),
+                stale=stale,
                 **placed,
             )
         )

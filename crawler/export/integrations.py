@@ -11,6 +11,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from crawler.analysis.placeholders import is_placeholder
@@ -102,8 +103,9 @@ def _cap(value: str | None) -> str | None:
 class IntegrationBuilder:
     """Collects integration and platform records, and every problem, across all projects."""
 
-    audit_id: int
     project_ids: Mapping[str, str]  # project name → id
+    # the catalog's date: an entry's own date is written only when older (it says something)
+    audit_date: date | None = None
     integrations: dict[str, dict[str, Any]] = field(default_factory=dict)
     platforms: dict[str, str] = field(default_factory=dict)  # id → name
     problems: list[str] = field(default_factory=list)
@@ -156,16 +158,25 @@ class IntegrationBuilder:
         self, page: WatchedPage, table: str | None, row: dict[str, str] | None,
         wording: str | None, status: str,
     ) -> dict[str, Any]:  # fmt: skip
-        return {
+        # Quiet nights: nothing here changes unless the page does. The entry is marked as the
+        # crawler's (``crawled``: replaced on merge); it is dated only when its facts are
+        # older than the catalog's own date, or stale (a page not read): an unchanged night
+        # changes the catalog's date alone, not every record's.
+        older = self.audit_date is None or page.observed_on < self.audit_date or page.stale
+        entry: dict[str, Any] = {
             "url": shown_url(page.url),  # as the catalog may publish it, whatever was stored
-            "date": page.observed_on.isoformat(),
-            "audit": self.audit_id,
+            "crawled": True,
             "page": page.name,
             "table": table,
             "row": row,
             "wording": _cap(wording),
             "status": status,
-        } | ({"stale": True} if page.stale else {})
+        }
+        if older:
+            entry["date"] = page.observed_on.isoformat()
+        if page.stale:
+            entry["stale"] = True
+        return entry
 
     def _add_page(self, project: ProjectInput, owner: str, page: WatchedPage, where: str) -> None:
         spec = page.integration

@@ -164,7 +164,7 @@ def license_cell(facts: LicenseFacts | None) -> Cell:
 
 def _who(project: ProjectInput) -> list[Segment]:
     who = [upstream(project.name)]
-    if not project.checked_in_audit and project.last_checked is not None:
+    if project.stale and project.last_checked is not None:
         who.append(fixed(f" ({words.stale_marker(project.last_checked)})"))
     return who
 

@@ -5,12 +5,13 @@ Ownership (also in ``catalog.schema.json``'s descriptions):
 * crawler-owned, replaced by the crawl: the top-level ``schema_version`` and ``audit``; a
   project's ``name``, ``repository``, ``tracked_ref``, ``license``, ``last_checked``, and what
   sources.yaml says of it (``layer``, ``homepage``, ``part_of``, ``not_trackable``); an
-  integration's ``version_range`` and ``pins``; every evidence entry that carries an ``audit``
-  (the crawler wrote it; the page-derived status lives there);
+  integration's ``version_range`` and ``pins``; every evidence entry marked ``crawled`` (or,
+  written before that mark, carrying an ``audit``): the crawler wrote it, and the
+  page-derived status lives there;
 * everything else is curated: kept as it is. A crawled value is added only where the curated
   record has no such field; where both have one and they differ (an integration's ``status``,
   ``platform``, ``layer``...), the curated value stays and the difference is a conflict;
-* evidence entries without an ``audit`` (a person added them) and records the crawl does not
+* evidence entries without either (a person added them) and records the crawl does not
   produce are kept untouched.
 """
 
@@ -39,7 +40,7 @@ CRAWLER_OWNED: dict[str, tuple[str, ...]] = {
 # crawler-owned fields a record has only when they apply: gone from the crawl, gone from the file
 OPTIONAL_OWNED: dict[str, tuple[str, ...]] = {
     "projects": ("stale", "links", "maturity_suggestion", "layer", "homepage", "part_of",
-                 "not_trackable"),
+                 "not_trackable", "last_checked"),
 }
 
 
@@ -48,7 +49,8 @@ class MergeError(Exception):
 
 
 def _is_crawled(entry: Any) -> bool:
-    return isinstance(entry, dict) and "audit" in entry
+    """An entry the crawler wrote: ``crawled``, or (catalogs exported before it) an ``audit``."""
+    return isinstance(entry, dict) and (entry.get("crawled") is True or "audit" in entry)
 
 
 def merge_evidence(curated: Any, crawled: list[Any]) -> list[Any]:

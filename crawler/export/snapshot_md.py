@@ -55,7 +55,7 @@ def render_cell(cell: Cell) -> str:
 
 def _row(project: ProjectInput) -> str:
     release = render_cell(item_ref_cell(project))
-    if not project.checked_in_audit and project.last_checked is not None:
+    if project.stale and project.last_checked is not None:
         release += f" ({words.stale_marker(project.last_checked)})"
     date = ref_date(project.ref)
     license = render_cell(item_license_cell(project))

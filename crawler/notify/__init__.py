@@ -105,8 +105,10 @@ def deliver(
             issue = GitHubIssueSettings(repo=env["CRAWLER_ISSUE_REPO"])
         except ValidationError:
             log.error("CRAWLER_ISSUE_REPO must look like 'owner/name'")
-    if not urls and issue is None:
-        return Delivery(audit_id, False, "no notify channels configured", (), late)
+    if not urls and issue is None:  # recorded too: every report folder says what was sent
+        nothing = Delivery(audit_id, False, "no notify channels configured", (), late)
+        _record(nothing, report_dir, secret_list)
+        return nothing
     wanted, reason = should_notify(report, settings.when)
     results: list[ChannelResult] = []
     if wanted:

@@ -11,11 +11,14 @@ from typing import Literal
 from crawler.report.markdown import escape, link
 from crawler.report.model import Report
 from crawler.report.words import (
+    PENDING_HEADING,
     audit_line,
     checked_too_little,
     kind_name,
     late_delivery,
     late_mark,
+    oldest_first,
+    pending_change,
     pending_of,
     pending_phrase,
     plural,
@@ -24,7 +27,7 @@ from crawler.report.words import (
 When = Literal["always", "changes", "errors"]
 ISSUE_BODY_LIMIT = 65536  # GitHub refuses an issue or comment body longer than this
 ISSUE_MARKER = "<!-- crawler:catalog-issue -->"  # finds the issue again whatever its title
-MAX_LISTED = 10  # changes listed in a chat message; the report has them all
+MAX_LISTED = 10  # changes (and pending changes) listed in a chat message; the report has all
 
 
 def should_notify(report: Report, when: When) -> tuple[bool, str]:
@@ -79,20 +82,29 @@ def summary_body(
     if report.errors:
         names = ", ".join(sorted({escape(e.project) for e in report.errors}))
         lines.append(f"- errors in: {names} (the last good state is kept)")
-    pending = pending_of(report)
-    if pending:
-        lines.append(
-            f"- pending until the catalog takes them: {pending_phrase(pending)} (newest: "
-            + "; ".join(
-                f"{escape(i.project)} {escape(i.value, 80)} since {i.first_seen}"
-                for i in pending[:3]
-            )
-            + ")"
-        )
     if not lines or lines[-1] == "":
         lines.append("- no changes")
     where = link("full report", report_link) if report_link else f"full report: `{report_path}`"
-    return "\n".join([*lines, "", where])
+    return "\n".join([*lines, *_pending_lines(report, where), "", where])
+
+
+def _pending_lines(report: Report, where: str) -> list[str]:
+    """What waits, oldest first: project, kind, before → after, the day first seen; up to
+    the message's cap, then how many more and where they are (the catalog issue and the
+    report list them all)."""
+    pending = oldest_first(pending_of(report))
+    if not pending:
+        return []
+    lines = ["", f"**{PENDING_HEADING}** ({pending_phrase(pending)}), oldest first:"]
+    for item in pending[:MAX_LISTED]:
+        lines.append(
+            f"- **{escape(item.project)}** {escape(kind_name(item.kind))}: "
+            f"{escape(pending_change(item), 160)} (first seen {item.first_seen})"
+        )
+    more = len(pending) - MAX_LISTED
+    if more > 0:
+        lines.append(f"- … and {more} more: {where}")
+    return lines
 
 
 def issue_body(markdown_report: str, report_link: str | None, report_path: str) -> str:

@@ -168,6 +168,7 @@ def pending_entry(item: PendingItem, audit_id: int) -> PendingEntry:
         first_audit=item.first_audit_id,
         first_seen=words.day(item.first_seen_at) or "",
         new=item.first_audit_id == audit_id,
+        before=item.before,
     )
 
 

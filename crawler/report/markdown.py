@@ -429,7 +429,7 @@ def _pending_lines(pending: Sequence[PendingEntry]) -> list[str]:
             escape(item.first_seen) + (" (new)" if item.new else ""),
             escape(item.project),
             words.kind_name(item.kind),
-            escape(item.summary, 300),
+            escape(words.pending_change(item) if item.before else item.summary, 300),
             link("evidence", item.evidence_url) if item.evidence_url else "—",
         ]
         for item in pending
@@ -464,7 +464,7 @@ def markdown_lines(report: Report) -> Iterator[str]:
     yield from _headline(report)
     pending = words.pending_of(report)
     if pending:
-        yield from _section("Pending until the catalog takes them", _pending_lines(pending), "")
+        yield from _section(words.PENDING_HEADING, _pending_lines(pending), "")
 
     def section(name: str) -> Iterator[ChangeEntry]:
         return (c for c in changes if c.section == name)

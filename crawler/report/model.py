@@ -159,6 +159,7 @@ class PendingEntry(_Part, frozen=True):
     first_audit: int
     first_seen: str  # YYYY-MM-DD
     new: bool  # first seen by this audit
+    before: str | None = None  # what it replaced (v1.0 of v1.0 → v1.1), when known
 
 
 class LinkEntry(_Part, frozen=True):

@@ -142,6 +142,15 @@ def item_counts(items: int, riding: int, not_trackable: int) -> str:
     )
 
 
+def invalid_config(path: str, problems: Sequence[str], total: int) -> str:
+    """What ``crawler check`` says of a file that does not validate: every problem listed,
+    one a line (``FILE:LINE: what is wrong (did you mean …?)``), then how many in all."""
+    if total == 1:
+        return problems[0]
+    return "\n".join([*problems, f"{path}: {plural(total, 'problem')}: fix them and run "
+                      "`crawler check` again"])  # fmt: skip
+
+
 def coverage_line(cov: Coverage) -> str:
     """``84 items: 58 tracked, 10 part of another item, 16 not trackable; 17 snapshot rows;
     50 pages watched, 40 give records on 8 platforms (AMD GPU, …)``."""
@@ -280,6 +289,23 @@ def pending_phrase(pending: Sequence[PendingEntry]) -> str | None:
     new = sum(1 for item in pending if item.new)
     oldest = min(item.first_seen for item in pending)
     return f"{new} new tonight, {len(pending)} pending since {oldest}"
+
+
+PENDING_HEADING = "Pending until the catalog takes them"
+
+
+def pending_change(item: PendingEntry) -> str:
+    """What a pending change says, before → after where it replaced something: ``v1.0 →
+    v1.1``, ``MIT → Apache-2.0``; else what the crawl says (a first release, an edited text)."""
+    return f"{item.before} → {item.value}" if item.before else item.value
+
+
+def oldest_first(pending: Sequence[PendingEntry]) -> list[PendingEntry]:
+    """The report lists pending changes newest first; a notification names the ones that
+    have waited longest first (by the audit that first saw them, then as found)."""
+    return [item for _index, item in sorted(
+        enumerate(pending), key=lambda pair: (pair[1].first_audit, -pair[0])
+    )]  # fmt: skip
 
 
 def pending_of(report: Report) -> tuple[PendingEntry, ...]:
@@ -829,3 +855,39 @@ def _preview_table(
         if n == 0:
             lines.append("-+-".join("-" * w for w in widths))
     return lines
+
+
+# -- crawler prune ------------------------------------------------------------------------------
+
+_PRUNED = {
+    "audits": ("audit", "audits"),
+    "observations": ("observation", "observations"),
+    "fetch_errors": ("fetch error", "fetch errors"),
+    "snapshots": ("snapshot", "snapshots"),
+    "project_sets": ("project list", "project lists"),
+    "http_cache": ("HTTP cache entry", "HTTP cache entries"),
+}
+
+
+def prune_lines(
+    removed: Mapping[str, int], kept: Sequence[int], keep_days: int, cutoff: datetime,
+    dry_run: bool,
+) -> list[str]:  # fmt: skip
+    """What ``crawler prune`` removed (or would) and the audits it kept, e.g. ``removed what
+    is older than 7 days (started before 2026-11-23T03:00:00Z) and nothing still needs: 1
+    audit, 3 observations, …`` then ``kept 3 audits (recent or still needed): #1, #3, #4``.
+    ``--keep-days 0`` is "older than now": everything but what is still needed."""
+    verb = "would remove" if dry_run else "removed"
+    when = moment(cutoff.replace(microsecond=0))
+    if keep_days == 0:
+        age = f"everything older than now ({when}) that nothing still needs"
+    else:
+        days = plural(keep_days, "day")
+        age = f"what is older than {days} (before {when}) and nothing still needs"
+    counts = ", ".join(
+        plural(n, *_PRUNED.get(name, (name, name))) for name, n in removed.items()
+    )
+    why = "still needed" if keep_days == 0 else "recent or still needed"
+    shown = ", ".join(f"#{i}" for i in kept[:20]) + (", …" if len(kept) > 20 else "")
+    kept_line = f"kept {plural(len(kept), 'audit')} ({why})" + (f": {shown}" if kept else "")
+    return [f"{verb} {age}: {counts}", kept_line]

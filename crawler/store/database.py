@@ -152,7 +152,9 @@ def scrub_db_secrets(text: str, url: str) -> str:
 
 def _prepare_sqlite_path(url: str) -> None:
     prefix = "sqlite:///"
-    if url.startswith(prefix) and url != "sqlite:///:memory:":
+    if url.startswith(prefix) and url != "sqlite:///:memory:" and not url.startswith(
+        prefix + "file:"
+    ):  # a URI filename (file:…?mode=ro&uri=true) is SQLite's to open
         Path(url[len(prefix) :]).parent.mkdir(parents=True, exist_ok=True)
 
 
@@ -161,8 +163,11 @@ class StoreError(Exception):
 
 
 def describe_db_error(exc: BaseException, url: str) -> str:
-    """What went wrong, in one line, without SQL, parameters or the database password."""
-    return scrub_db_secrets(describe_error(exc), url)
+    """What went wrong, in one line, without SQL, parameters or the database password: in the
+    crawler's words when the cause is known (crawler.store.problems)."""
+    from crawler.store.problems import known_problem
+
+    return scrub_db_secrets(known_problem(exc, url) or describe_error(exc), url)
 
 
 class Store:

@@ -32,7 +32,7 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 CRAWLER_TABLES = frozenset({"audits", "observations", "snapshots", "project_sets"})
 # The newest revision under migrations/versions (tests/integration/test_db_schema.py checks it
 # against Alembic's own reading): a database already there is used without importing Alembic.
-HEAD_REVISION = "0007"
+HEAD_REVISION = "0008"
 T = TypeVar("T")
 
 
@@ -165,6 +165,11 @@ def _read_once(url: str, read: Callable[[Connection], T]) -> T:
 
 def _database_at_known_head(url: str) -> bool:
     return _read_once(url, _at_known_head)
+
+
+def database_at_head(url: str) -> bool:
+    """The crawler's tables at HEAD_REVISION, read without Alembic and without writing."""
+    return _database_at_known_head(url)
 
 
 def inspect_database(url: str) -> SchemaState:

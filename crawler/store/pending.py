@@ -15,6 +15,7 @@ from crawler.diff.pending import (
     PendingItem,
     fixed_links,
     newest_first,
+    pending_before,
     pending_changes,
     pending_value,
     successors_withdrawn,
@@ -40,6 +41,7 @@ def _item(row: PendingRow) -> PendingItem:
         row.evidence_url,
         row.first_audit_id,
         _utc(row.first_seen_at),
+        row.before,
     )
 
 
@@ -54,6 +56,7 @@ class NewPending:
     value: str
     summary: str
     evidence_url: str | None
+    before: str | None = None  # what it replaced (crawler.diff.pending.pending_before)
 
 
 def new_pending(
@@ -72,7 +75,7 @@ def new_pending(
             continue
         open_keys.add(key)
         evidence = shown_url(change.evidence_url) if change.evidence_url else None
-        found.append(NewPending(*key, said[:2000], evidence))
+        found.append(NewPending(*key, said[:2000], evidence, pending_before(change)))
     return found
 
 
@@ -81,7 +84,8 @@ def as_items(items: Sequence[NewPending], audit_id: int, seen_at: datetime) -> l
     order found as stored ids would (never one of a stored item)."""
     return [
         PendingItem(
-            n - len(items), i.project, i.kind, i.value, i.summary, i.evidence_url, audit_id, seen_at
+            n - len(items), i.project, i.kind, i.value, i.summary, i.evidence_url, audit_id,
+            seen_at, i.before,
         )
         for n, i in enumerate(items)
     ]
@@ -101,6 +105,7 @@ def opener(
                 PendingRow(
                     project=item.project, kind=item.kind, value=item.value, summary=item.summary,
                     evidence_url=item.evidence_url, first_audit_id=audit_id, first_seen_at=seen_at,
+                    before=item.before,
                 )
             )  # fmt: skip
 

@@ -129,6 +129,9 @@ class PendingRow(Base):
     project: Mapped[str] = mapped_column(String(200))
     kind: Mapped[str] = mapped_column(String(32))
     value: Mapped[str] = mapped_column(Text)  # what the crawl says: a tag, an SPDX id, a cell...
+    # what it replaced (the release the row showed, the SPDX id before…); None: nothing, or
+    # opened before revision 0008
+    before: Mapped[str | None] = mapped_column(Text, nullable=True)
     summary: Mapped[str] = mapped_column(Text)
     evidence_url: Mapped[str | None] = mapped_column(Text, nullable=True)
     # not a foreign key: pruning old audits keeps what is still pending

@@ -70,13 +70,14 @@ def test_configuration_errors_exit_2_with_file_and_line(workdir: Path) -> None:
     (workdir / "bad.yaml").write_text("projects:\n  - name: x\n    repo: nope\n")
     result = CliRunner().invoke(cli, ["audit", "--config", "bad.yaml"])
     assert result.exit_code == 2
-    assert "bad.yaml:2: project 'x': repo 'nope' must look like 'owner/name'" in result.output
+    assert "bad.yaml:3: project 'x': repo 'nope' must look like 'owner/name'" in result.output
     unknown = CliRunner().invoke(cli, ["audit", "--only", "Gamma"])
     assert unknown.exit_code == 2
-    assert "--only: unknown project ['Gamma']" in unknown.output
+    assert "--only: unknown project 'Gamma'; known: Alpha, Beta" in unknown.output
     missing = CliRunner().invoke(cli, ["report", "42"])
     assert missing.exit_code == 2
-    assert "no audit 42 in the database" in missing.output
+    # the refused audits created no database (the names are checked before it is opened)
+    assert "no database at " in missing.output or "no crawler database at " in missing.output
 
 
 @pytest.mark.parametrize(

@@ -62,7 +62,7 @@ def test_a_configuration_error_is_an_error_not_a_usage_error(workdir: Path) -> N
     result = CliRunner().invoke(cli, ["audit"])
     assert result.exit_code == 2
     assert result.output == (
-        "Error: sources.yaml:2: project 'x': repo 'nope' must look like 'owner/name'\n"
+        "Error: sources.yaml:3: project 'x': repo 'nope' must look like 'owner/name'\n"
     )
     # a mistyped command line still shows the usage
     typo = CliRunner().invoke(cli, ["audit", "--no-such-flag"])
@@ -178,8 +178,8 @@ def test_check_answers_a_misspelt_key_with_did_you_mean(workdir: Path) -> None:
     result = CliRunner().invoke(cli, ["check", "--config", "mine.yaml"])
     assert result.exit_code == 2
     assert result.output == (
-        "Error: mine.yaml:4: project 'Beta': tag_patern: unknown key 'tag_patern': "
-        "did you mean 'tag_pattern'?\n"
+        "Error: mine.yaml:6: project 'Beta': unknown key 'tag_patern' "
+        "(did you mean 'tag_pattern'?)\n"
     )
     bad_cron = CliRunner().invoke(cli, ["check", "--config", "cron.yaml"])
     assert bad_cron.exit_code == 2  # a missing file is an error too
@@ -187,6 +187,38 @@ def test_check_answers_a_misspelt_key_with_did_you_mean(workdir: Path) -> None:
     bad_cron = CliRunner().invoke(cli, ["check", "--config", "cron.yaml"])
     assert bad_cron.exit_code == 2
     assert "'fry' is not a day of week name: use sun-sat" in bad_cron.output
+
+
+def test_check_lists_every_problem_of_the_file_then_how_many(workdir: Path) -> None:
+    """`check` stopped at the first section or project with an error: fixing a file took one
+    run per problem. Now every problem, each at its key's own line, then the count."""
+    (workdir / "sources.yaml").write_text(
+        "settings: {timout: 3}\n"  # 1
+        + PROJECTS  # 2-6
+        + "    track: newest\n"  # 7
+        + "  - name: Gamma\n"  # 8
+        + "    repo: org/gamma\n"  # 9
+        + "    pages:\n"  # 10
+        + "      - name: support\n"  # 11
+        + "        url: https://gamma.example/\n"  # 12
+        + "        tables:\n"  # 13
+        + "          - name: matrix\n"  # 14
+        + "            key: [Op]\n"  # 15
+        + "            integrations: {platform: Backend, status: State, layer: servng}\n"  # 16
+        + "            status_map: {'yes': upstream}\n"  # 17
+    )
+    result = CliRunner().invoke(cli, ["check"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "Error: sources.yaml:1: settings: unknown key 'timout' (did you mean 'timeout'?)",
+        "sources.yaml:7: project 'Beta': track: 'newest' is not one of 'auto', 'releases', "
+        "'tags', 'commits'",
+        "sources.yaml:16: project 'Gamma': page 'support', table 'matrix': integrations.layer: "
+        "'servng' is not one of 'framework', 'compiler', 'kernel programming', 'kernel "
+        "library', 'serving', 'distributed serving', 'platform sdk' (did you mean 'serving'?)",
+        "sources.yaml: 3 problems: fix them and run `crawler check` again",
+    ]
 
 
 def test_check_refuses_names_the_catalog_would_confuse(workdir: Path) -> None:
@@ -198,11 +230,17 @@ def test_check_refuses_names_the_catalog_would_confuse(workdir: Path) -> None:
     )  # fmt: skip
     result = CliRunner().invoke(cli, ["check"])
     assert result.exit_code == 2
-    assert result.output == (
-        "Error: sources.yaml:4: project 'Helion\\u200b' and project 'Helion' (line 2) are the "
-        "same name to the catalog (case, spaces, accents and invisible characters aside; both "
-        "have the id 'helion'), so one could pass for the other: give them distinct names\n"
+    same = (
+        "and project 'Helion' (line 2) are the same name to the catalog (case, spaces, accents "
+        "and invisible characters aside; both have the id 'helion'), so one could pass for the "
+        "other: give them distinct names"
     )
+    assert result.output.splitlines() == [
+        f"Error: sources.yaml:4: project 'Helion\\u200b' {same}",
+        f"sources.yaml:6: project ' Helion ' {same}",
+        f"sources.yaml:8: project 'helion' {same}",
+        "sources.yaml: 3 problems: fix them and run `crawler check` again",
+    ]
 
 
 def test_validate_says_when_it_is_given_a_sources_yaml(workdir: Path) -> None:
@@ -327,6 +365,28 @@ def test_shell_completion_is_click_s(tmp_path: Path) -> None:
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert words.split() == ["plain,check"]
+
+
+def _completions(line: str) -> list[str]:
+    """What bash completion offers for the last word of ``line`` (click's bash protocol)."""
+    words = line.split(" ")
+    answer = subprocess.run(
+        [sys.executable, "-m", "crawler"],
+        env={**os.environ, "_CRAWLER_COMPLETE": "bash_complete", "COMP_WORDS": line,
+             "COMP_CWORD": str(len(words) - 1)},
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return [item.split(",", 1)[1] for item in answer.split()]
+
+
+def test_shell_completion_offers_the_kinds_of_fail_on_and_ack_kind() -> None:
+    """--fail-on and ack --kind completed nothing: their values are the kinds (--fail-on's
+    after the ones already typed and a comma)."""
+    assert _completions("crawler audit --fail-on license_t") == ["license_text_changed"]
+    assert _completions("crawler audit --fail-on new_release,noa") == ["new_release,noassertion"]
+    assert "new_release,license_noassertion" in _completions("crawler audit --fail-on new_release,")
+    assert _completions("crawler ack --kind new_") == ["new_prerelease", "new_release", "new_tag"]
+    assert len(_completions("crawler ack --kind ")) == 12  # the kinds that can be pending
 
 
 def test_text_log_lines_start_with_an_iso_8601_time() -> None:

@@ -30,6 +30,11 @@ def test_demo_shows_every_change_kind_flag_and_an_error(tmp_path: Path) -> None:
     latest = tmp_path / "demo" / "reports" / "latest"
     report = json.loads((latest / "report.json").read_text())
     validate_report(report)
+    # delivery.json beside the report, as after any audit (the demo has no channel)
+    assert sorted(p.name for p in latest.iterdir()) == ["delivery.json", "report.json", "report.md"]
+    assert json.loads((latest / "delivery.json").read_text())["reason"] == (
+        "no notify channels configured"
+    )
     # not link_broken and upstream_dormant: they are judged over real nights (a 404 must repeat
     # on the next one, dormancy begins on a date), and the demo's nights run seconds apart:
     # tests/integration/test_audit_links.py and test_upstream_health.py show them on loopback

@@ -133,6 +133,22 @@ def test_crontab_line_runs_an_accepted_quiet_audit_under_a_lock() -> None:
     assert not LITERAL_TOKEN.search((ROOT / "deploy" / "crontab").read_text())
 
 
+def test_crontab_comment_lists_every_exit_status() -> None:
+    """The crontab's comment said "0 ok, 1 some projects failed, 2 usage error": an operator
+    reading the cron mail did not learn 3 (another audit runs) or 4 (--fail-on). It lists
+    every status the README's table does, each on its own line."""
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("| exit status | meaning |", 1)[1].split("\n\n", 1)[0]
+    documented = re.findall(r"^\| (\d) \|", table, re.MULTILINE)
+    comment = [
+        line for line in (ROOT / "deploy" / "crontab").read_text().splitlines()
+        if line.startswith("#")
+    ]  # fmt: skip
+    listed = [m.group(1) for line in comment if (m := re.match(r"#   (\d) \S", line))]
+    assert documented == ["0", "1", "2", "3", "4"]
+    assert listed == documented
+
+
 # -- Kubernetes ------------------------------------------------------------------------------------
 
 

@@ -28,9 +28,11 @@ from crawler.report.model import (
     Report,
     Summary,
 )
+from crawler.store import Store
 from crawler_fakes.github import FakeGitHub, GitHubState
 from crawler_fakes.pages import FakePageServer
 from tests.support import GOLDEN, ROOT
+from tests.support.audits import a_day_passes
 from tests.support.export import seed_export
 from tests.support.ops import PROJECTS, TOKEN, WebhookReceiver, upstream
 from tests.support.regression import repo
@@ -134,8 +136,8 @@ def test_four_nights_with_a_page_that_lost_its_table_export_the_newest_facts(
         assert f"| Alpha | [{tag}](" in snapshot
         # the page's facts are night 1's, and say so
         support = _support(catalog)
-        assert (support["status"], support["wording"], support["audit"]) == (
-            "upstream", "supported", number,
+        assert (support["status"], support["wording"], support["crawled"]) == (
+            "upstream", "supported", True,
         )  # fmt: skip
         assert support["stale"] is True
         day = support["date"]
@@ -153,13 +155,22 @@ def test_four_nights_with_a_page_that_lost_its_table_export_the_newest_facts(
 
 
 def test_a_project_the_latest_audit_could_not_read_is_exported_stale_with_its_date(
-    night: Night,
+    night: Night, db_url: str
 ) -> None:
     assert night("audit").exit_code == 0
     night.github.set_state(GitHubState(repos=[]))  # Alpha answers 404 tonight
     assert night("audit").exit_code == 1
+    _lines, catalog, _snapshot = night.export()  # its facts are a day old: not stale yet
+    assert "stale" not in {p["name"]: p for p in catalog["projects"]}["Alpha"]
+    store = Store(db_url)
+    try:
+        for _ in range(3):  # three days on, Alpha still unread: older than two days
+            a_day_passes(store)
+    finally:
+        store.engine.dispose()
+    assert night("audit").exit_code == 1
     lines, catalog, snapshot = night.export()
-    assert lines[0].startswith("exported audit #2 (")
+    assert lines[0].startswith("exported audit #3 (")
     alpha = {p["name"]: p for p in catalog["projects"]}["Alpha"]
     assert alpha["stale"] is True and alpha["tracked_ref"]["name"] == "v1.0"
     day = alpha["last_checked"]
@@ -168,6 +179,44 @@ def test_a_project_the_latest_audit_could_not_read_is_exported_stale_with_its_da
     assert f"(stale: facts of {day})" in row
     vendor = {p["name"]: p for p in catalog["projects"]}["Vendor"]
     assert "stale" not in vendor
+
+
+def test_an_export_after_audit_only_marks_no_unchecked_project_stale_until_its_facts_age(
+    night: Night, db_url: str
+) -> None:
+    """An export after ``audit --only Alpha`` marked every other project stale (15 of 17 on the
+    shipped catalog): a project's facts are its latest successful audit's, and stale means that
+    check is older than ``settings.catalog_stale_after_days`` (default two days)."""
+    assert night("audit").exit_code == 0  # night 1: both read
+    night.github.set_state(_alpha("v1.0", "v1.1"))
+    assert night("audit", "--only", "Alpha").exit_code == 0
+    lines, catalog, snapshot = night.export()
+    assert lines[0].startswith("exported audit #2 (")
+    assert not any("stale" in line for line in lines), lines
+    vendor = {p["name"]: p for p in catalog["projects"]}["Vendor"]
+    assert "stale" not in vendor
+    assert "stale" not in snapshot
+    assert _alpha_ref(catalog) == "v1.1"
+
+    store = Store(db_url)
+    try:
+        for _ in range(2):  # two days later: Vendor's facts are two days old, not stale yet
+            a_day_passes(store)
+        assert night("audit", "--only", "Alpha").exit_code == 0
+        lines, catalog, _snapshot = night.export()
+        assert not any("stale" in line for line in lines), lines
+        a_day_passes(store)  # a third day: older than two days, stale, and since when
+        assert night("audit", "--only", "Alpha").exit_code == 0
+        lines, catalog, snapshot = night.export()
+    finally:
+        store.engine.dispose()
+    vendor = {p["name"]: p for p in catalog["projects"]}["Vendor"]
+    day = vendor["last_checked"]
+    assert day < catalog["audit"]["date"]
+    assert vendor["stale"] is True
+    assert lines[1] == f"stale, kept from earlier audits: Vendor (facts of {day})"
+    alpha = {p["name"]: p for p in catalog["projects"]}["Alpha"]
+    assert "stale" not in alpha
 
 
 # -- defect 3 / issue 18 defect 11: an unreached project is not added -------------------------
@@ -424,9 +473,15 @@ def test_report_prose_has_no_internal_names_and_quotes_an_error_whole() -> None:
 
 
 def test_the_explorer_puts_the_matrix_first_and_marks_what_the_audit_could_not_read(
-    night: Night,
+    night: Night, db_url: str
 ) -> None:
     assert night("audit").exit_code == 0
+    store = Store(db_url)
+    try:
+        for _ in range(3):  # Alpha's facts are three days old when it cannot be read
+            a_day_passes(store)
+    finally:
+        store.engine.dispose()
     night.site.set_page("/support.html", NO_TABLE)
     night.github.set_state(GitHubState(repos=[]))  # Alpha answers 404 tonight
     assert night("audit").exit_code == 1

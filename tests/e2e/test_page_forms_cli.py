@@ -85,3 +85,29 @@ def test_a_restructuredtext_page_lists_and_shows_its_tables(files: Path) -> None
     ))  # fmt: skip
     code, shown = run("page", notes, "--heading", "Versions", "--key", "Package")
     assert (code, shown.splitlines()[-1]) == (0, "vllm    | 0.16.0")
+
+
+def test_a_table_chosen_without_its_key_is_told_which_option_is_missing(files: Path) -> None:
+    """`--heading H` without `--key` printed the validation library's error ("1 validation
+    error for PageSpec … [type=value_error, input_value=TableSpec(…)]"): now the options'
+    own words, as a usage error."""
+    notes = str(files / "notes.rst")
+    code, shown = run("page", notes, "--heading", "Versions")
+    assert code == 2
+    assert shown.splitlines()[-1] == (
+        "Error: --heading 'Versions' needs --key: the column(s) that identify a row (--key "
+        "COLUMN, once per column), or --items list|enumeration to read the lists there as a "
+        "table; without --table and --heading the page's tables are listed with their columns"
+    )
+    assert run("page", notes, "--table", "table", "--heading", "Versions")[1].splitlines()[
+        -1
+    ] == "Error: give --table or --heading, not both"
+    readme = str(files / "README.md")
+    code, shown = run("page", readme, "--items", "enumeration")
+    assert (code, shown.splitlines()[-1]) == (2, (
+        "Error: --items enumeration is chosen by its label: add --label 'Integrations in "
+        "progress' (the text before its colon)"
+    ))  # fmt: skip
+    assert run("page", readme, "--label", "Supported Hardware")[1].splitlines()[-1] == (
+        "Error: --label only applies with --items"
+    )

@@ -271,6 +271,6 @@ def test_a_bad_exclusion_pattern_is_refused_with_its_line() -> None:
     with pytest.raises(ConfigError) as raised:
         parse_config("settings:\n  links_exclude: ['(unclosed']\nprojects: []\n")
     assert str(raised.value) == (
-        "sources.yaml:2: settings: links_exclude: links_exclude '(unclosed' is not a valid "
+        "sources.yaml:2: settings: links_exclude '(unclosed' is not a valid "
         "regular expression: missing ) at position 9"
     )

@@ -351,7 +351,7 @@ def test_gitee_projects_are_configured_and_checked_like_any_forge() -> None:
         with pytest.raises(ConfigError) as caught:
             parse_config(f"projects:\n  - name: P\n    gitee: '{bad}'\n", "s.yaml")
         assert str(caught.value) == (
-            f"s.yaml:2: project 'P': gitee {bad!r} must look like 'owner/repo' "
+            f"s.yaml:3: project 'P': gitee {bad!r} must look like 'owner/repo' "
             "(as in https://gitee.com/owner/repo)"
         )
     with pytest.raises(ConfigError, match="lives on one forge: keep one of"):

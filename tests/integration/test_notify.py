@@ -90,9 +90,10 @@ def test_webhook_and_catalog_issue_created_then_updated(
     )
     # escaped as the Markdown report escapes (crawler.report.markdown owns that)
     assert bodies[1]["message"] == (
-        f"- **Alpha** new release: {escape(change['summary'], 160)}\n"
-        f"- pending until the catalog takes them: 1 new tonight, 1 pending since {since} "
-        f"(newest: Alpha v1.1 since {since})\n\n"
+        f"- **Alpha** new release: {escape(change['summary'], 160)}\n\n"
+        f"**Pending until the catalog takes them** (1 new tonight, 1 pending since {since}), "
+        "oldest first:\n"
+        f"- **Alpha** new release: v1.0 → v1.1 (first seen {since})\n\n"
         f"[full report](<https://ci.example/reports/{second_dir.name}/report.md>)"
     )
     assert [a["filename"] for a in bodies[1]["attachments"]] == ["report.md"]
@@ -352,3 +353,23 @@ def test_a_night_that_checked_nothing_is_notified_even_when_nothing_changed(
     assert record["reason"] == (
         'checked only 0 of 2 projects (fewer than 10%): see "Not checked"'
     )
+
+
+def test_delivery_json_is_in_reports_latest_also_without_channels(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no channel configured, no delivery.json was written: reports/latest/ lacked the
+    file it holds after every other audit. It says nothing was sent, and why."""
+    with FakeGitHub(upstream("v1.0"), token=TOKEN) as github:
+        monkeypatch.setenv("GITHUB_API_URL", github.base_url)
+        _config(workdir, "")
+        result = _run("audit")
+    assert result.exit_code == 0, result.output
+    latest = workdir / "reports" / "latest"
+    assert sorted(p.name for p in latest.iterdir()) == ["delivery.json", "report.json", "report.md"]
+    assert json.loads((latest / "delivery.json").read_text()) == {
+        "audit": 1,
+        "sent": False,
+        "reason": "no notify channels configured",
+        "channels": [],
+    }

@@ -309,13 +309,13 @@ cli(["audit", "--config", sys.argv[1], "--db", sys.argv[2]], prog_name="crawler"
 @pytest.mark.parametrize(
     ("where", "yaml", "line", "key"),
     [
-        ("tag_pattern", f"    tag_pattern: '{_EXPLODING}'\n", 2, "tag_pattern: tag_pattern"),
+        ("tag_pattern", f"    tag_pattern: '{_EXPLODING}'\n", 4, "tag_pattern"),
         (
             "pin",
             "    pages:\n      - name: Docs\n        url: https://docs.example/x\n"
             f"        pins:\n          sdk: '({_EXPLODING})'\n",
-            2,
-            "pages.0.pins: pin 'sdk'",
+            8,
+            "page 'Docs': pin 'sdk'",
         ),
     ],
 )

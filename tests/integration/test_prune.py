@@ -199,10 +199,10 @@ def test_an_audit_after_pruning_reports_no_change_for_unchanged_projects(
             cache_rows = row_counts(conn)["http_cache"]
         pruned = CliRunner().invoke(cli, ["prune", "--keep-days", "7", "--db", db_url])
         assert pruned.exit_code == 0, pruned.output
-        assert pruned.output.splitlines() == [
-            f"removed (older than {(datetime.now(UTC) - timedelta(days=7)).date()}): 1 audits, "
-            "1 observations, 0 fetch_errors, 1 snapshots, 0 project_sets, 0 http_cache",
-            "kept 3 audits: #1, #3, #4",
+        assert _without_cutoff(pruned.output, 7) == [
+            "removed what is older than 7 days (before CUTOFF) and nothing still needs: 1 audit, "
+            "1 observation, 0 fetch errors, 1 snapshot, 0 project lists, 0 HTTP cache entries",
+            "kept 3 audits (recent or still needed): #1, #3, #4",
         ]
         with store.engine.connect() as conn:
             assert row_counts(conn)["http_cache"] == cache_rows
@@ -260,3 +260,35 @@ def test_an_audits_link_findings_go_with_it(db_url: str) -> None:
     assert link_findings(store, 2) == ([], [])
     assert [c.after for c in link_findings(store, 7)[0]] == ["https://x/new"]
     store.close()
+
+
+def _without_cutoff(output: str, keep_days: int) -> list[str]:
+    """The prune lines with the cutoff moment (checked: about ``keep_days`` ago) as CUTOFF."""
+    import re
+
+    [cutoff] = re.findall(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", output)
+    ago = datetime.now(UTC) - datetime.fromisoformat(cutoff)
+    assert timedelta(days=keep_days) <= ago < timedelta(days=keep_days, minutes=5)
+    return output.replace(cutoff, "CUTOFF").splitlines()
+
+
+def test_prune_keep_days_0_says_it_keeps_only_what_is_still_needed(
+    db_url: str, tmp_path: Path
+) -> None:
+    """`--keep-days 0` read "removed (older than 2026-12-05)", today's date, for audits of
+    that very day, and "1 audits", "0 http_cache": now it says older than now, and in words."""
+    config = parse_config("projects:\n  - name: Alpha\n    repo: org/alpha\n")
+    store = Store(db_url)
+    with FakeGitHub(_github("v1"), unauth_limit=5000) as server:
+        for tags in ("v1", "v2", "v2"):
+            server.set_state(_github(tags))
+            run_audit(config, store, tmp_path / "r", env=server.env(), sleep=lambda _s: None)
+    store.close()
+    for dry_run, verb in ((["--dry-run"], "would remove"), ([], "removed")):
+        pruned = CliRunner().invoke(cli, ["prune", "--keep-days", "0", *dry_run, "--db", db_url])
+        assert pruned.exit_code == 0, pruned.output
+        lines = _without_cutoff(pruned.output, 0)
+        assert lines[0].startswith(
+            f"{verb} everything older than now (CUTOFF) that nothing still needs: 1 audit, "
+        )
+        assert lines[1] == "kept 2 audits (still needed): #2, #3"

@@ -90,7 +90,7 @@ def test_pypi_is_a_channel_named_beside_the_forge() -> None:
     with pytest.raises(ConfigError) as bad:
         parse_config("projects:\n  - name: X\n    pypi: vllm/vllm\n", "s.yaml")
     assert str(bad.value) == (
-        "s.yaml:2: project 'X': pypi 'vllm/vllm' is not a package name: letters, digits, '.', "
+        "s.yaml:3: project 'X': pypi 'vllm/vllm' is not a package name: letters, digits, '.', "
         "'_' and '-', starting and ending with a letter or digit (e.g. 'flashinfer-python')"
     )
 

@@ -201,6 +201,8 @@ def _scheduler(config: Path, db_url: str, *args: str) -> Iterator[subprocess.Pop
     with FakeGitHub(upstream("v1.0"), unauth_limit=5000) as server:
         env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
         env.update(GITHUB_API_URL=server.base_url, PYTHONUNBUFFERED="1")
+        # the default heartbeat goes to the state folder: the test's, not the user's
+        env.setdefault("XDG_STATE_HOME", str(config.parent / "state"))
         proc = subprocess.Popen(
             [
                 *(sys.executable, "-m", "crawler", "schedule", "--config", str(config)),
@@ -340,3 +342,56 @@ def test_a_tick_audits_in_the_schedulers_worker_thread(tmp_path: Path) -> None:
     assert lines[1] == "waiting for the next tick; SIGTERM or Ctrl-C stops"
     assert lines[2] == "audit #1 complete: 2 changes, 0 flags, 0 errors, 0 deferred"
     assert proc.returncode == 0 and rest.splitlines()[-1] == "stopped"
+
+
+def test_health_reads_by_default_the_heartbeat_schedule_writes_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`crawler health` looked for ./heartbeat.json while `crawler schedule` wrote no heartbeat
+    unless told where: the container's HEALTHCHECK only worked because the image set
+    CRAWLER_HEARTBEAT for both. Now both default to $XDG_STATE_HOME/crawler/heartbeat.json."""
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    monkeypatch.delenv("CRAWLER_HEARTBEAT", raising=False)
+    config = tmp_path / "sources.yaml"
+    config.write_text('schedule: {cron: "0 3 29 2 *"}\n' + PROJECTS)
+    db = f"sqlite:///{tmp_path / 'crawler.sqlite'}"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # health is not run from the scheduler's folder
+    with _scheduler(config, db) as proc:
+        _read_until(proc, "waiting for the next tick")
+        health = CliRunner().invoke(cli, ["health"])
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+    assert health.exit_code == 0, health.output
+    assert health.output.startswith("alive: heartbeat ")
+    beat = json.loads((state / "crawler" / "heartbeat.json").read_text())
+    assert beat["pid"] == proc.pid
+    assert sorted(p.name for p in elsewhere.iterdir()) == []
+
+
+def test_the_heartbeat_never_names_a_next_audit_in_the_past(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the very moment of a tick, the heartbeat named that tick as the next audit (and,
+    until the scheduler's loop took the due job, its every beat did): a next audit that is
+    already under way, in the past by the time anyone reads it. It names the tick after."""
+    from crawler.schedule import SchedulePlan, serve
+
+    heartbeat = tmp_path / "heartbeat.json"
+    tick = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)  # the scheduler starts exactly on a tick
+    plan = SchedulePlan(cron="0 3 * * *", timezone="UTC", heartbeat=heartbeat)
+
+    def stop_once_beating() -> None:  # SIGTERM once the first heartbeat is written
+        while not heartbeat.exists():
+            threading.Event().wait(0.05)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=stop_once_beating, daemon=True).start()
+    said: list[str] = []
+    serve(plan, lambda stop: None, said.append, now=lambda: tick)
+    beat = json.loads(heartbeat.read_text())
+    assert beat["beat"] == "2026-12-01T03:00:00+00:00"
+    assert beat["next_audit"] == "2026-12-02T03:00:00+00:00"
+    assert said[-1] == "stopped"

@@ -4,7 +4,7 @@ that audits against a fake on loopback and a real database."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -77,11 +77,14 @@ def project_statuses(report: Report | Mapping[str, Any]) -> dict[str, str]:
 
 
 def a_day_passes(store: Any) -> None:
-    """Every stored audit, link check and pending item moves one day into the past, as if the
-    next night had come (the test clock of the multi-night tests)."""
+    """Every stored audit, link check and pending item, and when each stored state was
+    fetched, moves one day into the past, as if the next night had come (the test clock of
+    the multi-night tests)."""
+    import json
+
     from sqlalchemy import select, update
 
-    from crawler.store.tables import AuditRow, LinkCheckRow, PendingRow
+    from crawler.store.tables import AuditRow, LinkCheckRow, PendingRow, SnapshotRow
 
     moved: dict[Any, tuple[str, tuple[str, ...]]] = {
         AuditRow: ("id", ("started_at", "finished_at")),
@@ -96,3 +99,14 @@ def a_day_passes(store: Any) -> None:
                     conn.execute(
                         update(table).where(getattr(table, key) == row[key]).values(**earlier)
                     )
+        for row_id, data in conn.execute(select(SnapshotRow.id, SnapshotRow.data)).all():
+            state = json.loads(data)
+            for _facet, where in state.get("provenance") or ():
+                if where.get("fetched_at"):
+                    fetched = datetime.fromisoformat(where["fetched_at"].replace("Z", "+00:00"))
+                    where["fetched_at"] = (fetched - timedelta(days=1)).isoformat()
+            conn.execute(
+                update(SnapshotRow)
+                .where(SnapshotRow.id == row_id)
+                .values(data=json.dumps(state, separators=(",", ":")))
+            )

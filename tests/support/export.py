@@ -173,7 +173,7 @@ def seed_export() -> ExportInput:
         _project(4, "SGLang", "sgl-project/sglang",
                  _release("sgl-project/sglang", "v0.5.22", date(2026, 10, 20)),
                  _license("Apache-2.0", "sgl-project/sglang"),
-                 last_checked=date(2026, 10, 30), checked_in_audit=False),
+                 last_checked=date(2026, 10, 30), checked_in_audit=False, stale=True),
         _project(5, "NIXL", "ai-dynamo/nixl",
                  _release("ai-dynamo/nixl", "v1.5.2", date(2026, 10, 29)), nixl),
         _project(6, "vLLM Ascend", "vllm-project/vllm-ascend",

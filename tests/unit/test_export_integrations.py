@@ -53,8 +53,7 @@ def test_rows_become_integrations_with_page_status_and_dated_evidence() -> None:
     assert webgpu["evidence"] == [
         {
             "url": "https://github.com/tile-ai/tilelang/blob/main/README.md",
-            "date": "2026-11-05",
-            "audit": 7,
+            "crawled": True,
             "page": "backend support",
             "table": "backends",
             "row": {"Backend": "WebGPU", "Target": "webgpu"},
@@ -65,6 +64,9 @@ def test_rows_become_integrations_with_page_status_and_dated_evidence() -> None:
     assert [p["id"] for p in catalog["platforms"]] == [
         "enflame-gcu", "huawei-ascend", "iluvatar-corex", "nvidia-gpu", "webgpu",
     ]  # fmt: skip
+    # the page read on the catalog's date says no date of its own; one read earlier says when
+    gcu = _integration(catalog, "torch-gcu/compatibility/sdk/v3-7-1")
+    assert [(e["crawled"], e["date"]) for e in gcu["evidence"]] == [(True, "2026-11-04")]
 
 
 def test_a_table_of_another_projects_plugin_names_the_integrated_project_and_via() -> None:
@@ -342,7 +344,7 @@ def test_mapping_config_errors_say_what_to_fix() -> None:
     assert "names pin 'wheel', which the page does not watch" in _config_error(
         base + "              status: {value: upstream}\n              pins: [wheel]\n"
     )
-    assert "Input should be 'framework'" in _config_error(
+    assert "'inference' is not one of 'framework'" in _config_error(
         base.replace("serving", "inference") + "              status: {value: upstream}\n"
     )
     assert "give a column name, or exactly one of {value: ...} or {pin: ...}" in _config_error(

@@ -72,7 +72,11 @@ def test_merge_keeps_curated_adds_crawled_and_reports_the_contradicted_status() 
     triton = _by_id(merged, "projects", "triton")
     assert triton["notes"] == "Check the compatibility matrix before pinning."  # kept
     assert triton["tracked_ref"]["name"] == "v3.10.0"  # crawler-owned: updated
-    assert [e["audit"] for e in triton["evidence"]] == [8, 8, 8]
+    # the crawler's entries, marked so; the release is linked once, by tracked_ref
+    assert [(e["about"], e["crawled"]) for e in triton["evidence"]] == [
+        ("repository", True), ("license file", True),
+    ]  # fmt: skip
+    assert all("audit" not in e and "date" not in e for e in triton["evidence"])
 
     new = "tilelang/backend-support/backends/nvidia-cuda-cutedsl"
     assert _by_id(merged, "integrations", new) == _by_id(crawled, "integrations", new)
@@ -95,8 +99,8 @@ def test_merge_keeps_curated_adds_crawled_and_reports_the_contradicted_status() 
 
     cuda = _by_id(merged, "integrations", CUDA)
     assert cuda["maturity"] == "production"
-    assert [e.get("audit") for e in cuda["evidence"]] == [
-        8,
+    assert [e.get("crawled") for e in cuda["evidence"]] == [
+        True,
         None,
     ]  # crawler's replaced, person's kept
     assert _by_id(merged, "integrations", "curated/biren-serving") == _by_id(
@@ -119,18 +123,39 @@ def test_merge_report_lists_updates_and_records_no_longer_crawled() -> None:
     assert triton == {
         "path": "$.projects[0]",
         "id": "triton",
-        "fields": ["evidence", "tracked_ref"],
+        "fields": ["tracked_ref"],
     }
     lines = render_merge_report(report)
-    # updated: the 10 projects with evidence (new audit id) and the 6 integrations still crawled
+    # updated: Triton alone (its new release); nothing else changed, and no record carries the
+    # audit's number or date, so no other record is touched
+    assert [u["id"] for u in report["updated"]] == ["triton"]
     assert lines[0] == (
-        "merge of audit #8 (2026-11-05): 1 added, 16 updated, 1 conflict, 1 not in the crawl"
+        "merge of audit #8 (2026-11-05): 1 added, 1 updated, 1 conflict, 1 not in the crawl"
     )
     assert lines[1].startswith(
         "conflict $.integrations[2].status ('tilelang/backend-support/backends/webgpu-webgpu'): "
         "curated 'upstream', crawled 'in progress' (https://github.com/tile-ai/tilelang/blob/"
     )
     assert lines[1].endswith("the curated value is kept; edit it by hand if the source is right")
+
+
+def test_crawler_evidence_written_before_the_crawled_mark_is_replaced_not_kept() -> None:
+    """A curated catalog exported before the ``crawled`` mark has the crawler's entries
+    marked by their ``audit``: the merge replaces them (it does not keep them as a person's)."""
+    curated = _curated()
+    for record in curated["projects"] + curated["integrations"]:
+        for entry in record.get("evidence") or []:
+            if entry.pop("crawled", None):
+                entry |= {"audit": 7, "date": "2026-10-29"}
+    merged, _report = merge_catalog(curated, _crawled())
+    cuda = _by_id(merged, "integrations", CUDA)
+    assert [(e.get("crawled"), e.get("audit")) for e in cuda["evidence"]] == [
+        (True, None), (None, None),
+    ]  # fmt: skip
+    assert not any(
+        "audit" in e for r in merged["projects"] + merged["integrations"] for e in r["evidence"]
+    )
+    assert validate_catalog(merged) == []
 
 
 def test_merging_the_same_crawl_twice_changes_nothing_more() -> None:

@@ -64,7 +64,7 @@ def test_patterns_are_checked_at_load_by_the_engine_that_runs_them() -> None:
         parse_config(text, "sources.yaml")
     # shown as written in sources.yaml: one backslash, not repr's two (issue 22)
     assert str(exc.value) == (
-        "sources.yaml:2: project 'a': tag_pattern: tag_pattern '^v(\\d' is not a valid "
+        "sources.yaml:4: project 'a': tag_pattern '^v(\\d' is not a valid "
         "regular expression: missing ) at position 5"
     )
     settings = "settings: {pin_text_limit: 5000, request_deadline: 20}\nprojects: []\n"

@@ -130,12 +130,10 @@ def _license_view(lic: Mapping[str, Any] | None, forge: str) -> LicenseView | No
 
 
 def is_stale(record: Mapping[str, Any], audit_date: str = "") -> bool:
-    """The project's last audit could not read it (the catalog's marker), or (a catalog
-    without the marker) its facts are older than the audit."""
-    if record.get("stale") is True:
-        return True
-    last_checked = text(record.get("last_checked"))
-    return bool(last_checked and audit_date and last_checked < audit_date)
+    """The catalog's marker: the project's facts are older than the export allows
+    (``catalog_stale_after_days``). Facts merely older than the audit are not stale: an
+    ``audit --only`` checks a few projects, and the others' facts are still current."""
+    return record.get("stale") is True
 
 
 def _short_url(value: str) -> str:
@@ -184,7 +182,8 @@ def card(
             about = text(item.get("about")) or "source"
             evidence.append(Part(about, href, broken.get(href, "")))
             shown.add(href)
-    last_checked = text(record.get("last_checked"))
+    # absent: checked by the catalog's own audit (a record carries the day only when older)
+    last_checked = text(record.get("last_checked")) if "last_checked" in record else audit_date
     host = text(record.get("part_of"))
     homepage = url(record.get("homepage"))
     return Card(

@@ -5,7 +5,9 @@ Base texts are the license texts of the installed ``licensedcode-data`` package;
 turned into realistic variants (copyright lines changed or multiplied, Markdown heading and
 re-wrapping at 60 columns, indentation, title removed, bullets changed, SPDX header, CRLF, BOM,
 a sentence appended, inserted as a paragraph or inside a line, a word altered, a line deleted,
-two licenses concatenated). The real files under
+two licenses concatenated), plus wordings seen in real repositories (issue 32: Meta's BSD
+title naming the software, BSD-3-Clause in its "author" wording, sentences whose last words are
+a title's, which must be quoted whole). The real files under
 ``/work/shared/corpus/*/licenses/`` are added when that folder exists, with hand-checked labels.
 
 A second section (``license_adversarial``, issue 13) inserts sentences written for it at
@@ -119,6 +121,7 @@ class Case:
     kind: str  # unmodified | extra | altered | deleted
     lines: tuple[int, int] | None = None  # where the extra/altered text is (1-based)
     path: str = "LICENSE"
+    quote: str | None = None  # the extra text, quoted whole (a sentence, not a piece of it)
 
 
 def _base(spdx_id: str) -> tuple[str, int] | None:
@@ -202,6 +205,7 @@ def build_cases(ids: tuple[str, ...], corpus: Path) -> list[Case]:
             cases.append(Case(f"{a}+{b}/concatenated", f"{bases[a]}\n\n\n{bases[b]}\n", (a, b),
                               "unmodified"))
     cases += _choosealicense_cases()
+    cases += real_wording_cases()
     if corpus.is_dir():
         for key, (labels, kind) in CORPUS_LABELS.items():
             repo, name = key.split("/", 1)
@@ -209,6 +213,44 @@ def build_cases(ids: tuple[str, ...], corpus: Path) -> list[Case]:
             if path.is_file():
                 cases.append(Case(f"corpus:{key}", path.read_bytes(), labels, kind,
                                   path=name.rsplit("__", 1)[-1]))
+    return cases
+
+
+META_HOLDER = "Copyright (c) Meta Platforms, Inc. and affiliates. All rights reserved."
+QUOTED = "Licensed under the MIT License."  # its last word is also a title's
+
+
+def real_wording_cases() -> list[Case]:
+    """Wordings seen in real repositories (issue 32), built from the package's texts with the
+    few words each changes written here: Meta's BSD template ("BSD License", a line naming the
+    software, then BSD-3-Clause), BSD-3-Clause in its "author" wording (one of ScanCode's rules
+    of bsd-new), and sentences whose last words are also the license's title words."""
+    cases: list[Case] = []
+    bsd3 = reference_text("BSD-3-Clause").rstrip("\n")
+    for name in ("Zstandard", '"folly"', "“Hermes”"):
+        text = f"BSD License\n\nFor {name} software\n\n{META_HOLDER}\n\n{bsd3}\n"
+        cases.append(Case(f"real:meta-bsd/{name.strip(chr(34) + '“”')}", text,
+                          ("BSD-3-Clause",), "unmodified"))
+    author = bsd3.replace(
+        "Neither the name of the ORGANIZATION nor the names of its contributors may be\nused",
+        "The name of the author may not be used",
+    ).replace("THE COPYRIGHT HOLDER OR CONTRIBUTORS\nBE LIABLE", "THE AUTHOR BE LIABLE")
+    for label, disclaimer in (("by-the-author", "BY THE AUTHOR ``AS IS''"), ("as-is", "``AS IS''")):
+        text = author.replace("BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS\n\"AS IS\"", disclaimer)
+        cases.append(Case(f"real:bsd3-author/{label}",
+                          f"Copyright (c) 2003 Jane Doe\nAll rights reserved.\n\n{text}\n",
+                          ("BSD-3-Clause",), "unmodified"))
+    for spdx_id in ("Zlib", "BSD-2-Clause", "0BSD"):
+        said = QUOTED if spdx_id == "Zlib" else "Documentation is licensed under the BSD License."
+        named = ("MIT", spdx_id) if said == QUOTED else (spdx_id,)  # MIT: named, a reference
+        cases.append(Case(f"real:sentence-before/{spdx_id}",
+                          f"{said}\n{reference_text(spdx_id)}", named, "extra", (1, 1),
+                          quote=said))
+    lines = reference_text("MPL-2.0").split("\n")
+    at = next(i for i, line in enumerate(lines) if line.strip().endswith('"License"'))
+    lines[at] += f" {QUOTED}"
+    cases.append(Case("real:sentence-on-a-heading/MPL-2.0", "\n".join(lines), ("MPL-2.0", "MIT"),
+                      "extra", (at + 1, at + 1), quote=QUOTED))
     return cases
 
 
@@ -260,6 +302,10 @@ def _located(a: LicenseAnalysis, lines: tuple[int, int] | None) -> bool:
     spans = a.extra_text + a.altered_text
     return lines is None or any(s.start_line <= lines[1] and lines[0] <= s.end_line
                                 for s in spans)
+
+
+def _quoted_whole(a: LicenseAnalysis, quote: str | None) -> bool:
+    return quote is None or any(s.text == quote for s in a.extra_text + a.altered_text)
 
 
 def startup_seconds() -> float:
@@ -431,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 stats["flag_n"] += 1
                 flagged = a.verdict in ("match_with_extra_text", "modified")
-                located = flagged and _located(a, case.lines)
+                located = flagged and _located(a, case.lines) and _quoted_whole(a, case.quote)
                 stats["flagged"] += flagged
                 stats["located"] += located
                 if not located:

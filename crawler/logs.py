@@ -92,8 +92,9 @@ class _Redacting(logging.Formatter):
         self.secrets = secrets
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
-        """ISO 8601 in UTC, as the JSON lines have it: 2026-12-01T03:00:02.123+00:00."""
-        return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+        """ISO 8601 in UTC, as the reports write it: 2026-12-01T03:00:02.123Z."""
+        moment = datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+        return moment.replace("+00:00", "Z")
 
     def format(self, record: logging.LogRecord) -> str:
         return redact(super().format(record), self.secrets)
@@ -104,7 +105,7 @@ class JsonFormatter(_Redacting):
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(),
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat().replace("+00:00", "Z"),
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": redact(record.getMessage(), self.secrets),
@@ -313,7 +314,9 @@ def rich_log_handler(secrets: list[str]) -> logging.Handler:
         console=stderr_console(),
         show_path=False,
         markup=False,
-        log_time_format=lambda moment: Text(moment.astimezone(UTC).isoformat(timespec="seconds")),
+        log_time_format=lambda moment: Text(
+            moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        ),
     )
     handler.setFormatter(_Redacting(secrets, "%(message)s"))
     return handler

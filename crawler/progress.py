@@ -61,12 +61,13 @@ class LogProgress:
         self.requests += requests
         name = one_line(name)  # from sources.yaml: no escape sequence reaches a terminal
         log.info(
-            "[%d/%d] %s: %s, %d requests, rate budget left %s",
+            "[%d/%d] %s: %s, %d %s, rate budget left %s",
             self.done,
             self.total,
             name,
             status,
             requests,
+            "request" if requests == 1 else "requests",
             _budget(budget_left),
             extra={
                 "event": "project_done",

@@ -693,16 +693,20 @@ def _commit(view: RepoView, sha: str, date: str) -> dict[str, Any]:
     }
 
 
+BLOB_TEXT_LIMIT = 512_000  # GitHub cuts Blob.text there and says so in isTruncated
+
+
 def _blob(view: RepoView, path: str) -> dict[str, Any]:
     sha, data = view.files[path]
     size = len(data) if data is not None else int(sha[:3], 16) + 100
-    text = data.decode(errors="replace") if data is not None else None
+    kept = data[:BLOB_TEXT_LIMIT] if data is not None else None
+    text = kept.decode(errors="replace") if kept is not None else None
     return {
         **_oid("Blob", sha),
         "byteSize": size,
         "text": text,
         "isBinary": False,
-        "isTruncated": False,
+        "isTruncated": data is not None and len(data) > BLOB_TEXT_LIMIT,
     }
 
 

@@ -3,7 +3,8 @@
 ``FakeGitLab`` serves, under ``/api/v4``, what the crawler reads, with the field names of
 GitLab's API documentation: ``/projects/:id`` (numeric id or URL-encoded path; ``license=true``
 adds ``license`` and ``license_url``), ``/projects/:id/releases``, ``/repository/tags``,
-``/repository/branches/:branch`` and ``/repository/files/:path?ref=`` (the JSON itself is
+``/repository/branches/:branch``, ``/repository/tree?ref=`` (one directory, paginated) and
+``/repository/files/:path?ref=`` (the JSON itself is
 built in ``crawler_fakes.gitlab_state``).
 It mimics what clients depend on: offset pagination (``page``/``per_page``, ``Link`` and
 ``x-page``/``x-next-page``/``x-total`` headers), ``PRIVATE-TOKEN`` authentication (401 for a
@@ -298,6 +299,15 @@ class FakeGitLab(LoopbackService):
             if project.head_sha is None or unquote(rest[2]) != project.default_branch:
                 return _error(404, "404 Branch Not Found")
             return _Resp(200, view.branch_json())
+        if rest == ["repository", "tree"]:
+            texts = project.tree()
+            if query.get("ref") in project.ref_files:
+                texts = project.ref_files[query["ref"]]
+            refs = (project.default_branch, "HEAD", project.head_sha, *project.ref_files)
+            if project.head_sha is None or query.get("ref", project.default_branch) not in refs:
+                return _error(404, "404 Tree Not Found")
+            entries = view.tree_json(texts, query.get("path", ""))
+            return self._page(entries, query, here)
         if sub == "repository/files" and len(rest) == 3:
             path, texts = unquote(rest[2]), project.tree()
             if query.get("ref") in project.ref_files:

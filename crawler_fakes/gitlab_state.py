@@ -181,6 +181,36 @@ class ProjectView:
             "protected": False, "created_at": iso(tag.date) if tag.message else None,
         }  # fmt: skip
 
+    def tree_json(self, texts: dict[str, str], directory: str) -> list[dict[str, Any]]:
+        """``/repository/tree`` (repositories.md): the entries of one directory, folders
+        first then files, each by name, with its blob (or tree) id."""
+        prefix = f"{directory.strip('/')}/" if directory.strip("/") else ""
+        blobs: dict[str, str] = {}
+        trees: set[str] = set()
+        for path, text in texts.items():
+            if not path.startswith(prefix):
+                continue
+            name, slash, _ = path[len(prefix) :].partition("/")
+            if slash:
+                trees.add(name)
+            else:
+                blobs[name] = git_blob_sha(text.encode())
+        entries = [
+            {
+                "id": hashlib.sha1(f"tree {prefix}{n}".encode()).hexdigest(),
+                "name": n,
+                "type": "tree",
+                "path": f"{prefix}{n}",
+                "mode": "040000",
+            }
+            for n in sorted(trees)
+        ]
+        entries += [
+            {"id": sha, "name": n, "type": "blob", "path": f"{prefix}{n}", "mode": "100644"}
+            for n, sha in sorted(blobs.items())
+        ]
+        return entries  # fmt: skip
+
     def file_json(self, path: str, text: str, ref: str) -> dict[str, Any]:
         project, data = self.project, text.encode()
         return {

@@ -30,7 +30,7 @@ import tempfile
 import threading
 from bisect import bisect_left
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from functools import cached_property
@@ -941,6 +941,36 @@ def best_alignment(
         if best is None or _rank(cand) > _rank(best):
             best = cand
     return best
+
+
+def rival_alignments(
+    index: TemplateIndex,
+    words: Sequence[str],
+    offset: int,
+    ignorable: Sequence[bool],
+    prose: ProseFinder | None,
+    than: Alignment,
+    worth: Callable[[Template], bool],
+    limit: int = 40,
+) -> Iterator[Alignment]:
+    """Alignments of SPDX-listed licenses other than ``than``'s that could explain ``words``
+    (among the ``limit`` likeliest templates, as ``best_alignment`` considers them, each
+    short of at most a tenth of its words, and ``worth`` aligning), for a caller that weighs
+    each with its official variants."""
+    seg = Counter(words)
+    for i in index.candidates(words)[:limit]:
+        tpl = index.template(i)
+        if tpl.spdx_id == than.tpl.spdx_id or not tpl.is_spdx_listed:
+            continue
+        ub = sum(min(c, seg[w]) for w, c in tpl.counts.items())
+        if tpl.required - ub > tpl.required // 10:
+            continue  # too far from the words for any variant of it to be them
+        if not worth(tpl):
+            continue
+        w0, w1 = _window(tpl, words)
+        cand = align(tpl, words[w0:w1], offset + w0, ignorable, prose)
+        if cand is not None and cand.coverage >= MIN_COVERAGE and cand.matched >= MIN_WORDS:
+            yield cand
 
 
 def _window(tpl: Template, words: Sequence[str]) -> tuple[int, int]:

@@ -1,4 +1,4 @@
-"""Official variants of long license texts: what differs from the template but is still the
+"""Official variants of license texts: what differs from the template but is still the
 license as its steward published it.
 
 The FSF's texts circulate in several revisions (postal addresses, ``http`` and ``https``,
@@ -8,8 +8,15 @@ revisions of the same licenses. ScanCode's database keeps such revisions as full
 the license itself (``is_license_text: yes`` with ``license_expression`` the key alone). A
 difference from the template is an official variant when the file's words there, with a few
 words of context either side, stand in one of those texts (or in the other source's text of
-the same license). Only for long texts (``MIN_VARIANT_WORDS``): a short permissive text is
-written out per project, and a changed word in it is what a reviewer should see.
+the same license).
+
+Short texts have official variants too: BSD-3-Clause in its "author" wording ("The name of the
+author may not be used", "THE AUTHOR ``AS IS''") is one of ScanCode's full-text rules of
+bsd-new. For them only the differences are looked up (never the words after the text), words
+only added count only beside a reworded place, and the reader
+(``crawler.analysis.licenses``) checks the license's own variants before a near-miss template
+(one that needs fewer changes, such as BSD-3-Clause-HP for that wording) wins. A changed word
+that stands in no rule of the license -- what a project wrote itself -- stays visible.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from crawler.analysis.license_templates import (
     normalize_words,
 )
 
-MIN_VARIANT_WORDS = 1000  # template words: the long texts stewards publish in revisions
+MIN_VARIANT_WORDS = 1000  # template words: a long text's variants may go on past its end
 MAX_VARIANT_RUN = 60  # file words: a longer difference is an addition, never a variant
 CONTEXT = 3  # file words each side that must stand next to the run in the variant too
 # Wordings of the FSF's latest revisions of its older texts (GPL-2.0, LGPL-2.1), which no
@@ -99,7 +106,7 @@ def variant_texts(index: TemplateIndex, tpl: Template) -> tuple[tuple[str, ...],
     """The official variants of ``tpl``'s license (ScanCode's full-text rules of it and the
     other sources' texts of the same SPDX id), and all of them joined: computed once per
     template."""
-    if len(tpl.words) < MIN_VARIANT_WORDS or not tpl.is_spdx_listed:
+    if not tpl.is_spdx_listed:
         return (), ""
     with _LOCK:
         known = _CACHE.get(tpl.key)
@@ -125,11 +132,32 @@ def _stands_in(words: Sequence[str], lo: int, hi: int, pool: str) -> bool:
     return f" {' '.join(words[a:b])} " in pool
 
 
+def differences(m: Alignment) -> list[tuple[int, int]]:
+    """File word ranges where ``m`` differs from its template: altered and inserted words,
+    and the empty place of each missing run."""
+    out = [(a, b) for a, b, _ in m.altered] + list(m.inserted)
+    return out + [(at + 1, at + 1) for at, _ in m.missing]
+
+
+def may_explain(
+    index: TemplateIndex, tpl: Template, words: Sequence[str], places: Sequence[tuple[int, int]]
+) -> bool:
+    """Some official variant of ``tpl``'s license has the file's words at one of ``places``
+    (with their context): only then is aligning ``tpl`` worth its time."""
+    _, pool = variant_texts(index, tpl)
+    return bool(pool) and any(
+        hi - lo <= MAX_VARIANT_RUN and _stands_in(words, lo, hi, pool) for lo, hi in places
+    )
+
+
 def accept_variants(
     index: TemplateIndex, m: Alignment, words: Sequence[str], ignorable: Sequence[bool]
 ) -> list[str]:
     """Drop from ``m`` the inserted, altered and missing words that an official variant of
     its license has at that place; a note for each kind of wording accepted."""
+    long = len(m.tpl.words) >= MIN_VARIANT_WORDS
+    if not long and not (m.altered or m.missing):
+        return []  # nothing reworded in a short text: its license's rules are not even read
     variants, pool = variant_texts(index, m.tpl)
     if not variants:
         return []
@@ -145,13 +173,24 @@ def accept_variants(
         accepted.append(said if said else f"without {' '.join(absent[:8])}")
         return True
 
-    m.inserted = [(a, b) for a, b in m.inserted if not official(a, b)]
+    # In a short text, words only added (Flask's "as well as documentation") widen what the
+    # license covers: a reviewer sees them even where a rule has them. Added words belong to a
+    # variant only beside a reworded or shortened place ("may not be used" next to "The name
+    # of the author" for "Neither the name of ... nor ... may be used").
+    reworded = [a for a, _, _ in m.altered] + [b for _, b, _ in m.altered]
+    reworded += [at + 1 for at, _ in m.missing]
+    m.inserted = [
+        (a, b)
+        for a, b in m.inserted
+        if not ((long or any(a - CONTEXT <= r <= b + CONTEXT for r in reworded)) and official(a, b))
+    ]
     m.altered = [(a, b, tw) for a, b, tw in m.altered if not official(a, b)]
     m.missing = [(at, tw) for at, tw in m.missing if not official(at + 1, at + 1, tw)]
     # words just past the end that a variant goes on with (a later revision's appendix)
     end = m.hi
     while (
-        end < min(len(words), m.hi + MAX_VARIANT_RUN)
+        long
+        and end < min(len(words), m.hi + MAX_VARIANT_RUN)
         and not ignorable[end]
         and f" {' '.join(words[max(0, m.hi - CONTEXT) : end + 1])} " in pool
     ):

@@ -28,15 +28,17 @@ from crawler.analysis.license_paths import is_test_data
 from crawler.analysis.license_templates import (
     SPDX_TAG_RE,
     Alignment,
+    Template,
     TemplateIndex,
     best_alignment,
     is_copyright_line,
     load_index,
     normalize_words,
+    rival_alignments,
     runs_of,
     tokenize_lines,
 )
-from crawler.analysis.license_variants import accept_variants
+from crawler.analysis.license_variants import accept_variants, differences, may_explain
 from crawler.model import (
     LicenseAnalysis,
     LicenseMatch,
@@ -51,10 +53,12 @@ MIN_SEGMENT = 20  # fewer unexplained words than this are not searched for anoth
 MAX_HOLDER_LINE_WORDS = 20  # a longer line after a copyright line does not continue it
 _SENTENCE_END = ".;!?:"
 _SENTENCE_BREAK_RE = re.compile(r"[.;!?:]\s")  # between two words of a line ("1.0" is not)
+_FULL_STOP_RE = re.compile(r"[\"'”’)\]]*[.;!?:](?:\s|$)")  # right after a sentence's last word
 
 # Bump when the analysis changes what it reports: stored analyses of older engines are redone.
-ENGINE_VERSION = 3  # 2: variable regions take only names, years and holder lists (issue 13)
+ENGINE_VERSION = 4  # 2: variable regions take only names, years and holder lists (issue 13)
 # 3: official variants of long texts (FSF revisions, http/https) are the license (issue 18)
+# 4: short texts' official variants, title lines naming the software, whole-sentence quotes (32)
 
 __all__ = [
     "ENGINE_VERSION",
@@ -261,6 +265,50 @@ def _is_title(line: str, vocab: set[str]) -> bool:
 
 
 _HEADING_WORDS = frozenset(("license", "licence", "notice"))
+# A title line naming the software the license is for, as Meta's BSD template has under its
+# "BSD License": "For Zstandard software", 'For "folly" software'. One to three name words,
+# quoted or not; none of them a word of a sentence ("For commercial use of this software").
+_FOR_SOFTWARE_RE = re.compile(
+    r"^[\s#*_>]*for\s+(?P<name>[\"'“”‘’`]?[\w.+-]+(?:[ \t]+[\w.+-]+){0,2}[\"'“”‘’`]?)"
+    r"\s+software[\s*_]*$",
+    re.IGNORECASE,
+)
+_NOT_A_NAME = frozenset(
+    (
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "any",
+        "all",
+        "use",
+        "of",
+        "your",
+        "our",
+        "its",
+        "their",
+        "such",
+        "which",
+        "commercial",
+        "personal",
+        "non",
+        "free",
+        "other",
+        "using",
+        "in",
+        "with",
+    )
+)
+
+
+def _names_the_software(line: str) -> bool:
+    """A title line that names the software ("For Zstandard software"): part of the title."""
+    m = _FOR_SOFTWARE_RE.match(line)
+    if m is None:
+        return False
+    words = re.findall(r"[\w.+-]+", m.group("name").lower())
+    return not any(w in _NOT_A_NAME for w in words)
 
 
 def _is_heading(line: str) -> bool:
@@ -341,10 +389,17 @@ def _boundary(doc: _Doc, i: int) -> bool:
     )
 
 
+def _ends_sentence(doc: _Doc, i: int) -> bool:
+    """Word ``i`` is followed by sentence punctuation ("License." ends its sentence)."""
+    return _FULL_STOP_RE.match(doc.lines[doc.end_line[i]], doc.end[i]) is not None
+
+
 def _edge_score(doc: _Doc, a: int, b: int) -> int:
     """How well file words [a, b) stand on their own: 1 for starting a line or a sentence,
-    1 for ending one."""
-    return int(_boundary(doc, a)) + int(_boundary(doc, b))
+    1 for ending a line and 2 for ending a sentence (its last word carries the full stop: a
+    quote that keeps it is a whole sentence)."""
+    end = 2 if b > a and _ends_sentence(doc, b - 1) else int(_boundary(doc, b))
+    return int(_boundary(doc, a)) + end
 
 
 def _snap_insertions(doc: _Doc, m: Alignment) -> None:
@@ -376,6 +431,15 @@ def _snap_insertions(doc: _Doc, m: Alignment) -> None:
             blocks[n + 1] = (t2 + shift, f2 + shift, k2 - shift)
     # the same at the start: a text before the license ending in "... license." must not
     # lend its last word to the template's optional title
+    # and the title's words matched alone ("BSD", "License" of "BSD 2-Clause License") in
+    # the middle of such a sentence are the sentence's, not a title
+    while (
+        len(blocks) > 1
+        and blocks[0][0] + blocks[0][2] <= m.tpl.title_len
+        and not _boundary(doc, blocks[0][1])
+    ):
+        blocks.pop(0)
+        m.lo = blocks[0][1]
     t0, f0, k0 = blocks[0] if blocks else (0, 0, 0)
     if not _boundary(doc, f0):
         for x in (1, 2):
@@ -384,6 +448,43 @@ def _snap_insertions(doc: _Doc, m: Alignment) -> None:
                 m.lo = f0 + x
                 break
     m.blocks = blocks
+
+
+def _unexplained(doc: _Doc, m: Alignment, lo: int, hi: int) -> int:
+    """Words of file words [lo, hi) that ``m`` leaves unexplained: inserted, altered, missing
+    from its template, or outside it (copyright statements aside)."""
+    inside = sum(b - a for a, b in m.inserted) + sum(b - a for a, b, _ in m.altered)
+    inside += sum(len(tw) for _, tw in m.missing)
+    outside = [i for r in (range(lo, m.lo), range(m.hi, hi)) for i in r if not doc.ignorable[i]]
+    return inside + len(outside)
+
+
+def _official_reading(
+    doc: _Doc, index: TemplateIndex, m: Alignment, lo: int, hi: int
+) -> tuple[Alignment, list[str]]:
+    """``m`` with its license's official variant wording accepted; unless another license,
+    its own official variants accepted, explains file words [lo, hi) better: a near-miss
+    template (BSD-3-Clause-HP, for BSD-3-Clause in its "author" wording) does not win over the
+    license whose ScanCode rules carry the wording word for word."""
+    _snap_insertions(doc, m)
+    said = accept_variants(index, m, doc.words, doc.ignorable)
+    if not (m.altered or m.missing):
+        return m, said  # exact, or words added to it: no near miss
+    best, notes, score = m, said, _unexplained(doc, m, lo, hi)
+    places = differences(m)
+
+    def worth(tpl: Template) -> bool:
+        return may_explain(index, tpl, doc.words, places)
+
+    words = doc.words[lo:hi]
+    for rival in rival_alignments(index, words, lo, doc.ignorable, doc.prose, m, worth):
+        _snap_insertions(doc, rival)
+        accepted = accept_variants(index, rival, doc.words, doc.ignorable)
+        if not accepted:
+            continue  # without official wording it lost to ``m`` already
+        if (left := _unexplained(doc, rival, lo, hi)) < score:
+            best, notes, score = rival, accepted, left
+    return best, notes
 
 
 def _leftover(doc: _Doc, found: list[Alignment]) -> list[tuple[int, int]]:
@@ -410,7 +511,8 @@ def _leftover(doc: _Doc, found: list[Alignment]) -> list[tuple[int, int]]:
         if not free or ln in signed:
             continue
         title = any(i in starts for i in idx) or idx[-1] + 1 in starts
-        if title and (_is_title(doc.lines[ln], vocab) or _is_heading(doc.lines[ln])):
+        line = doc.lines[ln]
+        if title and (_is_title(line, vocab) or _is_heading(line) or _names_the_software(line)):
             continue
         nxt = next((j for j in range(ln + 1, len(doc.lines)) if doc.lines[j].strip()), None)
         heading = (
@@ -635,6 +737,7 @@ def analyze_license(
     doc = _prepare(text)
     index = load_index()
     found: list[Alignment] = []
+    variants: list[str] = []
     todo = [(0, len(doc.words))]
     while todo and len(found) < MAX_MATCHES:
         lo, hi = todo.pop(0)
@@ -642,13 +745,11 @@ def analyze_license(
             continue
         m = best_alignment(index, doc.words[lo:hi], lo, doc.ignorable, doc.prose)
         if m is not None:
+            m, said = _official_reading(doc, index, m, lo, hi)
+            variants += said
             found.append(m)
             todo += [(lo, m.lo), (m.hi, hi)]
     found.sort(key=lambda m: m.lo)
-    variants: list[str] = []
-    for m in found:
-        _snap_insertions(doc, m)
-        variants += accept_variants(index, m, doc.words, doc.ignorable)
     index.derived.save()  # what this text made the index derive, for the next process
     return _build(doc, found, index, path, sibling_paths, variants)
 

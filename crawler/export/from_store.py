@@ -438,19 +438,56 @@ def _history(store: Store, name: str, as_of: int) -> list[HistoryPoint]:
     return sorted(points.values(), key=lambda p: (p.date, p.name))
 
 
+def previous_export(site: Path | None, audit: AuditInfo) -> int | None:
+    """The audit the site in ``site`` last showed, when older than ``audit``; when it showed
+    ``audit`` itself (exported again), what that export counted its changes from. None when
+    there is no earlier site, or it cannot be read."""
+    import json
+    import re
+
+    from crawler.export.site.render import DATA_FILE, INDEX_FILE, SINCE_ATTRIBUTE
+
+    if site is None:
+        return None
+    try:
+        shown = json.loads((site / DATA_FILE).read_text(encoding="utf-8"))["audit"]["id"]
+        if not isinstance(shown, int) or shown > audit.id:
+            return None
+        if shown < audit.id:
+            return shown
+        found = re.search(
+            rf'<body[^>]*\b{SINCE_ATTRIBUTE}="(\d+)"',
+            (site / INDEX_FILE).read_text(encoding="utf-8"),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return int(found.group(1)) if found else None
+
+
 def site_input(
     store: Store, audit: AuditInfo, export: ExportInput, catalog: dict[str, Any],
-    config: Config | None, stale_after_days: int,
+    config: Config | None, stale_after_days: int, site: Path | None = None,
 ) -> SiteInput:  # fmt: skip
     """What the Compatibility Explorer shows: the catalog, each project's release history and
-    the changes the exported audit found."""
-    from crawler.export.site import SiteChange, SiteInput
+    the changes since the previous export into ``site`` (a first export: the changes the
+    exported audit found)."""
+    from crawler.export.site import ChangesSince, SiteChange, SiteInput
     from crawler.findings import findings_between, source_names
     from crawler.report.words import change_summary
 
     names = source_names()
-    before = store.audit(audit.baseline_audit_id) if audit.baseline_audit_id else None
+    exported = previous_export(site, audit)
+    before = store.audit(exported) if exported else None
+    if before is None:  # a first export, or its audit is gone (pruned, another database)
+        exported = None
+        base = audit.baseline_audit_id
+        before = store.audit(base) if base else None
     findings = findings_between(store, config, before, audit)[0]
+    since = (
+        ChangesSince(before.id, before.started_at.date(), exported is not None)
+        if before is not None
+        else None
+    )
     return SiteInput(
         catalog=catalog,
         checked_on=export.audit_date,
@@ -461,6 +498,8 @@ def site_input(
             for c in findings.changes
         ],
         stale_after_days=stale_after_days,
+        since=since,
+        errors=[(e.project, e.url, e.message) for e in store.audit_results(audit.id)[1]],
     )
 
 
@@ -495,7 +534,7 @@ def export_audit(
 
         stale = config.settings.stale_after_days if config else 3.0
         explorer = site_input(
-            store, audit, export, build_catalog(export), config, max(1, round(stale))
+            store, audit, export, build_catalog(export), config, max(1, round(stale)), site
         )
         files += site_output(explorer, site)
     merge_report: dict[str, Any] | None = None

@@ -121,7 +121,7 @@ def _license_path(facts: LicenseFacts) -> str:
 
 
 def license_cell(facts: LicenseFacts | None) -> Cell:
-    """``MIT``, ``MIT; see the extra text in LICENSE``, ``Apache-2.0 base; bundled X has a
+    """``MIT``, ``MIT plus extra text in LICENSE``, ``Apache-2.0 base; bundled X has a
     separate license``; NOASSERTION only when no text was recognised."""
     if facts is None:
         return (fixed("not checked yet"),)
@@ -144,8 +144,8 @@ def license_cell(facts: LicenseFacts | None) -> Cell:
         cell.append(fixed("no license file found"))
     if has_extra_text(facts) and base is not None:
         altered = facts.extra_text is not None and facts.extra_text.altered
-        what = "altered" if altered or facts.verdict == "modified" else "extra"
-        cell += [fixed(f"; see the {what} text in "), upstream(_license_path(facts))]
+        what = words.ALTERED_TEXT if altered or facts.verdict == "modified" else words.EXTRA_TEXT
+        cell += [fixed(f" {what} in "), upstream(_license_path(facts))]
     if facts.bundled:
         shown = facts.bundled[:BUNDLED_SHOWN]
         cell.append(fixed("; bundled "))

@@ -378,7 +378,8 @@ def validate_file(path: Path, today: date | None = None) -> tuple[int, list[str]
     problems = duplicates + validate_catalog(data, today)
     if problems:
         return EXIT_INVALID, [str(p) for p in problems] + [
-            f"{path}: {len(problems)} problem(s): not a valid catalog"
+            f"{path}: {len(problems)} problem{'' if len(problems) == 1 else 's'}: "
+            "not a valid catalog"
         ]
     counts = ", ".join(
         f"{len(list(_records(data, c)))} {c}" for c in ("projects", "platforms", "integrations")

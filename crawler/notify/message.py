@@ -11,9 +11,12 @@ from typing import Literal
 from crawler.report.markdown import escape, link
 from crawler.report.model import Report
 from crawler.report.words import (
+    KEPT,
     PENDING_HEADING,
     audit_line,
     checked_too_little,
+    error_group_line,
+    error_groups,
     kind_name,
     late_delivery,
     late_mark,
@@ -28,6 +31,7 @@ When = Literal["always", "changes", "errors"]
 ISSUE_BODY_LIMIT = 65536  # GitHub refuses an issue or comment body longer than this
 ISSUE_MARKER = "<!-- crawler:catalog-issue -->"  # finds the issue again whatever its title
 MAX_LISTED = 10  # changes (and pending changes) listed in a chat message; the report has all
+MAX_NAMED = 20  # projects named in one line of errors; the report names more
 
 
 def should_notify(report: Report, when: When) -> tuple[bool, str]:
@@ -79,9 +83,11 @@ def summary_body(
     more = len(report.changes) - MAX_LISTED
     if more > 0:
         lines.append(f"- … and {plural(more, 'more change')}")
-    if report.errors:
-        names = ", ".join(sorted({escape(e.project) for e in report.errors}))
-        lines.append(f"- errors in: {names} (the last good state is kept)")
+    groups = error_groups((e.project, e.url, e.error) for e in report.errors)
+    for group in groups[:MAX_LISTED]:
+        lines.append(f"- {escape(error_group_line(group, MAX_NAMED), 2000)}; {KEPT}")
+    if len(groups) > MAX_LISTED:
+        lines.append(f"- … and {plural(len(groups) - MAX_LISTED, 'more error')} (other causes)")
     if not lines or lines[-1] == "":
         lines.append("- no changes")
     where = link("full report", report_link) if report_link else f"full report: `{report_path}`"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any, TextIO
 from urllib.parse import quote, unquote
@@ -243,7 +243,11 @@ def _license_lines(report: Report) -> Iterator[str]:
                     escape(p.name),
                     escape(words.forge_verdict(p.forge_label, p.forge_license)),
                     escape(p.detected_license),
-                    escape(p.license_analysis.verdict if p.license_analysis else None),
+                    escape(
+                        words.verdict_words(p.license_analysis.verdict)
+                        if p.license_analysis
+                        else None
+                    ),
                     escape(p.license_analysis.why if p.license_analysis else None, 400),
                 ]
                 for p in differing()
@@ -513,19 +517,8 @@ def markdown_lines(report: Report) -> Iterator[str]:
             return repo_pages.get(error.project) or page
         return page
 
-    error_lines = (
-        f"- **{escape(e.project)}** ({escape(e.source)}): {quoted(e.error, 400)}"
-        + (f" — {link('page', error_page(e))}" if error_page(e) else "")
-        + "; the last good state, if any, is kept"
-        for e in report.errors
-    )
-    yield from _section("Errors", error_lines, "No errors.")
-    unchecked: Iterable[str] = (
-        f"- **{escape(p.name)}** {escape(_status_text(p, p.name in with_errors))}"
-        + (f": {escape(p.note, 300)}" if p.note else "")
-        for p in report.projects
-        if p.status != "riding" and (p.status != "ok" or p.note or p.name in with_errors)
-    )
+    yield from _section("Errors", _error_lines(report, error_page), "No errors.")
+    unchecked: Iterable[str] = _unchecked_lines(report, with_errors)
     not_selected = report.summary.not_selected
     if not_selected:  # an --only run: "every project" would claim the whole catalog
         were = "was" if not_selected == 1 else "were"
@@ -552,6 +545,44 @@ def markdown_lines(report: Report) -> Iterator[str]:
         _rows(["Project", "Latest checked", "Tracked by", "Date", "License"], rows),
         "No projects.",
     )
+
+
+def _error_lines(
+    report: Report, error_page: Callable[[ErrorEntry], str | None]
+) -> Iterator[str]:
+    """One line per cause (crawler.report.words.error_groups): an error of its own is shown
+    whole, with its page; errors that share a cause, as one line naming their projects."""
+    for group in words.error_groups((e.project, e.url, e.error) for e in report.errors):
+        if len(group.projects) == 1:
+            e = next(x for x in report.errors if x.project == group.projects[0]
+                     and x.error == group.first_message)  # fmt: skip
+            yield (
+                f"- **{escape(e.project)}** ({escape(e.source)}): {quoted(e.error, 400)}"
+                + (f" — {link('page', error_page(e))}" if error_page(e) else "")
+                + f"; {words.KEPT}"
+            )
+        else:
+            line = words.error_group_line(group, words.NAMED_IN_A_LINE)
+            yield f"- {escape(line, 4 * MAX_CELL)}; {words.KEPT}"
+
+
+def _unchecked_lines(report: Report, with_errors: set[str]) -> Iterator[str]:
+    """A project with a note on its own line; the others one line per state, naming them."""
+    plain: dict[str, list[str]] = {}
+    for p in report.projects:
+        if p.status == "riding" or (p.status == "ok" and not p.note and p.name not in with_errors):
+            continue
+        state = _status_text(p, p.name in with_errors)
+        if p.note:
+            yield f"- **{escape(p.name)}** {escape(state)}: {escape(p.note, 300)}"
+        else:
+            plain.setdefault(state, []).append(p.name)
+    for state, names in plain.items():
+        if len(names) == 1:
+            yield f"- **{escape(names[0])}** {escape(state)}"
+        else:
+            listed = words.named(names, words.NAMED_IN_A_LINE)
+            yield f"- {escape(state)}: {escape(listed, 4 * MAX_CELL)}"
 
 
 def _status_text(project: ProjectEntry, has_errors: bool) -> str:

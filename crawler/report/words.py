@@ -10,7 +10,9 @@ same everywhere:
   marked "(release candidate)" for an rc and "(pre-release)" for another pre-release;
 * a project whose facts are older than the audit: ``stale: facts of 2026-11-28``;
 * dates as ``YYYY-MM-DD``, times as ISO 8601 UTC (``2026-11-30T02:00:00Z``);
-* counts with their plural (``1 error``, ``3 errors``), change kinds in prose (``new release``).
+* counts with their plural (``1 error``, ``3 errors``), change kinds in prose (``new release``);
+* a license file with more than the license: ``MIT plus extra text in LICENSE``;
+* errors by cause, one line naming the projects, ``tried and failed`` or ``not attempted``.
 
 The strings returned are plain text: upstream parts are not escaped here; each writer escapes
 for its own format (Markdown, HTML, JSON).
@@ -18,9 +20,12 @@ for its own format (Markdown, HTML, JSON).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -177,7 +182,7 @@ _KIND_NAMES = {
     "new_commit": "new commit",
     "new_package_version": "new package version",
     "license_changed": "license changed",
-    "license_text_changed": "license text edited",
+    "license_text_changed": "license text changed",
     "license_files_changed": "license files changed",
     "repo_moved": "repository moved",
     "repo_archived": "repository archived",
@@ -198,7 +203,7 @@ _KIND_NAMES = {
 
 
 def kind_name(kind: str) -> str:
-    """A change or flag kind in prose: ``license_text_changed`` → ``license text edited``."""
+    """A change or flag kind in prose: ``license_text_changed`` → ``license text changed``."""
     return _KIND_NAMES.get(kind, kind.replace("_", " "))
 
 
@@ -229,6 +234,45 @@ def version_mark(name: str | None, prerelease: bool) -> str:
 def version_date(published: str | date | datetime | None) -> str:
     """The date beside a latest version, a pre-release's too: ``2026-11-30``, or ``—``."""
     return day(published) or NO_DATE
+
+
+def changed_since(since: str | date | datetime | None) -> str:
+    """A card's or a matrix row's highlight: ``changed since 2026-12-04``."""
+    return f"changed since {day(since)}" if since else "changed"
+
+
+def changes_since_title(count: int, audit_id: int, since: str, exported: bool) -> str:
+    """The Explorer's list of changes: since the previous export, or (a first export) since
+    the audit before the exported one."""
+    what = f"the export of audit #{audit_id}" if exported else f"audit #{audit_id}"
+    return f"Changed since {what} ({since}): {plural(count, 'change')}"
+
+
+def no_change_since(audit_id: int, since: str, exported: bool) -> str:
+    what = f"the export of audit #{audit_id}" if exported else f"audit #{audit_id}"
+    return f"No change since {what} ({since})."
+
+
+EXTRA_TEXT = "plus extra text"  # a license file with text beyond the license's own
+ALTERED_TEXT = "with altered text"  # a license file whose wording differs from the license's
+VERDICT_WORDS = {  # our reading's verdict (crawler.model.LicenseVerdict) in a reviewer's words
+    "exact": "the exact license text",
+    "match_with_extra_text": f"the license text {EXTRA_TEXT}",
+    "modified": "the license text with altered wording",
+    "unknown": "a text it does not recognise",
+}
+
+
+def verdict_words(verdict: str | None) -> str:
+    """``match_with_extra_text`` → ``the license text plus extra text``."""
+    if verdict is None:
+        return "no root license file was read"
+    return VERDICT_WORDS.get(verdict, verdict)
+
+
+def with_extra_text(license_: str, path: str, altered: bool = False) -> str:
+    """``MIT plus extra text in LICENSE`` (``… with altered text in …``)."""
+    return f"{license_} {ALTERED_TEXT if altered else EXTRA_TEXT} in {path}"
 
 
 def stale_marker(checked_on: str | date | datetime | None) -> str:
@@ -455,9 +499,9 @@ def license_label(facts: LicenseLabelFacts | None, names: Names) -> str | None:
         return None
     forge, ours = facts.forge, facts.detected
     if forge and forge != NOASSERTION:
-        return f"{forge} (file has extra text)" if facts.extra_text else forge
+        return f"{forge} {EXTRA_TEXT}" if facts.extra_text else forge
     if ours:  # the forge said NOASSERTION, or nothing: our reading names the license
-        suffix = " + extra text" if facts.extra_text else ""
+        suffix = f" {EXTRA_TEXT}" if facts.extra_text else ""
         verdict = forge_verdict(label_of(names, facts.forge_name), forge)
         return f"{verdict}; text reads {ours}{suffix}"
     if forge == NOASSERTION:
@@ -814,7 +858,7 @@ def page_preview(
             if info["selector"]:
                 lines.append(f"      selector: {info['selector']}")
         if tables and form in ("csv", "tsv"):
-            lines.append("Choose its identity column(s) with --key COLUMN.")
+            lines.append("Choose the columns that identify a row with --key COLUMN.")
         elif tables:
             lines.append("Choose one with --heading TEXT or --table SELECTOR, and --key COLUMN.")
         if form == "text":
@@ -891,3 +935,92 @@ def prune_lines(
     shown = ", ".join(f"#{i}" for i in kept[:20]) + (", …" if len(kept) > 20 else "")
     kept_line = f"kept {plural(len(kept), 'audit')} ({why})" + (f": {shown}" if kept else "")
     return [f"{verb} {age}: {counts}", kept_line]
+
+
+# -- errors grouped by cause: an offline night is one line, not one per project ---------------
+
+KEPT = "the last good state, if any, is kept"  # after an error, in every output
+NAMED_IN_A_LINE = 50  # projects named in one grouped line; the rest are counted
+NOT_ATTEMPTED = "not attempted"  # a project the audit did not try: its source was unreachable
+TRIED = "tried and failed"  # a project the audit tried, whose requests got no usable answer
+_NOT_ATTEMPTED_PREFIX = NOT_ATTEMPTED + ": "
+_RETRY_TAIL = re.compile(r" \(gave up after \d+ attempts?, [\d.]+s of waiting\)")
+_NO_ANSWER = re.compile(r"^no answer from [^:]+: (?P<reason>.*?)(?: \((?:[A-Za-z]+)\))?$")
+_UNREACHABLE = re.compile(
+    r"^[^()]+ unreachable \(\d+ (?:requests|projects) in a row got no answer\)$"
+)
+
+
+@dataclass(frozen=True)
+class ErrorGroup:
+    """The projects whose errors share one cause, and whether the audit tried them."""
+
+    cause: str
+    attempted: bool
+    projects: tuple[str, ...]
+    first_message: str  # the first project's own message (shown when the group is of one)
+
+
+def error_cause(message: str, url: str) -> tuple[str, bool]:
+    """An error message → its cause, without what differs from project to project (the
+    seconds waited, the retries), and whether the project was tried at all:
+    ``no answer from GitHub: connection refused (ConnectionError) (gave up after 4 attempts,
+    8.7s of waiting)`` → ``could not reach api.github.com: connection refused``, tried."""
+    attempted = not message.startswith(_NOT_ATTEMPTED_PREFIX)
+    text = message if attempted else message[len(_NOT_ATTEMPTED_PREFIX) :]
+    if not attempted and "; last: " in text and text.endswith(")"):
+        text = text.split("; last: ", 1)[1][:-1]  # the answer the last tried project got
+    text = _RETRY_TAIL.sub("", text)
+    host = urlsplit(url).hostname if url else None
+    found = _NO_ANSWER.match(text)
+    if found and host:
+        return f"could not reach {host}: {found['reason']}", attempted
+    if _UNREACHABLE.match(text) and host:
+        return f"could not reach {host}: no answer", attempted
+    return text, attempted
+
+
+def error_groups(errors: Iterable[tuple[str, str, str]]) -> list[ErrorGroup]:
+    """(project, url, message) → the groups by cause, in the order first met; a project is
+    named once in a group."""
+    groups: dict[tuple[str, bool], tuple[list[str], str]] = {}
+    for project, url, message in errors:
+        key = error_cause(message, url)
+        names, _first = groups.setdefault(key, ([], message))
+        if project not in names:
+            names.append(project)
+    return [
+        ErrorGroup(cause, attempted, tuple(names), first)
+        for (cause, attempted), (names, first) in groups.items()
+    ]
+
+
+def named(projects: Sequence[str], cap: int | None = None) -> str:
+    """``A, B, C`` (``A, B and 3 more`` past ``cap``)."""
+    if cap is None or len(projects) <= cap:
+        return ", ".join(projects)
+    return ", ".join(projects[:cap]) + f" and {len(projects) - cap} more"
+
+
+def error_group_line(group: ErrorGroup, cap: int | None = None) -> str:
+    """``20 projects tried and failed: could not reach api.github.com: connection refused —
+    P1, P2, …`` (``not attempted`` for the projects the audit did not try)."""
+    state = TRIED if group.attempted else NOT_ATTEMPTED
+    count = plural(len(group.projects), "project")
+    return f"{count} {state}: {group.cause} — {named(group.projects, cap)}"
+
+
+def read_state(groups: Sequence[ErrorGroup]) -> dict[str, str]:
+    """project → ``tried and failed`` or ``not attempted`` (tried wins: a project with one
+    error of each was tried)."""
+    states: dict[str, str] = {}
+    for group in groups:
+        for project in group.projects:
+            if group.attempted or project not in states:
+                states[project] = TRIED if group.attempted else NOT_ATTEMPTED
+    return states
+
+
+def not_read_mark(state: str) -> str:
+    """A card's mark when the last audit did not read its project."""
+    return f"{state or 'not read'} in the last audit"

@@ -331,7 +331,8 @@ class JsonApi:
                 raise SourceDeferred(self._paused[1], url)
             remaining = self.budget.remaining
             if remaining is not None and remaining <= reserve:
-                reset = self.budget.reset.isoformat() if self.budget.reset else "unknown"
+                when = self.budget.reset
+                reset = when.isoformat().replace("+00:00", "Z") if when else "unknown"
                 raise SourceDeferred(
                     f"{self.name} rate budget spent ({remaining} left of {self.budget.limit}, "
                     f"keeping {reserve} in reserve; resets {reset})",
@@ -544,7 +545,8 @@ class JsonApi:
                 self._unanswered += 1
         raise SourceError(
             self.redact(
-                f"{last} (gave up after {number + 1} attempt(s), {waited:.1f}s of waiting)"
+                f"{last} (gave up after {number + 1} attempt{'' if number == 0 else 's'}, "
+                f"{waited:.1f}s of waiting)"
             ),
             url,
         )

@@ -395,7 +395,7 @@ def test_text_log_lines_start_with_an_iso_8601_time() -> None:
     logging.getLogger("crawler.test").warning("a note")
     line = stream.getvalue().splitlines()[-1]
     assert re.fullmatch(
-        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00 WARNING crawler\.test: a note", line
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z WARNING crawler\.test: a note", line
     ), line
 
 

@@ -149,7 +149,7 @@ def test_demo_export_is_the_catalog_a_newcomer_can_read(tmp_path: Path) -> None:
     assert "| Serving Engine | [v0.33.0rc3](<https://github.com/demo-org/serving-engine/releases/tag/v0.33.0rc3>) (release candidate) | 2026-11-02 | Apache-2.0 |" in snapshot  # noqa: E501
     assert "| Kernel Toolkit | no Gitee release; tracked by tag [v1.1.0](<https://gitee.example/demo-vendor/kernel-toolkit/tree/v1.1.0>) |" in snapshot  # noqa: E501
     assert "| Transfer Library | [v1.5.1](<https://github.com/demo-org/transfer-lib/releases/tag/v1.5.1>) | 2026-10-15 | Apache-2.0 base; bundled examples/device/ep/LICENSE-DeepEP has a separate license |" in snapshot  # noqa: E501
-    assert "| Tile Language | [v0.1.14](<https://github.com/demo-org/tile-lang/releases/tag/v0.1.14>) | 2026-09-01 | MIT; see the extra text in LICENSE |" in snapshot  # noqa: E501
+    assert "| Tile Language | [v0.1.14](<https://github.com/demo-org/tile-lang/releases/tag/v0.1.14>) | 2026-09-01 | MIT plus extra text in LICENSE |" in snapshot  # noqa: E501
     integrations = {i["id"]: i for i in catalog["integrations"]}
     cambricon = integrations["vendor-platform/support-matrix/hardware/cambricon-mlu"]
     assert (cambricon["platform"], cambricon["status"], cambricon["version_range"]) == (

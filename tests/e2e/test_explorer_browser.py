@@ -550,3 +550,129 @@ def test_the_full_catalog_filters_by_layer_and_by_platform(
     assert _shown(page, "article.card") == ["SGLang", "LMDeploy"]
     assert _layers_shown(page) == ["serving"]
     watched.check()
+
+
+# -- on a phone: no sideways scroll, the filters folded, a project card on the first screen --------
+
+PHONE = {"width": 375, "height": 812}
+
+
+@pytest.fixture
+def open_phone(browser: Any) -> Iterator[Any]:
+    """``open_phone(url, width=375) -> Watched``: a phone's viewport, in a fresh context."""
+    contexts = []
+
+    def opener(url: str, width: int = PHONE["width"]) -> Watched:
+        context = browser.new_context(
+            viewport={"width": width, "height": PHONE["height"]},
+            device_scale_factor=2, is_mobile=True, has_touch=True,
+        )  # fmt: skip
+        contexts.append(context)
+        return open_watched(context, url)
+
+    yield opener
+    for context in contexts:
+        context.close()
+
+
+@pytest.mark.parametrize("width", [320, 375, 390])
+def test_on_a_phone_the_page_is_no_wider_than_the_screen(
+    open_phone: Any, crawler_demo_url: str, width: int
+) -> None:
+    """The project grid's columns were at least 24rem: at 375 px the page scrolled sideways
+    (a phone zooms out to fit it, so innerWidth grows with it and is no measure)."""
+    watched = open_phone(crawler_demo_url, width)
+    page = watched.page
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    wider = page.evaluate(
+        f"""() => [...document.querySelectorAll('body *')].filter(e => {{
+              const r = e.getBoundingClientRect();
+              return r.width && r.right > {width} + 0.5 && !e.closest('.scroll');
+            }}).map(e => e.tagName + '.' + e.className)"""
+    )
+    assert wider == []
+    watched.check()
+
+
+def test_on_a_phone_the_filters_fold_behind_one_control_and_a_card_is_on_the_first_screen(
+    open_phone: Any, crawler_demo_url: str
+) -> None:
+    watched = open_phone(crawler_demo_url)
+    page = watched.page
+    assert page.is_visible("#filters-toggle")
+    assert page.get_attribute("#filters-toggle", "aria-expanded") == "false"
+    assert not page.is_visible("select[name=platform]")
+    assert not page.is_visible("input[name=q]")
+    top = page.evaluate("document.querySelector('article.card').getBoundingClientRect().top")
+    assert 0 < top < PHONE["height"] - 40  # its heading shows, not only its border
+    page.click("#filters-toggle")
+    assert page.get_attribute("#filters-toggle", "aria-expanded") == "true"
+    page.select_option("select[name=status]", "in progress")
+    page.wait_for_function("() => location.hash === '#status=in%20progress'")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    page.click("#filters-toggle")
+    assert not page.is_visible("select[name=status]")
+    assert "1 filter" in page.inner_text("#filters-toggle")  # folded, it says one is on
+    watched.check()
+
+
+def test_on_a_phone_a_card_is_on_the_first_screen_even_with_the_old_data_banner(
+    open_phone: Any, tmp_path: Path
+) -> None:
+    """The seed-like site: an old-data banner, a few changes (a short list starts open on a
+    wide screen) and a matrix of eight platforms above the cards."""
+    watched = open_phone(_site(tmp_path, "seed", demo_site()))
+    page = watched.page
+    assert page.is_visible("#stale")
+    assert page.evaluate("document.getElementById('changes').open") is False
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    top = page.evaluate("document.querySelector('article.card').getBoundingClientRect().top")
+    assert 0 < top < PHONE["height"] - 40
+    watched.check()
+
+
+def test_a_shared_url_with_filters_opens_them_on_a_phone(
+    open_phone: Any, crawler_demo_url: str
+) -> None:
+    watched = open_phone(crawler_demo_url + "#platform=Cambricon%20MLU&status=upstream")
+    assert "2 filters" in watched.page.inner_text("#filters-toggle")
+    assert watched.page.input_value("select[name=platform]") == "Cambricon MLU"
+    watched.check()
+
+
+def test_on_a_wide_screen_the_filters_are_shown_without_the_fold(
+    open_page: Any, crawler_demo_url: str
+) -> None:
+    watched = open_page(crawler_demo_url)
+    assert not watched.page.is_visible("#filters-toggle")
+    assert watched.page.is_visible("select[name=platform]")
+    watched.check()
+
+
+def test_on_a_phone_only_the_changed_cards_are_highlighted_with_since_when(
+    open_phone: Any, crawler_demo_url: str
+) -> None:
+    """The highlight is on the cards with a change since the previous export (the demo's first
+    export: since night 1) and says since when; an unchanged card carries none."""
+    watched = open_phone(crawler_demo_url)
+    page = watched.page
+    cards = page.eval_on_selector_all(
+        "article.card",
+        """cards => cards.map(c => [c.dataset.project, c.classList.contains('changed'),
+             c.querySelectorAll('.card-changes li').length,
+             (c.querySelector('h4 .flag.changed') || {}).textContent || null])""",
+    )
+    listed = "els => els.map(e => e.dataset.project)"
+    changes = set(page.eval_on_selector_all("#changes li", listed)) - {"Retired Plugin"}  # no card
+    night_one = page.evaluate("document.body.dataset.changesSinceAudit")
+    assert night_one == "1"
+    title = page.inner_text("#changes-title")
+    since = re.match(r"Changed since audit #1 \((\d{4}-\d{2}-\d{2})\): \d+ changes", title)
+    assert since, title
+    highlighted = {name for name, changed, _, _ in cards if changed}
+    assert highlighted == changes
+    for name, changed, listed, flag in cards:
+        assert (changed, bool(listed)) == (name in changes, name in changes), name
+        assert flag == (f"changed since {since.group(1)}" if changed else None), name
+    assert {"Vanished Operators", "Closed SDK"}.isdisjoint(highlighted)
+    watched.check()

@@ -115,7 +115,7 @@ def test_cli_exit_1_prints_each_problem_with_its_path(tmp_path: Path) -> None:
         "upstream, official plugin, vendor integration, community plugin, in progress, unverified",
         "$.integrations[3].platform: 'biren-gpu' is not the id of any record in $.platforms: "
         "add that record or fix the reference",
-        f"{tmp_path / 'catalog.json'}: 2 problem(s): not a valid catalog",
+        f"{tmp_path / 'catalog.json'}: 2 problems: not a valid catalog",
     ]
 
 

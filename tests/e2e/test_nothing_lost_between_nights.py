@@ -461,7 +461,7 @@ def test_report_prose_has_no_internal_names_and_quotes_an_error_whole() -> None:
     )  # fmt: skip
     markdown = render_markdown(report)
     assert "license_text_changed" not in markdown
-    assert "- **Alpha** license text edited: same license, text edited" in markdown
+    assert "- **Alpha** license text changed: same license, text edited" in markdown
     assert "1 change since audit #1, 0 flags, 1 error." in markdown
     assert (
         "- **Alpha** (pypi): `` no answer from PyPI: ConnectError on pypi.org | `x` `` — "

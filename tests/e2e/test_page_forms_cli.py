@@ -36,7 +36,7 @@ def test_a_csv_file_lists_its_table_then_shows_its_rows(files: Path) -> None:
     assert listing == (0, (
         f"1 table in {files / 'matrix.csv'} (read as csv):\n"
         "  [0] the file's one table, 1 row: Model | UnitTest\n"
-        "Choose its identity column(s) with --key COLUMN.\n"
+        "Choose the columns that identify a row with --key COLUMN.\n"
     ))  # fmt: skip
     assert run("page", str(files / "matrix.csv"), "--key", "Model") == (0, (
         f"Table at the page in {files / 'matrix.csv'}: 1 row, keyed by Model\n"

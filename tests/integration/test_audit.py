@@ -305,7 +305,7 @@ def test_unreachable_github_is_given_up_on_quickly(db_url: str, tmp_path: Path) 
     messages = {e["project"]: e["error"] for e in outcome.report.as_json()["errors"]}
     assert messages["A"] == (
         "no answer from GitHub: connection refused (ConnectionError) "
-        "(gave up after 2 attempt(s), 0.0s of waiting)"
+        "(gave up after 2 attempts, 0.0s of waiting)"
     )
     assert all(
         messages[n].startswith("not attempted: GitHub unreachable (3 projects") for n in "DE"

@@ -254,7 +254,7 @@ def test_server_errors_are_retried_then_an_error_for_that_project_only(harness: 
             "project": "Plugin",
             "source": "gitee",
             "url": f"{harness.server.api_url}/repos/deep-spark/plugin",
-            "error": "HTTP 500 from Gitee (gave up after 3 attempt(s), 0.0s of waiting)",
+            "error": "HTTP 500 from Gitee (gave up after 3 attempts, 0.0s of waiting)",
         }
     ]
     plugin_requests = [r for r in harness.server.requests if "deep-spark/plugin" in r.path]
@@ -317,7 +317,7 @@ def test_a_gitee_outage_leaves_a_github_project_in_the_same_audit_unaffected(
     assert (rows["Engine"]["status"], rows["Engine"]["version"]) == ("ok", "v2.0.0")
     errors = {e["project"]: e["error"] for e in outcome.report.as_json()["errors"]}
     assert errors["G1"] == (
-        "no answer from Gitee: ConnectError (gave up after 2 attempt(s), 0.0s of waiting)"
+        "no answer from Gitee: ConnectError (gave up after 2 attempts, 0.0s of waiting)"
     )
     assert errors["G4"] == "not attempted: Gitee unreachable (3 requests in a row got no answer)"
     assert (outcome.status, outcome.exit_code) == ("partial", 1)

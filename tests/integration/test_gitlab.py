@@ -328,7 +328,7 @@ def test_5xx_is_retried_then_an_error_for_that_project_only(gitlab: FakeGitLab) 
     assert error.url == f"{gitlab.base_url}/api/v4/projects/acme%2Fshim?license=true"
     assert error.message.startswith("HTTP 500 from GitLab (127.0.0.1:")
     waited = f"{sum(harness.sleeps):.1f}s"
-    assert error.message.endswith(f"(gave up after 3 attempt(s), {waited} of waiting)")
+    assert error.message.endswith(f"(gave up after 3 attempts, {waited} of waiting)")
     assert len(harness.sleeps) == 2 and 0.5 <= harness.sleeps[0] <= 1.0 <= harness.sleeps[1] <= 1.5
     assert sum(1 for r in gitlab.requests if "acme%2Fshim" in r.path) == 3
 

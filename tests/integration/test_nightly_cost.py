@@ -227,31 +227,33 @@ def _cli_probe(
 
 
 def test_without_a_token_an_unchanged_license_blob_needs_no_license_request(nights: Any) -> None:
-    """The tree (fetched anyway for the license inventory) names the root license blob: the
-    same blob among the same root license files is the same text, so /license is not asked
-    again; a changed text, or a new root license file, is read again."""
+    """The tree (fetched anyway for the license inventory) names the root license blob, chosen
+    by the rule every path shares: the same blob at the chosen path is the same text, so it is
+    not asked again; a changed text is read again, and a new root license file the rule does
+    not choose (COPYING beside LICENSE) is an inventory change, not a new text to read."""
+
+    def license_reads() -> list[str]:
+        return sorted(p for p in night.paths() if p.endswith("/license") or "/contents/" in p)
+
     state = GitHubState([_repo(i, license_text=reference_text("MIT", f"2026 Org {i}"))
                          for i in range(3)])  # fmt: skip
     night = nights(state, None, unauth_limit=1000)
     night.audit(github_config(3))
-    assert sorted(p for p in night.paths() if p.endswith("/license")) == [
-        f"/repos/org/p{i}/license" for i in range(3)
-    ]
+    assert license_reads() == [f"/repos/org/p{i}/contents/LICENSE?ref=main" for i in range(3)]
 
     unchanged = night.audit(github_config(3))
-    assert [p for p in night.paths() if p.endswith("/license")] == []
+    assert license_reads() == []
     assert unchanged.report.as_json()["summary"]["changes"] == 0
     assert [p["license"] for p in unchanged.report.as_json()["projects"]] == ["MIT"] * 3
 
     state.repos[1].license_text = reference_text("MIT", "2026 Org 1") + "\nExtra terms apply.\n"
     state.repos[2].files["COPYING"] = reference_text("MIT", "2026 Someone Else")
     changed = night.audit(github_config(3))
-    assert sorted(p for p in night.paths() if p.endswith("/license")) == [
-        "/repos/org/p1/license", "/repos/org/p2/license"
-    ]
+    assert license_reads() == ["/repos/org/p1/contents/LICENSE?ref=main"]
     kinds = {(c["project"], c["kind"]) for c in changed.report.as_json()["changes"]}
     assert ("p1", "license_text_changed") in kinds
     assert ("p2", "license_files_changed") in kinds
+    assert ("p2", "license_text_changed") not in kinds
 
 
 def _cached_urls(store: Store) -> list[str]:

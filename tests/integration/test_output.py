@@ -75,7 +75,7 @@ def test_json_log_format_every_line_is_json_and_the_token_is_redacted(
         "A Connection error occurred sending JSON notification to 127.0.0.1."
     ]
     assert TOKEN not in result.output and HOOK_SECRET not in result.output
-    assert records[0]["time"].endswith("+00:00")  # ISO 8601, never epoch seconds
+    assert records[0]["time"].endswith("Z")  # ISO 8601 UTC, never epoch seconds
 
 
 def test_quiet_prints_only_errors_and_the_summary_line(
@@ -129,7 +129,7 @@ def test_plain_progress_lines_when_not_a_terminal() -> None:
     assert [r["message"] for r in records] == [
         "auditing 2 projects",
         "[1/2] Alpha: ok, 3 requests, rate budget left 4990",
-        "[2/2] Beta: error, 1 requests, rate budget left unknown",
+        "[2/2] Beta: error, 1 request, rate budget left unknown",
         "audit #1 partial: 0 changes, 0 flags, 1 errors, 0 deferred",
     ]
     assert {k: records[1][k] for k in ("project", "status", "requests", "budget_left")} == {

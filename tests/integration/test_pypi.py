@@ -333,7 +333,7 @@ def test_5xx_is_retried_then_an_error_for_that_project_only(pypi: Harness) -> No
     assert result["P1"].status == ProjectStatus.OK
     assert result["P0"].status == ProjectStatus.ERROR
     assert [e.message for e in result["P0"].errors] == [
-        "HTTP 500 from PyPI (gave up after 3 attempt(s), 0.0s of waiting)"
+        "HTTP 500 from PyPI (gave up after 3 attempts, 0.0s of waiting)"
     ]
     assert sorted(r.status for r in pypi.fake.requests if "demo-pkg" in r.path) == [500] * 3
 
@@ -396,7 +396,7 @@ def test_an_unreachable_api_is_given_up_on_and_a_flaky_one_is_not(pypi: Harness)
         messages.append(str(failed.value))
     api.close()
     assert messages == [
-        *["no answer from PyPI: ConnectError (gave up after 2 attempt(s), 0.0s of waiting)"] * 3,
+        *["no answer from PyPI: ConnectError (gave up after 2 attempts, 0.0s of waiting)"] * 3,
         "not attempted: PyPI unreachable (3 requests in a row got no answer)",
     ]
     assert sleeps == [0.0, 0.0, 0.0]  # the fourth was not even tried

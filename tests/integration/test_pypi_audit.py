@@ -229,7 +229,7 @@ def test_a_pypi_outage_is_an_error_for_the_channel_only(audits: Audits) -> None:
         ("Gamma", "new_release", "v3.0.0", "v3.1.0"),
         ("Plain", "new_release", "v5.0.0", "v5.1.0"),
     ]
-    refused = "no answer from PyPI: ConnectError (gave up after 2 attempt(s), 0.0s of waiting)"
+    refused = "no answer from PyPI: ConnectError (gave up after 2 attempts, 0.0s of waiting)"
     assert [(e["project"], e["source"], e["error"]) for e in report["errors"]] == [
         ("Alpha", "pypi", refused),
         ("Beta", "pypi", refused),

@@ -114,9 +114,9 @@ def _export(corpus: Path) -> ExportInput:
 def test_real_license_files_give_the_seed_cells(shared_corpus: Path) -> None:
     export = _export(shared_corpus)
     cells = {p.name: plain(license_cell(p.license)) for p in export.projects}
-    assert cells["TileLang"] == "MIT; see the extra text in LICENSE"
+    assert cells["TileLang"] == "MIT plus extra text in LICENSE"
     assert cells["NIXL"] == (
-        "Apache-2.0 base; see the extra text in LICENSE; bundled "
+        "Apache-2.0 base plus extra text in LICENSE; bundled "
         "examples/device/ep/LICENSE-DeepEP has a separate license"
     )
     tilelang = export.projects[0].license

@@ -84,7 +84,7 @@ def test_row_conventions() -> None:
     assert (
         rows["vLLM Iluvatar plugin"].split(" | ")[1].startswith("no Gitee release; tracked by tag ")
     )
-    assert rows["TileLang"].endswith("| MIT; see the extra text in LICENSE |")
+    assert rows["TileLang"].endswith("| MIT plus extra text in LICENSE |")
     assert rows["NIXL"].endswith(
         f"| {escape('Apache-2.0')} base; bundled "
         f"{escape('examples/device/ep/LICENSE-DeepEP')} has a separate license |"
@@ -145,7 +145,7 @@ def test_release_candidate_is_labelled_even_without_the_forge_flag() -> None:
                       verdict="exact"), "MIT OR Apache-2.0"),
         (LicenseFacts("MIT", ("MIT",), verdict="modified",
                       root_file=LicenseFileEntry("LICENSE.md")),
-         "MIT; see the altered text in LICENSE.md"),
+         "MIT with altered text in LICENSE.md"),
         (LicenseFacts("Apache-2.0", ("Apache-2.0",), verdict="exact",
                       bundled=(LicenseFileEntry("a/LICENSE"), LicenseFileEntry("b/COPYING"),
                                LicenseFileEntry("c/LICENSE"))),

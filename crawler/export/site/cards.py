@@ -19,13 +19,6 @@ from crawler.export.site.text import Part, text, url
 from crawler.export.site.timeline import Timeline, build_timeline
 from crawler.report import words
 
-VERDICT_TEXT = {
-    "exact": "the exact license text",
-    "match_with_extra_text": "the license text with extra text",
-    "modified": "the license text with altered wording",
-    "unknown": "a text it does not recognise",
-}
-
 
 @dataclass(frozen=True)
 class RefView:
@@ -73,6 +66,7 @@ class Card:
     part_of: Part | None = None  # riding: the item whose facts it shows (a link to its card)
     not_trackable: str = ""  # why no source follows it
     homepage: Part | None = None
+    not_read: str = ""  # its last audit did not read it: tried and failed, or not attempted
 
 
 @dataclass(frozen=True)
@@ -123,9 +117,7 @@ def _license_view(lic: Mapping[str, Any] | None, forge: str) -> LicenseView | No
         forge=forge,
         forge_verdict=words.forge_verdict(forge, text(lic.get("forge_verdict")) or None),
         reading=reading,
-        verdict=VERDICT_TEXT.get(str(verdict), "no root license file was read")
-        if verdict is not None
-        else "no root license file was read",
+        verdict=words.verdict_words(None if verdict is None else str(verdict)),
     )
 
 
@@ -165,6 +157,7 @@ def card(
     changes: Sequence[ChangeView],
     audit_date: str,
     names: Mapping[str, str],
+    read_state: Mapping[str, str] | None = None,
 ) -> Card:
     name = text(record.get("name")) or text(record.get("id"))
     repo = record.get("repository") if isinstance(record.get("repository"), Mapping) else None
@@ -203,6 +196,7 @@ def card(
         part_of=Part(names.get(host, host), f"#p-{host}") if host else None,
         not_trackable=text(record.get("not_trackable"), 300),
         homepage=Part(_short_url(homepage), homepage) if homepage else None,
+        not_read=words.not_read_mark((read_state or {}).get(str(record.get("name")), "")),
     )
 def layers_in_order(found: Sequence[str]) -> tuple[str, ...]:
     """The layers named, in the catalog's order (the page's sections), then any other."""

@@ -83,6 +83,7 @@ class Page:
     integration_count: int
     groups: tuple[CardGroup, ...]
     counts: Counts
+    errors: tuple[str, ...] = ()  # the audit's errors, one line per cause
 
 
 def _records(catalog: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
@@ -138,6 +139,7 @@ def build_page(
     catalog: Mapping[str, Any],
     history: Mapping[str, Sequence[HistoryPoint]],
     changes: Sequence[SiteChange],
+    errors: Sequence[tuple[str, str, str]] = (),
 ) -> Page:
     projects = _records(catalog, "projects")
     names = {text(p.get("id")): text(p.get("name")) or text(p.get("id")) for p in projects}
@@ -194,7 +196,12 @@ def build_page(
         )
 
     all_changes = _changes(changes, ids_by_name)
-    cards = [card(record, history, all_changes, audit_date, names) for record in projects]
+    groups = words.error_groups(
+        (text(project), text(where), text(message, MAX_SUMMARY))
+        for project, where, message in errors
+    )
+    states = words.read_state(groups)
+    cards = [card(record, history, all_changes, audit_date, names, states) for record in projects]
     record_layers = [text(r.get("layer")) for r in integrations]
     statuses = list(SUPPORT_STATUSES) + sorted(
         {text(r.get("status")) for r in integrations} - set(SUPPORT_STATUSES) - {""}
@@ -209,6 +216,7 @@ def build_page(
         changes=all_changes,
         integration_count=sum(len(c) for row in cells.values() for c in row),
         groups=by_layer(cards),
+        errors=tuple(words.error_group_line(g, words.NAMED_IN_A_LINE) for g in groups),
         counts=Counts(
             items=len(cards),
             riding=sum(c.part_of is not None for c in cards),

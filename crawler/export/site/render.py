@@ -25,6 +25,7 @@ from crawler.export.writer import dump_json
 from crawler.report import words
 
 INDEX_FILE = "index.html"
+SINCE_ATTRIBUTE = "data-changes-since-audit"  # on <body>: what the highlight counts from
 PAGE_ROWS = 100  # matrix rows shown at once (all of them without JavaScript)
 DATA_FILE = "catalog.json"
 _STATIC = resources.files("crawler.export.site").joinpath("static")
@@ -43,6 +44,8 @@ def _environment() -> jinja2.Environment:
     environment.filters["plural"] = words.plural  # {{ n|plural("project") }}: "1 project"
     environment.filters["layer_title"] = words.layer_title
     environment.globals["item_counts"] = words.item_counts
+    environment.globals["changes_since_title"] = words.changes_since_title
+    environment.globals["no_change_since"] = words.no_change_since
     return environment
 
 
@@ -81,7 +84,7 @@ def render_site(site: SiteInput, *, today: date | None = None) -> dict[str, byte
     """Relative path → content. ``today`` (default: the local date) decides only whether the
     stale-data banner is already written into the HTML; the page rechecks when viewed."""
     today = today or date.today()
-    page = build_page(site.catalog, site.history, site.changes)
+    page = build_page(site.catalog, site.history, site.changes, site.errors)
     script = _static("explorer.js")
     style = _static("explorer.css") + _generated_rules(len(page.platforms))
     for source, tag in ((script, "</script"), (style, "</style")):
@@ -102,6 +105,8 @@ def render_site(site: SiteInput, *, today: date | None = None) -> dict[str, byte
             stale_at_build=age > site.stale_after_days,
             data_file=DATA_FILE,
             page_rows=PAGE_ROWS,
+            since=site.since,
+            changed_flag=words.changed_since(site.since.day if site.since else None),
         )
     )
     return {INDEX_FILE: html, DATA_FILE: dump_json(dict(site.catalog))}

@@ -36,9 +36,20 @@ class SiteChange:
 
 
 @dataclass(frozen=True)
+class ChangesSince:
+    """What the changes are counted from: the audit the previous export showed (``exported``),
+    or, on a first export, the audit before the exported one."""
+
+    audit_id: int
+    day: date
+    exported: bool = True
+
+
+@dataclass(frozen=True)
 class SiteInput:
     """The catalog (a validated ``catalog.json`` document), per project name its history
-    (oldest first), the last audit's changes, and when the data was checked.
+    (oldest first), the changes since the previous export (``since``), and when the data was
+    checked.
 
     The page shows a banner when the data is older than ``stale_after_days``: computed by the
     browser at view time, and also written into the HTML when already stale at build time."""
@@ -48,3 +59,5 @@ class SiteInput:
     history: Mapping[str, Sequence[HistoryPoint]] = field(default_factory=dict)
     changes: Sequence[SiteChange] = ()
     stale_after_days: int = 14
+    since: ChangesSince | None = None  # None: the changes of the exported audit, undated
+    errors: Sequence[tuple[str, str, str]] = ()  # the exported audit's: (project, url, message)

@@ -11,7 +11,7 @@
   var KEYS = ["platform", "project", "layer", "status", "q"];
   var DAY = 86400000;
   var doc = document;
-  var form, matrix, count, nomatch, more, pageRows, limit;
+  var form, matrix, count, nomatch, more, fold, pageRows, limit;
   var index = null;
   var hiddenColumns = [];
   var state = {};
@@ -175,8 +175,21 @@
     }).join("&");
   }
 
+  // On a narrow screen the filters fold behind one button (the stylesheet hides the fields
+  // while the form is not "open"); the button says how many filters are on.
+  function foldLabel() {
+    var on = KEYS.filter(function (k) { return state[k]; }).length;
+    fold.textContent = on ? "Filters (" + on + (on === 1 ? " filter on)" : " filters on)") : "Filters";
+  }
+  function toggleFold() {
+    var open = !form.classList.contains("open");
+    form.classList.toggle("open", open);
+    fold.setAttribute("aria-expanded", open ? "true" : "false");
+  }
+
   function update() {
     state = readForm();
+    foldLabel();
     limit = pageRows;
     apply();
     var hash = toHash(state);
@@ -220,6 +233,8 @@
     count = doc.getElementById("count");
     nomatch = doc.getElementById("nomatch");
     more = doc.getElementById("more");
+    fold = doc.getElementById("filters-toggle");
+    fold.addEventListener("click", toggleFold);
     pageRows = Number(matrix.getAttribute("data-page-rows")) || Infinity;
     limit = pageRows;
     var typing = 0;
@@ -234,13 +249,20 @@
     doc.getElementById("more-rows").addEventListener("click", function () { limit += pageRows; apply(); });
     doc.getElementById("all-rows").addEventListener("click", function () { limit = Infinity; apply(); });
     window.addEventListener("hashchange", function () {
-      if (restore()) { state = readForm(); limit = pageRows; apply(); }
+      if (restore()) { state = readForm(); foldLabel(); limit = pageRows; apply(); }
     });
     matrix.addEventListener("keydown", onKey);
     form.hidden = false;
+    if (window.matchMedia && window.matchMedia("(max-width: 40rem)").matches) {
+      ["changes", "errors"].forEach(function (id) {  // on a phone, folded: the cards come first
+        var list = doc.getElementById(id);
+        if (list) list.open = false;
+      });
+    }
     staleBanner();
     if (location.hash && restore()) {
       state = readForm();
+      foldLabel();
       apply();
     } else {
       var total = matrix.tBodies[0].rows.length;

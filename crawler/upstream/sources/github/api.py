@@ -863,7 +863,8 @@ class GitHubApi:
                     if exc.pause_all:
                         self._open_gate()
         raise GitHubError(
-            f"{last} (gave up after {number + 1} attempt(s), {waited:.1f}s of waiting)",
+            f"{last} (gave up after {number + 1} attempt{'' if number == 0 else 's'}, "
+            f"{waited:.1f}s of waiting)",
             url,
             unreachable=unreachable,
         )

@@ -17,11 +17,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import quote
 
-from crawler.analysis.licenses import pick_root_license
 from crawler.config import ProjectSpec
 from crawler.model import Commit, InventoryEntry, LicenseFile, ProjectSnapshot, Provenance
 from crawler.upstream.guard import carried
+from crawler.upstream.root_license import choose_root_license, forge_pick_in_doubt
 from crawler.upstream.sources.github import GitHubSettings, parse, queries
 from crawler.upstream.sources.github import graphql_shapes as shapes
 from crawler.upstream.sources.github.api import BudgetExhausted, GitHubApi, GitHubError
@@ -191,7 +192,11 @@ class GraphQLRounds:
         seen = Answered(spec, snapshot, [("repo", Provenance(self.api.graphql_url, self.clock()))])
         if path is not None:
             oid = node.licenseBlob.oid if node.licenseBlob else None
-            if oid:
+            if forge_pick_in_doubt(forge_license, path):
+                # GitHub reads the LGPL, the known path is not its .LESSER file: a pair may
+                # have formed beside it; the root's entries decide, by the shared rule
+                seen.discover = snapshot.head is not None
+            elif oid:
                 seen.license_path, seen.license_oid = path, oid
             else:
                 seen.discover = snapshot.head is not None  # moved or removed: look again
@@ -355,8 +360,14 @@ class GraphQLRounds:
         return found + self._files(again, outcome)
 
     def _rest_license(self, seen: Answered) -> LicenseFile | None:
-        assert seen.snapshot.repo is not None
-        response = self.api.get_json(f"/repos/{seen.snapshot.repo.full_name}/license", allow=(404,))
+        """The chosen license file by REST's contents API (up to 1 MB; GraphQL cuts a blob's
+        text at 512,000 bytes): the file at ``seen.license_path``, which the shared rule
+        chose -- not /license's, which may name another (COPYING beside COPYING.LESSER)."""
+        repo, head = seen.snapshot.repo, seen.snapshot.head
+        assert repo is not None and seen.license_path is not None
+        ref = quote(head.sha if head is not None else repo.default_branch or "HEAD", safe="")
+        url = f"/repos/{repo.full_name}/contents/{quote(seen.license_path)}?ref={ref}"
+        response = self.api.get_json(url, allow=(404,))
         if response.status != 200:
             return None
         return parse.license_file_from_rest(response.data)[0]
@@ -413,5 +424,5 @@ class TreeRead:
 def _root_license(entries: list[shapes.TreeEntry] | None) -> tuple[str | None, str | None]:
     """(path, blob id) of the root license file among a tree's entries."""
     blobs = {e.name: e.oid or "" for e in entries or [] if e.type == "blob" and e.name}
-    path = pick_root_license(list(blobs))
-    return (path, blobs[path]) if path else (None, None)
+    chosen = choose_root_license(blobs)
+    return chosen if chosen is not None else (None, None)

@@ -7,10 +7,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from urllib.parse import quote
 
 from crawler.config import ProjectSpec
-from crawler.model import InventoryEntry, LicenseFile, ProjectSnapshot, Provenance
+from crawler.model import (
+    ForgeLicense,
+    InventoryEntry,
+    LicenseFile,
+    ProjectSnapshot,
+    Provenance,
+)
 from crawler.upstream.guard import carried
+from crawler.upstream.root_license import choose_root_license, forge_pick_in_doubt
 from crawler.upstream.sources.github import GitHubSettings, parse
 from crawler.upstream.sources.github.api import GitHubApi, GitHubError
 from crawler.versions import head_decides_dormancy, is_prerelease, usable_releases, usable_tags
@@ -93,19 +101,63 @@ class RestProject:
         # GitHub's repository answer already says when there is no license file (null);
         # /license would only 404, unconditionally, every night.
         if forge_license.key is not None:
-            unchanged = _unchanged_license_file(prior, snapshot) if scanned else None
-            if unchanged is not None:
-                snapshot = replace(snapshot, license_file=unchanged)
-                sources.extend(carried(prior, "license"))
-            else:
-                url = self.api.absolute(f"{base}/license")
-                response = self.api.get_json(url, allow=(404,))
-                if response.status == 200:
-                    license_file, _ = parse.license_file_from_rest(response.data)
-                    snapshot = replace(snapshot, license_file=license_file)
-                sources.append(("license", Provenance(response.url, now)))
+            snapshot = self._license(snapshot, prior, scanned, sources, now)
         sources.extend(tree_sources)
         return replace(snapshot, provenance=tuple(sources))
+
+    def _license(
+        self,
+        snapshot: ProjectSnapshot,
+        prior: ProjectSnapshot | None,
+        scanned: bool,
+        sources: list[tuple[str, Provenance]],
+        now: str,
+    ) -> ProjectSnapshot:
+        """The root license file, chosen by the rule every path shares (``pick_root_license``):
+        among the tree just scanned; without one, the file GitHub's /license names, unless
+        GitHub's verdict says the GNU layout (``forge_pick_in_doubt``), when the root's listing
+        decides. A chosen file whose blob the last audit read is not read again."""
+        assert snapshot.repo is not None
+        base = f"/repos/{snapshot.repo.full_name}"
+        forge = snapshot.forge_license or ForgeLicense(None, None, None)
+        earlier = prior.license_file if prior else None
+        root = _root_of(snapshot.license_inventory) if scanned else None
+        chosen = choose_root_license(root) if root else None
+        named: LicenseFile | None = None
+        if chosen is None:
+            response = self.api.get_json(self.api.absolute(f"{base}/license"), allow=(404,))
+            sources.append(("license", Provenance(response.url, now)))
+            if response.status != 200:
+                return snapshot
+            named, _ = parse.license_file_from_rest(response.data)
+            if root is not None or not forge_pick_in_doubt(forge, named.path):
+                return replace(snapshot, license_file=named)
+            listing = self._root_listing(snapshot) if self.affordable() else None
+            chosen = choose_root_license(listing) if listing else None
+            if chosen is None or chosen[0] == named.path:
+                return replace(snapshot, license_file=named)
+        if earlier is not None and (earlier.path, earlier.blob_sha) == chosen:
+            sources[:] = [(fact, p) for fact, p in sources if fact != "license"]
+            sources.extend(carried(prior, "license"))
+            return replace(snapshot, license_file=earlier)
+        ref = quote(snapshot.repo.default_branch, safe="")
+        url = self.api.absolute(f"{base}/contents/{quote(chosen[0])}?ref={ref}")
+        response = self.api.get_json(url, allow=(404,))
+        if response.status != 200 or not isinstance(response.data, dict):
+            return replace(snapshot, license_file=named) if named else snapshot
+        sources[:] = [(fact, p) for fact, p in sources if fact != "license"]
+        sources.append(("license", Provenance(response.url, now)))
+        return replace(snapshot, license_file=parse.license_file_from_rest(response.data)[0])
+
+    def _root_listing(self, snapshot: ProjectSnapshot) -> dict[str, str] | None:
+        """The root's files (path → blob SHA) at the default branch; None when unanswered."""
+        assert snapshot.repo is not None
+        ref = quote(snapshot.repo.default_branch, safe="")
+        url = self.api.absolute(f"/repos/{snapshot.repo.full_name}/contents?ref={ref}")
+        response = self.api.get_json(url, expect=list, allow=(404,))
+        if response.status != 200:
+            return None
+        return parse.root_files_from_rest(response.data)
 
     def _head(
         self, snapshot: ProjectSnapshot, base: str, sources: list[tuple[str, Provenance]], now: str
@@ -187,19 +239,6 @@ class RestProject:
         return replace(snapshot, license_inventory=inventory), True
 
 
-def _unchanged_license_file(
-    prior: ProjectSnapshot | None, current: ProjectSnapshot
-) -> LicenseFile | None:
-    """The last audit's license file when the tree just scanned shows it unchanged: the same
-    blob at the same path, among the same root license files (so GitHub would pick it again)."""
-    earlier = prior.license_file if prior else None
-    if prior is None or earlier is None or current.license_inventory is None:
-        return None
-
-    def root(inventory: tuple[InventoryEntry, ...] | None) -> set[tuple[str, str]]:
-        return {(entry.path, entry.blob_sha) for entry in inventory or () if "/" not in entry.path}
-
-    now = root(current.license_inventory)
-    if (earlier.path, earlier.blob_sha) not in now:
-        return None
-    return earlier if now == root(prior.license_inventory) else None
+def _root_of(inventory: tuple[InventoryEntry, ...] | None) -> dict[str, str]:
+    """The root's license-ish files of an inventory (path → blob SHA)."""
+    return {entry.path: entry.blob_sha for entry in inventory or () if "/" not in entry.path}

@@ -139,6 +139,15 @@ def license_file_from_rest(data: dict[str, Any]) -> tuple[LicenseFile, ForgeLice
     return license_file, forge_license(data.get("license"))
 
 
+def root_files_from_rest(data: list[Any]) -> dict[str, str]:
+    """A directory listing of the contents API → its files (path → blob SHA)."""
+    return {
+        str(e["path"]): str(e["sha"])
+        for e in data
+        if isinstance(e, dict) and e.get("type") == "file" and e.get("path") and e.get("sha")
+    }
+
+
 def file_url(repo_url: str, ref: str, path: str) -> str:
     """A file's page on the forge the repository answer came from (github.com or Enterprise)."""
     return f"{repo_url.rstrip('/')}/blob/{quote(ref, safe='/')}/{quote(path, safe='/')}"

@@ -20,9 +20,10 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from crawler.config import Location, ProjectSpec
-from crawler.model import ProjectSnapshot, Provenance, RepoInfo, Usage
+from crawler.model import ForgeLicense, ProjectSnapshot, Provenance, RepoInfo, Usage
 from crawler.upstream.json_api import ApiResponse, JsonApi
 from crawler.upstream.pages import private_addresses_allowed
+from crawler.upstream.root_license import choose_root_license, forge_pick_in_doubt
 from crawler.upstream.source import (
     RepoFile,
     RepositoryAnswers,
@@ -270,13 +271,21 @@ class GitLabSource:
         now: str,
     ) -> ProjectSnapshot:
         """The root license file GitLab detected (its ``license_url`` says which): its blob id
-        and text. Without a readable ``license_url`` there is no text; GitLab's verdict stands."""
+        and text. Without a readable ``license_url`` there is no text; GitLab's verdict stands.
+        When GitLab's verdict says the GNU layout (``forge_pick_in_doubt``), the root's listing
+        decides which file is the root license, by the rule every source shares."""
         repo = snapshot.repo
         assert repo is not None
         base = f"/projects/{repo.id}"
         path = parse.license_path(license_url, repo)
         if path is None or license_url is None:
             return snapshot
+        if forge_pick_in_doubt(snapshot.forge_license or ForgeLicense(None, None, None), path):
+            root = self._root_files(api, snapshot)
+            chosen = choose_root_license(root) if root else None
+            if chosen is not None and chosen[0] != path:
+                path = chosen[0]
+                license_url = parse.file_page(repo, path)
         response = api.get(
             f"{base}/repository/files/{quote(path, safe='')}",
             {"ref": repo.default_branch},
@@ -287,6 +296,18 @@ class GitLabSource:
             return snapshot
         license_file = parse.license_file(response.data, license_url)
         return replace(snapshot, license_file=license_file)
+
+    def _root_files(self, api: JsonApi, snapshot: ProjectSnapshot) -> dict[str, str] | None:
+        """The root's files (path → blob id) at the default branch; None when unanswered."""
+        repo = snapshot.repo
+        assert repo is not None and repo.default_branch
+        response = api.get(
+            f"/projects/{repo.id}/repository/tree",
+            {"ref": repo.default_branch, "per_page": 100},
+            expect=list,
+            allow=(404,),
+        )
+        return parse.root_files(response.data) if response.status == 200 else None
 
     # -- lists ----------------------------------------------------------------------------------
 

@@ -173,6 +173,22 @@ def license_path(license_url: str | None, repo: RepoInfo) -> str | None:
     return None
 
 
+def file_page(repo: RepoInfo, path: str) -> str:
+    """A file's web page at the default branch (the form of GitLab's ``license_url``)."""
+    branch = quote(repo.default_branch or "HEAD", safe="/")
+    return f"{repo.url}/-/blob/{branch}/{quote(path, safe='/')}"
+
+
+def root_files(data: Any) -> dict[str, str]:
+    """A ``/repository/tree`` page → its files (path → blob id)."""
+    entries = data if isinstance(data, list) else []
+    return {
+        str(e["path"]): str(e["id"])
+        for e in entries
+        if isinstance(e, dict) and e.get("type") == "blob" and e.get("path") and e.get("id")
+    }
+
+
 def file_text(data: Any) -> tuple[str, str, str]:
     """A repository file answer → (path, blob id, text), the text cut at MAX_FILE_TEXT."""
     path = str(_req(data, "file_path"))

@@ -8,6 +8,7 @@ description was read, and none of these repositories was reported."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,6 +17,8 @@ from typing import Any
 import pytest
 
 from crawler.config import parse_config
+from crawler.export.from_store import export_audit
+from crawler.findings import source_names
 from crawler.store.pending import open_pending
 from crawler_fakes.faults import FaultPlan, FaultRule
 from crawler_fakes.gitea import FakeGitea, GiteaRelease, GiteaRepo, GiteaState
@@ -270,3 +273,26 @@ def test_a_readme_is_read_for_a_successor_on_every_forge_path(
         f"{web}/vllm-project/vllm-accel",
         "Note: superseded by vllm-project/vllm-accel.",
     )
+
+
+def test_a_dormant_repository_whose_readme_says_superseded_is_suggested_superseded(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The export's maturity suggestion reads the README's successor as it reads the
+    description's: a dormant repository whose README says it was superseded is suggested
+    `superseded` (it stopped, and its successor is named), not only `dormant` as before."""
+    readme = "# torch_z\n\n**Deprecated**: superseded by [accel/torch_w](https://github.com/accel/torch_w).\n"
+    state = GitHubState(
+        repos=[_repo("accel", "torch_z", 4, readme, head_date=LONG_AGO, released=None)]
+    )
+    config = parse_config("projects:\n  - name: torch_z\n    repo: accel/torch_z\n")
+    with FakeGitHub(state) as github:
+        audits = Audits(github, db_url, tmp_path, github.env(TOKEN))
+        audits.audit(config)
+        labels = {n: s.label for n, s in source_names().items()}
+        export_audit(audits.store, config, None, tmp_path / "export", labels=labels)
+        audits.close()
+    exported = json.loads((tmp_path / "export" / "catalog.json").read_text("utf-8"))
+    assert [(p["name"], p.get("maturity_suggestion")) for p in exported["projects"]] == [
+        ("torch_z", "superseded")
+    ]

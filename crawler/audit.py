@@ -470,6 +470,7 @@ def _check_night(
         web, clock, secrets=night.secrets, should_stop=stop, progress=progress,
         pin_text_limit=config.settings.pin_text_limit,
         project_deadline=config.settings.project_deadline,
+        dormant_after_days=config.settings.dormant_after_days,
     )  # fmt: skip
     results: dict[str, ProjectResult] = {}  # the batch in hand
     if progress is not None:

@@ -14,9 +14,12 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from crawler.analysis.successor import readme_top
 from crawler.config import DEFAULT_PIN_TEXT_LIMIT, Config, Location, PageSpec, ProjectSpec
+from crawler.diff.health import wants_readme
 from crawler.model import (
     FetchError,
     LicenseAnalysis,
@@ -26,6 +29,7 @@ from crawler.model import (
     ProjectSnapshot,
     ProjectStatus,
     Provenance,
+    ReadmeTop,
     Usage,
 )
 from crawler.report.words import no_source_note
@@ -40,12 +44,14 @@ from crawler.upstream.source import (
     SourceError,
     source_kinds,
 )
+from crawler.versions import instant
 
 if TYPE_CHECKING:
     from crawler.progress import AuditProgress
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], str]
+README = "README.md"  # the one name read for a successor (a forge's README endpoint is not)
 
 
 def _message(exc: BaseException, secrets: Iterable[str | None]) -> str:
@@ -134,12 +140,14 @@ class Gatherer:
         project_deadline: float | None = None,
         progress: AuditProgress | None = None,
         analyse: Callable[[str, str, Sequence[str]], LicenseAnalysis] | None = None,
+        dormant_after_days: float = 365.0,
     ) -> None:
         self.clock = clock
         self.secrets = tuple(secrets)
         self.should_stop = should_stop
         self.pages = PageReader(web, clock, self.secrets, pin_text_limit, project_deadline)
-        self.completer = Completer(self.pages, self.secrets)
+        self.readmes = ReadmeReader(clock, self.secrets, dormant_after_days)
+        self.completer = Completer(self.pages, self.secrets, self.readmes)
         self._analyse = analyse or _analyse_license
         self.sources = OpenSources({})
         self._specs: dict[str, ProjectSpec] = {}
@@ -157,7 +165,7 @@ class Gatherer:
     ) -> dict[str, ProjectResult]:
         """Fetch ``specs`` (one batch of the audit: called once per batch, with the prior
         states of that batch) and complete each project."""
-        self.sources = self.pages.sources = sources
+        self.sources = self.pages.sources = self.readmes.sources = sources
         self._specs = {spec.name: spec for spec in specs}
         self._prior = prior
         self._analyses.remember(prior.values())
@@ -208,9 +216,15 @@ class Completer:
     """A project its sources read, completed: its license texts analysed (once per text) and
     its pages read; a surprise in one project is that project's error, never the audit's."""
 
-    def __init__(self, pages: PageReader, secrets: Sequence[str | None]) -> None:
+    def __init__(
+        self,
+        pages: PageReader,
+        secrets: Sequence[str | None],
+        readmes: ReadmeReader | None = None,
+    ) -> None:
         self.pages = pages
         self.secrets = secrets
+        self.readmes = readmes
 
     def complete(
         self,
@@ -242,6 +256,8 @@ class Completer:
         errors: list[FetchError] = []
         notes: list[str] = []
         read = len(snapshot.provenance)  # facets fetched tonight so far (a channel's)
+        if self.readmes is not None:
+            snapshot = self.readmes.read(spec, snapshot, prior)
         if spec.pages:
             snapshot, errors, notes = self.pages.read(spec, snapshot, prior)
             read += sum(error.source.startswith("page:") for error in errors) < len(spec.pages)
@@ -355,6 +371,48 @@ def add_channels(
             results[spec.name] = _merge_channel(
                 results[spec.name], fetched[spec.name], prior.get(spec.name), name
             )
+
+
+# -- the README's top, for a successor -------------------------------------------------------
+
+
+class ReadmeReader:
+    """The top of README.md, read for an archived or dormant repository whose description
+    names no successor (crawler.diff.health.wants_readme): one request through the forge's own
+    client, conditional where it keeps validators. A README that could not be read (an error,
+    a spent budget) keeps the last one read: a failure never takes a successor back; a 404
+    (no README.md) is an answer."""
+
+    def __init__(
+        self, clock: Clock, secrets: Sequence[str | None], dormant_after_days: float
+    ) -> None:
+        self.clock = clock
+        self.secrets = secrets
+        self.dormant_after = timedelta(days=dormant_after_days)  # settings.dormant_after_days
+        self.sources = OpenSources({})  # the audit's: the README is read through them
+
+    def read(
+        self, spec: ProjectSpec, snapshot: ProjectSnapshot, prior: ProjectSnapshot | None
+    ) -> ProjectSnapshot:
+        now = instant(self.clock())
+        source = self.sources.by_name.get(spec.forge.source) if spec.forge else None
+        if spec.forge is None or source is None or now is None:
+            return snapshot
+        if not wants_readme(snapshot, now, self.dormant_after):
+            return snapshot
+        kept = prior.readme if prior is not None else None
+        try:
+            file = source.read_file(spec.forge, README)
+        except (SourceError, PageFetchError) as exc:
+            if getattr(exc, "status", None) == 404:
+                return snapshot  # no README.md
+            log.info("README of %s not read: %s", spec.name, _message(exc, self.secrets))
+            return replace(snapshot, readme=kept)
+        except Exception:  # the README is a hint: never the project's error
+            log.warning("README of %s not read", spec.name, exc_info=True)
+            return replace(snapshot, readme=kept)
+        top = readme_top(file.text)
+        return replace(snapshot, readme=ReadmeTop(top, file.url) if top else None)
 
 
 # -- pages -------------------------------------------------------------------------------------

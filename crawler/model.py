@@ -308,6 +308,16 @@ class Provenance:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadmeTop:
+    """The top of a repository's README (its banner and its first heading's section, Markdown
+    read to text, crawler.analysis.successor.readme_top), read only for a repository that is
+    archived or dormant and whose description names no successor (crawler.gather)."""
+
+    text: str  # upstream text (untrusted), capped; links kept as ``[text](url)``
+    url: str  # the README's web page: the evidence link
+
+
+@dataclass(frozen=True, slots=True)
 class ProjectSnapshot:
     """Everything observed for one project in one audit."""
 
@@ -323,6 +333,9 @@ class ProjectSnapshot:
     packages: tuple[PackageInfo, ...] = ()
     pages: tuple[PageSnapshot, ...] = ()
     provenance: tuple[tuple[str, Provenance], ...] = ()  # (facet, where and when)
+    # the README's top, read for a successor where the description names none (archived or
+    # dormant repositories only); None: not read tonight, or no README.md
+    readme: ReadmeTop | None = None
 
     def to_json(self) -> bytes:
         """The stored form: compact JSON, fields in declaration order, byte-stable."""
@@ -331,7 +344,12 @@ class ProjectSnapshot:
     def content_hash(self) -> str:
         """Hash of the observed content, ignoring when it was fetched."""
         timeless = tuple((facet, Provenance(p.url, "")) for facet, p in self.provenance)
-        return hashlib.sha256(_ENCODER.encode(replace(self, provenance=timeless))).hexdigest()
+        encoded = _ENCODER.encode(replace(self, provenance=timeless))
+        # a snapshot without a README hashes as it did before the field existed: the first
+        # night after an upgrade writes no new row for an unchanged project
+        if encoded.endswith(_NO_README):
+            encoded = encoded.removesuffix(_NO_README) + b"}"
+        return hashlib.sha256(encoded).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
         return dict(msgspec.to_builtins(self))
@@ -369,6 +387,7 @@ class ProjectSnapshot:
 
 
 _ENCODER = msgspec.json.Encoder()
+_NO_README = b',"readme":null}'  # the last field, when absent
 _DECODER = msgspec.json.Decoder(ProjectSnapshot)
 _FACTS = tuple(f.name for f in fields(ProjectSnapshot) if f.name not in ("project", "provenance"))
 

@@ -7,16 +7,26 @@ are read as spaces, the successor must be a link or a repository path (``owner/n
 monorepo path ``owner/name/projects/x``) right after the phrase, and what is kept is capped.
 A description that names the repository itself (written before a rename the forge already
 followed) names no successor.
+
+A README is read the same way, but only its top (``readme_top``): the banner before its first
+heading and that heading's own section, where "this project moved" notices stand. The rest of
+a README names other projects for every reason (dependencies, forks, partners, mirrors).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
 from crawler.untrusted import visible
+
+if TYPE_CHECKING:  # markdown-it and bs4 load only when a README is read (an unchanged night
+    from markdown_it.token import Token  # loads no heavy module)
+
+README_READ = 16_384  # characters of a README read at most: a notice stands at its top
+README_KEPT = 2_000  # characters of its top kept (and read for a successor)
 
 MAX_TARGET = 300  # characters of a successor as written
 MAX_URL = 2048
@@ -127,3 +137,66 @@ def successor_in(
         phrase = " ".join((match.group("moved") or match.group("superseded")).lower().split())
         return Successor(kind, phrase, target[:MAX_TARGET], url)
     return None
+
+
+def _inline(children: list[Token]) -> str:
+    """An inline run as text, links kept as ``[text](url)`` (the phrase reader reads them);
+    images, inline HTML and a link with no words (a badge) dropped."""
+    parts: list[str] = []
+    opened: list[tuple[int, str | None]] = []  # (where the link's words start, its href)
+    for child in children:
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "link_open":
+            href = child.attrs.get("href")
+            opened.append((len(parts), href if isinstance(href, str) else None))
+        elif child.type == "link_close" and opened:
+            start, href = opened.pop()
+            words = "".join(parts[start:]).strip()
+            del parts[start:]
+            if words:
+                parts.append(f"[{words}]({href})" if href else words)
+    return "".join(parts)
+
+
+def _html_text(html: str) -> str:
+    """An HTML block's words (a ``<p align="center">`` banner), its links as ``[text](url)``."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    for anchor in soup.find_all("a"):
+        href = anchor.get("href")
+        anchor.replace_with(f"[{anchor.get_text(' ', strip=True)}]({href})" if href else
+                            anchor.get_text(" ", strip=True))  # fmt: skip
+    return soup.get_text(" ")
+
+
+def readme_top(text: str) -> str:
+    """The top of a README as plain text, one block a line, where a "this project moved" notice
+    stands: what comes before its first heading (a banner, a ``> [!WARNING]`` notice, an HTML
+    ``<p>``) when that says anything, otherwise the first heading (the title) and its section
+    up to the next heading. Code blocks, images, badges and HTML comments are left out. Read
+    from the first ``README_READ`` characters, kept to ``README_KEPT``. Pure."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(text[:README_READ])
+    lines: list[str] = []
+    headings = 0
+    for token in tokens:
+        if token.type == "heading_open":
+            headings += 1
+            if headings == 2 or (headings == 1 and lines):
+                break  # the preamble said something: it is the top; else the title's section
+            continue
+        if token.type == "inline":
+            line = _inline(token.children or [])
+        elif token.type == "html_block" and not token.content.lstrip().startswith("<!--"):
+            line = _html_text(token.content)
+        else:
+            continue
+        line = " ".join(visible(line).split())
+        if line:
+            lines.append(line)
+    return "\n".join(lines)[:README_KEPT]

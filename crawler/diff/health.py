@@ -73,37 +73,75 @@ def dormant_change(
 
 
 def successor_of(snapshot: ProjectSnapshot | None) -> Successor | None:
-    """The successor the repository's own description names, if any."""
+    """The successor the repository's own description names, else the one the top of its
+    README names (read only for an archived or dormant repository: ``wants_readme``)."""
+    return said_by(snapshot)[0]
+
+
+def said_by(snapshot: ProjectSnapshot | None) -> tuple[Successor | None, str]:
+    """(the successor, where it was said: ``description`` or ``readme``)."""
     repo = snapshot.repo if snapshot is not None else None
-    if repo is None:
-        return None
-    return successor_in(repo.description, repo.url, repo.full_name, repo.forge)
+    if snapshot is None or repo is None:
+        return None, ""
+    found = successor_in(repo.description, repo.url, repo.full_name, repo.forge)
+    if found is not None:
+        return found, "description"
+    if snapshot.readme is not None:
+        found = successor_in(snapshot.readme.text, repo.url, repo.full_name, repo.forge)
+        if found is not None:
+            return found, "readme"
+    return None, ""
+
+
+def _line_saying(text: str, found: Successor) -> str:
+    """The block of the README's top that names the successor (what a finding quotes)."""
+    return next(
+        (line for line in text.splitlines() if found.target in line and found.phrase in
+         " ".join(line.lower().split())),
+        text,
+    )  # fmt: skip
+
+
+def wants_readme(snapshot: ProjectSnapshot, now: datetime, after: timedelta) -> bool:
+    """Whether the fetch stage reads the repository's README for a successor: the repository
+    is archived or dormant (a notice is likely, and such repositories are few) and its
+    description names none (the description is read first, at no cost)."""
+    repo = snapshot.repo
+    if repo is None or successor_in(repo.description, repo.url, repo.full_name, repo.forge):
+        return False
+    return repo.archived or dormancy(snapshot, now, after) is not None
 
 
 def superseded_change(
     name: str, before: ProjectSnapshot | None, after: ProjectSnapshot
 ) -> Change | None:
-    """``upstream_superseded`` the night the repository's description first names a successor
-    (or names another one): "moved to X", "superseded by X"… (crawler.analysis.successor)."""
-    found = successor_of(after)
+    """``upstream_superseded`` the night the repository's description, or the top of its
+    README, first names a successor (or names another one): "moved to X", "superseded by X"…
+    (crawler.analysis.successor)."""
+    found, where = said_by(after)
     if found is None or after.repo is None:
         return None
     earlier = successor_of(before)
     if earlier is not None and (earlier.kind, earlier.target) == (found.kind, found.target):
         return None  # reported already: pending until settled
     repo = after.repo
+    details: dict[str, str | bool | None] = {
+        "repo": repo.full_name,
+        "phrase": found.phrase,
+        "successor": found.target,
+        "successor_url": found.url,
+        "stopped": found.stopped,
+        "description": " ".join(visible(repo.description or "").split())[:MAX_QUOTED],
+    }
+    if where == "readme" and after.readme is not None:
+        details["said_in"] = "readme"
+        details["readme_url"] = after.readme.url
+        details["readme"] = _line_saying(after.readme.text, found)[:MAX_QUOTED]
     return Change(
         project=name,
         kind=ChangeKind.UPSTREAM_SUPERSEDED,
         before=repo.full_name,
         after=found.target,
-        evidence_url=repo.url,
-        details={
-            "repo": repo.full_name,
-            "phrase": found.phrase,
-            "successor": found.target,
-            "successor_url": found.url,
-            "stopped": found.stopped,
-            "description": " ".join(visible(repo.description or "").split())[:MAX_QUOTED],
-        },
+        evidence_url=after.readme.url if where == "readme" and after.readme else repo.url,
+        details=details,
     )

@@ -685,8 +685,9 @@ def _link_summary(change: Change) -> str:
             if details.get("stopped")
             else "point the catalog at its new home"
         )  # a URL stands between spaces: a renderer's code span takes no punctuation with it
+        said = "its README says" if details.get("said_in") == "readme" else "its description says"
         return (
-            f"{details.get('repo')}: its description says: {details.get('phrase')} "
+            f"{details.get('repo')}: {said}: {details.get('phrase')} "
             f"{change.after}{page} — {then}"
         )
     if change.kind is ChangeKind.LINK_MOVED:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from crawler.model import Commit, ProjectSnapshot, Provenance, Release, RepoInfo, Tag
+from crawler.model import (
+    Commit,
+    ProjectSnapshot,
+    Provenance,
+    ReadmeTop,
+    Release,
+    RepoInfo,
+    Tag,
+)
 
 
 def _snapshot(*, tag: str = "v1.0", head: str = "a" * 40, when: str = "2026-11-01T00:00:00Z"):
@@ -44,3 +52,18 @@ def test_sharing_with_nothing_or_nothing_in_common_returns_the_snapshot_itself()
         tags=(),
     )
     assert fetched.sharing(other) is fetched
+
+
+def test_a_snapshot_without_a_readme_hashes_as_before_the_readme_was_read() -> None:
+    """The README's top joined the snapshot (``readme``); a snapshot without one keeps the
+    content hash it had before, so an upgrade writes no new row for an unchanged project (the
+    hash below is the one the previous model computed), while one with a README differs."""
+    commit = Commit("a" * 40, "2024-05-11T00:00:00Z", "https://github.com/org/x/commit/" + "a" * 40)
+    repo = RepoInfo(7, "org/x", "main", True, "https://github.com/org/x", description="Kernels.")
+    snapshot = ProjectSnapshot("x", repo=repo, head=commit)
+    assert snapshot.content_hash() == (
+        "c483c8c67069686308c54728a0fa6eaa4b095a1c73702e817d8a5e620a03eeaf"
+    )
+    read = replace(snapshot, readme=ReadmeTop("Moved to org/y.", "https://github.com/org/x"))
+    assert read.content_hash() != snapshot.content_hash()
+    assert ProjectSnapshot.from_json(read.to_json()) == read

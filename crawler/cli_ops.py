@@ -257,7 +257,8 @@ def _kinds(ctx: click.Context, param: click.Parameter, value: str | None) -> fro
     if unknown or not wanted:
         valid = ", ".join([*FAIL_ON_KINDS, *FAIL_ON_ALIASES])
         raise click.BadParameter(
-            f"unknown kind(s) {', '.join(unknown) or '(none given)'}; valid: {valid}",
+            f"{'unknown kind' if len(unknown) == 1 else 'unknown kinds'} "
+            f"{', '.join(unknown) or '(none given)'}; valid: {valid}",
             ctx,
             param,
         )

@@ -262,7 +262,7 @@ class JsonLines:
             return
         secrets = self.secrets()
         entry = {
-            "time": datetime.now(UTC).isoformat(),
+            "time": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
             "level": self.level,
             "logger": self.logger,
             "message": redact(line.rstrip("\r"), secrets),

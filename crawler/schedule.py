@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from crawler.cron import CronError, crontab_trigger, next_fire_times
+from crawler.report.words import zoned_moment
 from crawler.untrusted import read_regular_file
 
 if TYPE_CHECKING:  # APScheduler is loaded by the scheduler only, not by `crawler audit`
@@ -93,8 +94,8 @@ def write_heartbeat(path: Path, now: datetime, next_audit: datetime | None) -> N
     """Write atomically, so a health check never reads half a file."""
     beat = {
         "pid": os.getpid(),
-        "beat": now.astimezone(UTC).isoformat(),
-        "next_audit": next_audit.isoformat() if next_audit else None,
+        "beat": zoned_moment(now.astimezone(UTC)),
+        "next_audit": zoned_moment(next_audit) if next_audit else None,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.with_name(path.name + ".tmp")
@@ -120,7 +121,8 @@ def check_heartbeat(path: Path, now: datetime, max_age: int = HEARTBEAT_MAX_AGE)
         return Health(False, f"unreadable heartbeat {path}: {exc}")
     age = (now - when).total_seconds()
     if age > max_age:
-        return Health(False, f"last heartbeat {when.isoformat()} is {age:.0f} s old (> {max_age})")
+        shown = zoned_moment(when)
+        return Health(False, f"last heartbeat {shown} is {age:.0f} s old (> {max_age})")
     next_audit = beat.get("next_audit") or "none"
     return Health(True, f"alive: heartbeat {age:.0f} s ago, next audit {next_audit}")
 
@@ -180,14 +182,14 @@ def serve(
     scheduler = build_scheduler(plan.cron, audit, plan.timezone)
     trigger: Any = scheduler.get_job(JOB_ID).trigger
     started = now()
-    upcoming = ", ".join(t.isoformat() for t in next_fire_times(trigger, started, 3))
+    upcoming = ", ".join(zoned_moment(t) for t in next_fire_times(trigger, started, 3))
     echo(f"schedule: {plan.cron} ({plan.timezone}); next audits: {upcoming}")
 
     with stop_on_signals(stop):
         missed = missed_tick(trigger, plan.last_audit, started)
         if missed is not None:
-            last = plan.last_audit.isoformat() if plan.last_audit else "never"
-            echo(f"missed the audit due {missed.isoformat()} (last audit {last}): auditing now")
+            last = zoned_moment(plan.last_audit) if plan.last_audit else "never"
+            echo(f"missed the audit due {zoned_moment(missed)} (last audit {last}): auditing now")
         if plan.run_now or missed is not None:
             audit()
         if not stop.is_set():

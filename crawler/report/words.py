@@ -55,6 +55,12 @@ def day(value: str | date | datetime | None) -> str | None:
     return value[:10]
 
 
+def zoned_moment(value: datetime) -> str:
+    """A time in its own zone, ISO 8601, as a schedule's zone gives it
+    (``2028-02-29T03:00:00+01:00``); a UTC time ends in ``Z``, as every UTC time written."""
+    return value.isoformat().replace("+00:00", "Z")
+
+
 def moment(value: datetime | str | None) -> str | None:
     """A time as ISO 8601 in UTC with a ``Z``: ``2026-11-30T02:00:00Z``."""
     if value is None:

@@ -245,7 +245,7 @@ def test_restarted_scheduler_audits_once_for_the_missed_tick_then_stops_on_sigte
         "2032-02-29T03:00:00+01:00, 2036-02-29T03:00:00+01:00"
     )
     assert lines[1] == (
-        "missed the audit due 2024-02-29T03:00:00+01:00 (last audit 2024-02-28T12:00:00+00:00): "
+        "missed the audit due 2024-02-29T03:00:00+01:00 (last audit 2024-02-28T12:00:00Z): "
         "auditing now"
     )
     assert lines[2].startswith("audit #2 complete: ")
@@ -279,12 +279,12 @@ def test_heartbeat_health_check() -> None:
         fresh = check_heartbeat(path, at + timedelta(seconds=179))
         assert (fresh.healthy, fresh.message) == (
             True,
-            "alive: heartbeat 179 s ago, next audit 2026-12-01T03:00:00+00:00",
+            "alive: heartbeat 179 s ago, next audit 2026-12-01T03:00:00Z",
         )
         stale = check_heartbeat(path, at + timedelta(seconds=181))
         assert (stale.healthy, stale.message) == (
             False,
-            "last heartbeat 2026-11-30T12:00:00+00:00 is 181 s old (> 180)",
+            "last heartbeat 2026-11-30T12:00:00Z is 181 s old (> 180)",
         )
 
 
@@ -392,6 +392,6 @@ def test_the_heartbeat_never_names_a_next_audit_in_the_past(
     said: list[str] = []
     serve(plan, lambda stop: None, said.append, now=lambda: tick)
     beat = json.loads(heartbeat.read_text())
-    assert beat["beat"] == "2026-12-01T03:00:00+00:00"
-    assert beat["next_audit"] == "2026-12-02T03:00:00+00:00"
+    assert beat["beat"] == "2026-12-01T03:00:00Z"
+    assert beat["next_audit"] == "2026-12-02T03:00:00Z"
     assert said[-1] == "stopped"

@@ -62,8 +62,8 @@ def _license(i: int, shape: int, years: str, holder: str) -> tuple[str, str, str
         else:
             body = f"Copyright {years} {holder}\n\n{body}"
         return "apache-2.0", "Apache-2.0", "Apache License 2.0", body
-    form = i // 5 % 5
-    if form == 4 and shape != 3:  # GitHub's BSD-3-Clause (tritonbench's LICENSE)
+    form = 0 if shape == 3 else i // 5 % 5  # the modified ones: one form, 37 extra clauses
+    if form == 4:  # GitHub's BSD-3-Clause (tritonbench's LICENSE)
         body = picker_text("BSD-3-Clause", "choosealicense")
         body = body.replace("[year], [fullname]", f"{years}, {holder}\nAll rights reserved.")
         return ("bsd-3-clause", "BSD-3-Clause", 'BSD 3-Clause "New" or "Revised" License',

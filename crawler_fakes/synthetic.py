@@ -84,10 +84,11 @@ def synthetic_state(n: int, seed: int = 0) -> GitHubState:
 
     0: releases with an -rc prerelease (MIT or BSD-3-Clause); 1: tags only (Apache-2.0); 2: no
     tags, commits only (MIT or BSD-3-Clause); 3: NOASSERTION license (MIT text plus an extra
-    clause naming its owner); 4: archived with releases (Apache-2.0). Every seventh repository
-    has no license file; every other one carries a copyright line of its own (holder and
-    years), in the forms real LICENSE files take (a title or none, the line above the text or
-    in Apache's appendix).
+    clause: an organisation's own terms, 37 of them, its name on the copyright line with the
+    repository's years); 4: archived with releases (Apache-2.0). Every seventh repository has
+    no license file; every other one carries a copyright line of its own (holder and years),
+    in the forms real LICENSE files take (a title or none, the line above the text or in
+    Apache's appendix).
     """
     rng = random.Random(seed)
     holders = random.Random(f"copyright-{seed}")  # apart: the releases are drawn as before
@@ -105,10 +106,12 @@ def synthetic_state(n: int, seed: int = 0) -> GitHubState:
         repo = FakeRepo(owner=f"org{i % 37}", name=f"project-{i:04d}", id=100_000 + i)
         repo.description = f"Synthetic project {i}"
         years, holder = _copyright(i, holders)
+        if shape == 3:  # an organisation's own terms: its name on the copyright line too
+            holder = f"Org {i % 37} Inc."
         key, spdx, name, text = _license(i, shape, years, holder)
         if shape == 3:
             repo.license_key, repo.spdx_id, repo.license_name = "other", "NOASSERTION", "Other"
-            repo.license_text = text + _EXTRA_CLAUSE.format(holder=f"Org {i % 37} Inc.")
+            repo.license_text = text + _EXTRA_CLAUSE.format(holder=holder)
         else:
             repo.license_key, repo.spdx_id, repo.license_name = key, spdx, name
             repo.license_text = text

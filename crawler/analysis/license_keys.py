@@ -50,6 +50,8 @@ _CANDIDATE_RE = re.compile(
     r"copyright|©|\(c\)|all rights reserved|spdx-license-identifier", re.IGNORECASE
 )
 _CANDIDATE_WORDS = ("copyright", "©", "(c)", "all rights reserved", "spdx-license-identifier")
+_ASCII = _CANDIDATE_WORDS[2:]  # an ASCII text has no "©"
+_FOLDED = "ıİſ"  # letters that match "i" or "s" of the words above only without case
 _LEFT_OUT = b"\x01"  # a copyright line's place in the key (with its number of words)
 _HYPHEN_END_RE = re.compile(r"[A-Za-z0-9]-[ \t]*$")  # the reading joins such a word to the next
 _ARRANGEMENTS = 8  # readings kept under one key
@@ -70,11 +72,12 @@ class CopyrightSplit:
 
 def _candidate_lines(cut: str) -> list[int]:
     """Where the lines that may be copyright lines or SPDX tags begin, in order: those with a
-    word of ``_CANDIDATE_RE`` (an ASCII text is searched lower-cased, at C speed)."""
-    if cut.isascii():
-        low = cut.lower()
+    word of ``_CANDIDATE_RE``, searched in the lower-cased text at C speed unless the text has
+    a letter that matches another only without case (the dotless i, the long s)."""
+    low = cut.lower()
+    if len(low) == len(cut) and not any(c in cut for c in _FOLDED):
         hits = []
-        for word in _CANDIDATE_WORDS:
+        for word in _CANDIDATE_WORDS if not cut.isascii() else _CANDIDATE_WORDS[:1] + _ASCII:
             at = low.find(word)
             while at >= 0:
                 hits.append(at)

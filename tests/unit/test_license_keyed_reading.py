@@ -182,3 +182,19 @@ def test_an_audit_reads_a_license_once_for_repositories_that_differ_only_in_hold
     got = [s.license_file.analysis for s in done if s.license_file]
     assert got == [analyze_license(apache_above(line), "LICENSE") for line in lines]
     assert [a.copyright_holders for a in got if a] == [(line.split(" ", 1)[1],) for line in lines]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["Copyright © 2020 Kamine Zorvex", "COPYRıGHT 2020 Kamine Zorvex", "copyrİght 2020 Zorvex",
+     "ſPDX-License-Identifier: MIT", "(C) 2019 Kamine Zorvex", "All Rights Reserved."],
+)  # fmt: skip
+def test_copyright_lines_are_found_whatever_their_letters(line: str) -> None:
+    """The key finds the lines the reading takes for copyright lines (or SPDX tags), also
+    where a letter matches only without case, as the reading's patterns match it."""
+    from crawler.analysis.license_templates import SPDX_TAG_RE, is_copyright_line
+
+    text = mit_untitled("2020 Kamine Zorvex").replace("Copyright (c) 2020 Kamine Zorvex", line)
+    split = split_copyright(text)
+    copyright_line = is_copyright_line(line) and not SPDX_TAG_RE.search(line)
+    assert (split is not None and split.at == (0,)) == copyright_line

@@ -30,6 +30,19 @@ def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
+def _item(row: PendingRow) -> PendingItem:
+    return PendingItem(
+        row.id,
+        row.project,
+        row.kind,
+        row.value,
+        row.summary,
+        row.evidence_url,
+        row.first_audit_id,
+        _utc(row.first_seen_at),
+    )
+
+
 @dataclass(frozen=True)
 class NewPending:
     """A pending-worthy change of tonight's audit not already open: opened in the database only
@@ -104,17 +117,10 @@ def _open_keys(session: Session) -> set[tuple[str, str, str]]:
 
 
 def open_pending(store: Store) -> list[PendingItem]:
-    """Everything pending, newest first: read as plain rows, not as ORM objects (a first audit
-    leaves every project pending, and ten thousand ORM objects with their state cost about a
-    kilobyte a project of peak memory, issue 32)."""
-    columns = (PendingRow.id, PendingRow.project, PendingRow.kind, PendingRow.value,
-               PendingRow.summary, PendingRow.evidence_url, PendingRow.first_audit_id,
-               PendingRow.first_seen_at)  # fmt: skip
+    """Everything pending, newest first."""
     with Session(store.engine) as session:
-        rows = session.execute(select(*columns).where(PendingRow.closed_at.is_(None)))
-        return newest_first(
-            [PendingItem(i, p, k, v, s, e, a, _utc(t)) for i, p, k, v, s, e, a, t in rows]
-        )
+        rows = session.scalars(select(PendingRow).where(PendingRow.closed_at.is_(None)))
+        return newest_first([_item(row) for row in rows])
 
 
 def close_pending(store: Store, ids: Sequence[int], how: str, when: datetime) -> int:

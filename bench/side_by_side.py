@@ -108,6 +108,7 @@ class Run:
     graphql: int
     rest_service: list[float] = field(default_factory=list)
     graphql_service: list[float] = field(default_factory=list)
+    peer_cpu: float = 0.0  # the crawler's runs: CPU of the nvchecker run right after it
 
 
 def _env(extra: dict[str, str]) -> dict[str, str]:
@@ -195,14 +196,24 @@ def one_size(n: int, args: argparse.Namespace, log: Any) -> list[Run]:
             for attempt in range(args.repeat):
                 runs.append(crawler(attempt, "first"))
                 runs.append(measure(fake, "nvchecker", "run", nv_cmd, _env(tls_env), nv))
+                runs[-2].peer_cpu = runs[-1].cpu
                 log(f"  {n}: first {attempt + 1}: crawler {runs[-2].seconds:.1f} s, "
                     f"nvchecker {runs[-1].seconds:.1f} s")  # fmt: skip
             for attempt in range(args.repeat):
                 runs.append(crawler(attempt, "unchanged"))
                 runs.append(measure(fake, "nvchecker", "run", nv_cmd, _env(tls_env), nv))
+                runs[-2].peer_cpu = runs[-1].cpu
                 log(f"  {n}: unchanged {attempt + 1}: crawler {runs[-2].seconds:.1f} s, "
                     f"nvchecker {runs[-1].seconds:.1f} s")  # fmt: skip
     return runs
+
+
+def spread(values: Sequence[float]) -> str:
+    """Lowest to highest of ``values`` (ratios), or "-"."""
+    if not values:
+        return "-"
+    low, high = min(values), max(values)
+    return f"{low:.2f}x" if len(values) == 1 else f"{low:.2f}x to {high:.2f}x"
 
 
 def med(values: Sequence[float]) -> float:
@@ -239,6 +250,8 @@ def render(sizes: dict[int, list[Run]], args: argparse.Namespace, load: str) -> 
                 f"({c_s / c_floor:.2f}x floor {c_floor:.2f} s), {c_cpu:.2f} s CPU, "
                 f"{med([r.rss_mb for r in mine]):.0f} MB",
                 f"{c_s / n_s:.2f}x", f"{c_cpu / n_cpu:.2f}x",
+                spread([r.cpu / r.peer_cpu for r in mine if r.peer_cpu]),
+                f"{n_cpu / n * 1000:.2f} ms, {c_cpu / n * 1000:.2f} ms",
             ])  # fmt: skip
             gql = [s for r in mine for s in r.graphql_service]
             rest = [s for r in mine for s in r.rest_service]
@@ -269,9 +282,13 @@ def render(sizes: dict[int, list[Run]], args: argparse.Namespace, load: str) -> 
         f"{concurrency}); the fake executes GraphQL "
         + (f"in {args.graphql_processes} processes" if args.graphql_processes
            else "in its own process, one query at a time") + f"; load: {load}\n",
-        table(["catalog", "run", "nvchecker", "crawler", "wall ratio", "CPU ratio"], rows),
+        table(["catalog", "run", "nvchecker", "crawler", "wall ratio", "CPU ratio",
+               "CPU ratio, each run", "CPU per project (nvchecker, crawler)"], rows),
         "\nfloor = ceil(requests / concurrency) x latency. nvchecker keeps no state between "
-        "runs: its first run and its re-runs are the same work (one median for both rows).",
+        "runs: its first run and its re-runs are the same work (one median for both rows). "
+        "CPU ratio, each run: each crawler run's CPU over the nvchecker run right after it "
+        "(lowest to highest: the spread). CPU per project: the median run's CPU over the "
+        "catalog's projects.",
         "\n## The fake's own time (latency left out)\n",
         table(["catalog", "client", "median per REST request", "median per GraphQL query",
                "GraphQL execution per run (summed)"], fake_rows),

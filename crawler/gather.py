@@ -527,20 +527,27 @@ _KNOWN_ANALYSES = 4096  # distinct license files whose analysis an audit keeps b
 
 
 class LicenseAnalyses:
-    """Each distinct license text is analysed once, in this audit and across audits.
+    """Each distinct license text is analysed once, in this audit and across audits, and a
+    text that differs from one already analysed only in its copyright lines is not analysed
+    again.
 
     Git names a blob by its content, so the blob SHA is the key: a thousand repositories with
     thirty distinct license texts cost thirty analyses, and a text analysed last night is not
-    analysed again. An analysis records the engine version it came from; a newer engine
-    analyses again."""
+    analysed again. Texts that differ only in their holders and years (every repository's own
+    copyright line above the same MIT terms) share one reading, each with its own holders
+    (``crawler.analysis.license_keys``). An analysis records the engine version it came from;
+    a newer engine analyses again."""
 
     def __init__(
         self,
         prior: Iterable[ProjectSnapshot],
         analyse: Callable[[str, str, Sequence[str]], LicenseAnalysis],
     ) -> None:
+        from crawler.analysis.license_keys import CopyrightKeyedReadings
+
         self._analyse = analyse
         self._known: dict[tuple[str, str, tuple[str, ...]], LicenseAnalysis] = {}
+        self._keyed = CopyrightKeyedReadings()
         self._lock = threading.Lock()  # sources may complete projects from their workers
         self.performed = 0
         self.remember(prior)
@@ -548,14 +555,20 @@ class LicenseAnalyses:
     def remember(self, prior: Iterable[ProjectSnapshot]) -> None:
         """Take the analyses of a batch's prior states; kept across the batches of an audit
         (a text analysed in one batch is not analysed again in the next), up to a bound."""
+        from crawler.analysis.license_keys import KEYED_READINGS
+
         if len(self._known) > _KNOWN_ANALYSES:
             self._known.clear()
+        if len(self._keyed) > KEYED_READINGS:
+            self._keyed.clear()
         for snapshot in prior:
             lf = snapshot.license_file
             if lf is not None and lf.analysis is not None and _current_engine(lf.analysis):
                 self._known[(lf.blob_sha, lf.path, _siblings(snapshot))] = lf.analysis
 
     def apply(self, snapshot: ProjectSnapshot) -> ProjectSnapshot:
+        from crawler.analysis.license_keys import split_copyright
+
         current: LicenseFile | None = snapshot.license_file
         if current is None or current.analysis is not None:
             return snapshot
@@ -563,10 +576,18 @@ class LicenseAnalyses:
         with self._lock:
             analysis = self._known.get(key)
         if analysis is None:
-            analysis = self._analyse(current.text or "", current.path, key[2])
-            with self._lock:
-                self._known[key] = analysis
-                self.performed += 1
+            text = current.text or ""
+            split = split_copyright(text)
+            if split is not None:
+                with self._lock:
+                    analysis = self._keyed.take(split, current.path, key[2])
+            if analysis is None:
+                analysis = self._analyse(text, current.path, key[2])
+                with self._lock:
+                    self._known[key] = analysis
+                    self.performed += 1
+                    if split is not None:
+                        self._keyed.keep(split, current.path, key[2], analysis)
         return replace(snapshot, license_file=replace(current, analysis=analysis))
 
 

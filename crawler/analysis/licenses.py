@@ -256,6 +256,13 @@ def _holder(line: str) -> str | None:
     return s[:200] if s and s[0] not in "[<{" and re.search(r"\w", s) else None
 
 
+def copyright_holder(line: str) -> str | None:
+    """The holder a copyright line names, as ``copyright_holders`` lists it (a line outside
+    every license text; the keyed reading, ``license_keys``, takes the holders of a text's own
+    lines from here)."""
+    return _holder(line)
+
+
 def _is_title(line: str, vocab: set[str]) -> bool:
     words = re.findall(r"[a-z0-9]+", line.lower())
     if not 0 < len(words) <= 12:

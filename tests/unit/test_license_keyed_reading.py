@@ -117,7 +117,9 @@ def test_a_holder_of_another_length_or_with_license_words_is_read_for_itself() -
     reader = CountingReader()
     keyed = keyed_reading(texts, reader)
     assert reader.texts == texts
-    assert [a.matches[0].start_line for a in keyed] == [3, 1]
+    # each text's own reading (the engine's span for "MIT" in a holder has moved with its
+    # versions; whatever it is, the keyed reading must be the text's own)
+    assert keyed == [analyze_license(t, "LICENSE") for t in texts]
     texts = [mit(line) for line in ("2020 Kamine Zorvex", "2020 The Kamine Zorvex")]
     reader = CountingReader()
     keyed = keyed_reading(texts, reader)

@@ -183,6 +183,6 @@ def test_a_restarted_scheduler_takes_over_its_former_self_and_catches_up(
     log = stderr_path.read_text()
     assert "skipping this run" not in log, log
     assert "took over the audit lock of crawler schedule (pid 1 on " in log
-    assert "missed the audit due 2026-01-02T03:00:00+00:00 (last audit 2026-01-01" in out
+    assert "missed the audit due 2026-01-02T03:00:00Z (last audit 2026-01-01" in out
     assert [(a.id, a.status) for a in store.audits()] == [(1, "complete"), (2, "complete")]
     store.close()

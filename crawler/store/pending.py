@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from crawler.diff.pending import (
@@ -25,6 +26,8 @@ from crawler.model import Change
 from crawler.store.database import Store
 from crawler.store.tables import PendingRow
 from crawler.untrusted import shown_url
+
+OPEN_CHUNK = 500  # pending rows inserted a statement at a time
 
 
 def _utc(value: datetime) -> datetime:
@@ -98,15 +101,21 @@ def opener(
 
     def open_items(session: Session) -> None:
         open_keys = _open_keys(session)
-        for item in items:
-            if (item.project, item.kind, item.value) in open_keys:
-                continue
-            session.add(
-                PendingRow(
-                    project=item.project, kind=item.kind, value=item.value, summary=item.summary,
-                    evidence_url=item.evidence_url, first_audit_id=audit_id, first_seen_at=seen_at,
-                    before=item.before,
-                )
+        fresh = (item for item in items if (item.project, item.kind, item.value) not in open_keys)
+        # rows inserted a statement per chunk, never an ORM object per item: a first audit
+        # opens one item per project, and a session holding them all was the night's peak
+        while chunk := list(islice(fresh, OPEN_CHUNK)):
+            session.execute(
+                insert(PendingRow),
+                [
+                    {
+                        "project": item.project, "kind": item.kind, "value": item.value,
+                        "summary": item.summary, "evidence_url": item.evidence_url,
+                        "first_audit_id": audit_id, "first_seen_at": seen_at,
+                        "before": item.before, "closed_at": None, "closed_how": None,
+                    }
+                    for item in chunk
+                ],
             )  # fmt: skip
 
     return open_items

@@ -36,7 +36,7 @@ SETTLED_MATURITY = frozenset({"dormant", "archived", "superseded", "deprecated"}
 MAX_VALUE = 500
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one a project after a first audit
 class PendingItem:
     """One change the catalog has not taken: what, where it shows, and since when."""
 

@@ -398,37 +398,39 @@ def _page_lines(changes: Iterable[ChangeEntry]) -> list[str]:
 
 
 def _link_lines(
-    changes: Sequence[ChangeEntry], links: Sequence[LinkEntry], requests: Requests
-) -> list[str]:
+    changes: Iterable[ChangeEntry], links: Sequence[LinkEntry], requests: Requests
+) -> Iterator[str]:
     """Tonight's link findings and dormant upstreams, then the links failing but not reported
-    yet and those that could not be checked, then what the checks cost."""
-    lines = [
-        f"- **{escape(c.project)}** {escape(words.kind_name(c.kind))}: {escape(c.summary, 600)}"
-        for c in changes
-    ]
+    yet and those that could not be checked, then what the checks cost; a line at a time (a
+    first audit may find most of a catalog dormant: its entries are never held at once)."""
+    for c in changes:
+        kind = escape(words.kind_name(c.kind))
+        yield f"- **{escape(c.project)}** {kind}: {escape(c.summary, 600)}"
     for entry in links:
         what = words.link_not_reported(entry.outcome, entry.reason, entry.failing_since)
         where = "; ".join(entry.where[:5])
-        lines.append(
+        yield (
             f"- **{escape(entry.project)}** {escape(entry.url, 300)}: {escape(what, 400)}"
             f" ({escape(where, 300)})"
         )
     cost = requests.get("sources", {}).get("links")
     if cost is not None:
-        lines += ["", escape(words.link_cost(cost), 400)]
-    return lines
+        yield ""
+        yield escape(words.link_cost(cost), 400)
 
 
-def _pending_lines(pending: Sequence[PendingEntry]) -> list[str]:
+def _pending_lines(pending: Sequence[PendingEntry]) -> Iterator[str]:
+    """The pending table a line at a time: a first audit has one item per project, and its
+    lines held at once were the night's peak of memory."""
     phrase = words.pending_phrase(pending)
     if phrase is None:
-        return []
-    lines = [
+        return
+    yield (
         f"{phrase}. Newest first; an item leaves this list when the curated catalog takes it "
-        "(`crawler export --into`) or when acknowledged (`crawler ack`).",
-        "",
-    ]
-    rows = [
+        "(`crawler export --into`) or when acknowledged (`crawler ack`)."
+    )
+    yield ""
+    rows = (
         [
             escape(item.first_seen) + (" (new)" if item.new else ""),
             escape(item.project),
@@ -437,8 +439,8 @@ def _pending_lines(pending: Sequence[PendingEntry]) -> list[str]:
             link("evidence", item.evidence_url) if item.evidence_url else "—",
         ]
         for item in pending
-    ]
-    return lines + _table(["First seen", "Project", "Change", "What", "Link"], rows)
+    )
+    yield from _rows(["First seen", "Project", "Change", "What", "Link"], rows)
 
 
 def render_markdown(report: Report) -> str:
@@ -486,7 +488,7 @@ def markdown_lines(report: Report) -> Iterator[str]:
     if links is not None or any(section("links")):
         yield from _section(
             "Links and upstream health",
-            _link_lines(list(section("links")), links or (), report.requests),
+            _link_lines(section("links"), links or (), report.requests),
             "No link moved or broke, and no upstream went dormant.",
         )
     other_lines = itertools.chain(

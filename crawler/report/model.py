@@ -174,7 +174,8 @@ class LinkEntry(_Part, frozen=True):
     failing_since: str | None  # YYYY-MM-DD
 
 
-_STREAMED = ("changes", "flags", "errors", "projects")  # the arrays that grow with the catalog
+# the arrays that grow with the catalog (pending: absent from a re-rendered report)
+_STREAMED = ("changes", "flags", "errors", "projects", "pending")
 
 
 class Report(_Part, frozen=True):
@@ -205,9 +206,10 @@ class Report(_Part, frozen=True):
         """Write ``to_json()``'s bytes, the long arrays ``chunk`` entries at a time: a catalog
         of 100,000 projects is never one 150 MB string (twice: encoded, then indented), nor
         its rows all in memory at once."""
-        empty = msgspec.structs.replace(self, changes=(), flags=(), errors=(), projects=())
+        streamed = [name for name in _STREAMED if getattr(self, name) is not msgspec.UNSET]
+        empty = msgspec.structs.replace(self, **dict.fromkeys(streamed, ()))
         rest = msgspec.json.format(msgspec.json.encode(empty, enc_hook=plain), indent=2)
-        for name in _STREAMED:
+        for name in streamed:
             entries: Sequence[Any] = getattr(self, name)
             key = b'\n  "' + name.encode() + b'": ['
             # the top-level key (indented two spaces; a JSON string holds no raw newline)

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from crawler.diff.pending import (
+    LINK_KINDS,
     PendingItem,
     fixed_links,
     newest_first,
@@ -21,28 +23,16 @@ from crawler.diff.pending import (
     successors_withdrawn,
     taken_by_catalog,
 )
-from crawler.model import Change
+from crawler.model import Change, ChangeKind
 from crawler.store.database import Store
 from crawler.store.tables import PendingRow
 from crawler.untrusted import shown_url
 
+OPEN_CHUNK = 500  # pending rows inserted a statement at a time
+
 
 def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
-
-
-def _item(row: PendingRow) -> PendingItem:
-    return PendingItem(
-        row.id,
-        row.project,
-        row.kind,
-        row.value,
-        row.summary,
-        row.evidence_url,
-        row.first_audit_id,
-        _utc(row.first_seen_at),
-        row.before,
-    )
 
 
 @dataclass(frozen=True)
@@ -98,15 +88,21 @@ def opener(
 
     def open_items(session: Session) -> None:
         open_keys = _open_keys(session)
-        for item in items:
-            if (item.project, item.kind, item.value) in open_keys:
-                continue
-            session.add(
-                PendingRow(
-                    project=item.project, kind=item.kind, value=item.value, summary=item.summary,
-                    evidence_url=item.evidence_url, first_audit_id=audit_id, first_seen_at=seen_at,
-                    before=item.before,
-                )
+        fresh = (item for item in items if (item.project, item.kind, item.value) not in open_keys)
+        # rows inserted a statement per chunk, never an ORM object per item: a first audit
+        # opens one item per project, and a session holding them all was the night's peak
+        while chunk := list(islice(fresh, OPEN_CHUNK)):
+            session.execute(
+                insert(PendingRow),
+                [
+                    {
+                        "project": item.project, "kind": item.kind, "value": item.value,
+                        "summary": item.summary, "evidence_url": item.evidence_url,
+                        "first_audit_id": audit_id, "first_seen_at": seen_at,
+                        "before": item.before, "closed_at": None, "closed_how": None,
+                    }
+                    for item in chunk
+                ],
             )  # fmt: skip
 
     return open_items
@@ -121,11 +117,26 @@ def _open_keys(session: Session) -> set[tuple[str, str, str]]:
     return {(project, kind, value) for project, kind, value in rows}
 
 
-def open_pending(store: Store) -> list[PendingItem]:
-    """Everything pending, newest first."""
+_ITEM_COLUMNS = (
+    PendingRow.id, PendingRow.project, PendingRow.kind, PendingRow.value, PendingRow.summary,
+    PendingRow.evidence_url, PendingRow.first_audit_id, PendingRow.first_seen_at,
+    PendingRow.before,
+)  # fmt: skip
+
+
+def open_pending(store: Store, kinds: Iterable[str] | None = None) -> list[PendingItem]:
+    """Everything pending (of these ``kinds``; None: of any), newest first. Read as plain
+    rows, not ORM objects: a session would hold every row of a catalog's pending items (one a
+    project on a first audit) beside the items made of them."""
+    query = select(*_ITEM_COLUMNS).where(PendingRow.closed_at.is_(None))
+    if kinds is not None:
+        query = query.where(PendingRow.kind.in_(sorted(kinds)))
     with Session(store.engine) as session:
-        rows = session.scalars(select(PendingRow).where(PendingRow.closed_at.is_(None)))
-        return newest_first([_item(row) for row in rows])
+        return newest_first([
+            PendingItem(i, project, kind, value, summary, url, audit, _utc(seen), before)
+            for i, project, kind, value, summary, url, audit, seen, before
+            in session.execute(query)
+        ])  # fmt: skip
 
 
 def close_pending(store: Store, ids: Sequence[int], how: str, when: datetime) -> int:
@@ -165,7 +176,7 @@ def close_withdrawn_successors(
     store: Store, unsaid: Set[str], when: datetime
 ) -> list[PendingItem]:
     """Close the successor findings of the projects that no longer name one (``fixed``)."""
-    items = open_pending(store)
+    items = open_pending(store, [ChangeKind.UPSTREAM_SUPERSEDED.value])
     withdrawn = set(successors_withdrawn(items, unsaid))
     close_pending(store, sorted(withdrawn), "fixed", when)
     return [item for item in items if item.id in withdrawn]
@@ -173,7 +184,7 @@ def close_withdrawn_successors(
 
 def close_fixed_links(store: Store, bad_links: set[str], when: datetime) -> list[PendingItem]:
     """Close the link findings whose link is fixed (``fixed``); the items closed."""
-    items = open_pending(store)
+    items = open_pending(store, [kind.value for kind in LINK_KINDS])
     fixed = set(fixed_links(items, bad_links))
     close_pending(store, sorted(fixed), "fixed", when)
     return [item for item in items if item.id in fixed]

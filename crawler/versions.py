@@ -267,6 +267,7 @@ def _current_version(
 # -- dormancy: which dates say a project is still alive ---------------------------------------
 
 
+@lru_cache(maxsize=4096)  # a night reads one project's dates a few dozen times (immutable)
 def instant(stamp: str | None) -> datetime | None:
     """A stored ISO timestamp as an aware datetime; None when absent or unreadable."""
     if not stamp:

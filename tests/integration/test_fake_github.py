@@ -513,15 +513,13 @@ def test_the_synthetic_catalog_stays_mostly_lively_as_the_calendar_moves() -> No
     for today in ("2026-12-05", "2031-06-30"):
         state = synthetic_state(1000, 0, today)
         now = datetime.fromisoformat(today).replace(tzinfo=UTC)
-        dormant = sum(
-            dormancy(
-                ProjectSnapshot(r.name, head=Commit(r.head_sha, r.head_date, ""),
-                                releases=tuple(Release(x.tag, x.name, x.published_at, False, False, "")
-                                               for x in r.releases)),
-                now, timedelta(days=365),
-            ) is not None
+        snapshots = [
+            ProjectSnapshot(r.name, head=Commit(r.head_sha, r.head_date, ""),
+                            releases=tuple(Release(x.tag, x.name, x.published_at, False, False,
+                                                   "") for x in r.releases))
             for r in state.repos
-        )  # fmt: skip
+        ]  # fmt: skip
+        dormant = sum(dormancy(s, now, timedelta(days=365)) is not None for s in snapshots)
         assert (dormant, sum(r.archived for r in state.repos)) == (135, 200)
         latest = max(max([r.head_date, *(x.published_at for x in r.releases)]) for r in state.repos)
         assert latest < today

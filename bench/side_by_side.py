@@ -159,7 +159,8 @@ def one_size(n: int, args: argparse.Namespace, log: Any) -> list[Run]:
 
     from crawler_fakes.github import FakeGitHub, synthetic_state
 
-    state = synthetic_state(n, args.seed)
+    today = time.strftime("%Y-%m-%d", time.gmtime())  # one day for the fake's every process
+    state = synthetic_state(n, args.seed, today)
     repos = [(r.name, f"{r.owner}/{r.name}") for r in state.repos]
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="side-by-side-") as tmp, FakeGitHub(
@@ -168,7 +169,7 @@ def one_size(n: int, args: argparse.Namespace, log: Any) -> list[Run]:
     ) as fake:  # fmt: skip
         if args.graphql_processes:  # side by side, as GitHub executes queries
             fake.execute_graphql_in(args.graphql_processes,
-                                    functools.partial(synthetic_state, n, args.seed))
+                                    functools.partial(synthetic_state, n, args.seed, today))
         work = Path(tmp)
         ca = trustme.CA()
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)

@@ -8,16 +8,19 @@ what it was matched against. ``regex`` in its default (VERSION0) mode accepts th
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import regex
+if TYPE_CHECKING:
+    import regex  # imported where a pattern is compiled: a night without patterns needs none
 
 MATCH_TIMEOUT = 1.0  # seconds one user pattern may spend on one match
 # ``regex`` writes counted repeats out when it compiles: (?:(?:a{1000}){1000}){1000} would take
 # gigabytes before any match could time out. A pattern whose written-out size passes this is
 # refused (100,000 is ~40 MB to compile; a real pin or tag pattern is a few dozen).
 MAX_EXPANDED_SIZE = 100_000
-_QUANTIFIER = regex.compile(r"\{(\d*)(?:(,)(\d*))?\}")
+_QUANTIFIER = re.compile(r"\{(\d*)(?:(,)(\d*))?\}")
 _BRACED_ESCAPES = frozenset("pPNxuUgk")  # \p{L}, \N{name}, \x{41}, \g{1}: not quantifiers
 
 
@@ -116,6 +119,8 @@ def compile_pattern(pattern: str) -> regex.Pattern[str]:
             f"more than {MAX_EXPANDED_SIZE:,} characters, too large to compile; use + or * "
             "instead of large counts"
         )
+    import regex
+
     try:
         return regex.compile(pattern)
     except (regex.error, OverflowError, RecursionError) as exc:

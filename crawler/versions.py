@@ -84,6 +84,7 @@ def _version_key(name: str) -> tuple[int, Version | str]:
         return (0, name)
 
 
+@lru_cache(maxsize=65536)  # a night reads each tag's version several times (immutable)
 def _release_version(tag: str) -> Version | None:
     candidate = tag.strip()
     for prefix in ("v", "V", "release-", "release/"):
@@ -101,13 +102,20 @@ def by_version(releases: Iterable[Release]) -> list[Release]:
     """Highest version first; tags that are no version come after every versioned one, and only
     among themselves by publication time (the one order such tags have)."""
 
-    def key(release: Release) -> tuple[int, Version, str]:
-        version = _release_version(release.tag)
-        if version is None:
-            return (0, _NO_VERSION, release.published_at or "")
-        return (1, version, "")
+    return sorted(releases, key=_version_order, reverse=True)
 
-    return sorted(releases, key=key, reverse=True)
+
+def _version_order(release: Release) -> tuple[int, Version, str]:
+    version = _release_version(release.tag)
+    if version is None:
+        return (0, _NO_VERSION, release.published_at or "")
+    return (1, version, "")
+
+
+def _highest(releases: Iterable[Release]) -> Release | None:
+    """``by_version(releases)[0]`` (the first of equals, as the stable sort has it), without
+    sorting them all."""
+    return max(releases, key=_version_order, default=None)
 
 
 def observed_at(snapshot: ProjectSnapshot | None) -> str | None:
@@ -120,13 +128,13 @@ def observed_at(snapshot: ProjectSnapshot | None) -> str | None:
     return max(stamps)[1] if stamps else None
 
 
-def _upcoming(release: Release, observed: str | None) -> bool:
-    """Dated after the snapshot was fetched: announced, not out yet (GitLab's
+def _upcoming(release: Release, seen: datetime | None) -> bool:
+    """Dated after the snapshot was fetched (``seen``): announced, not out yet (GitLab's
     ``upcoming_release``)."""
-    if observed is None or not release.published_at:
+    if seen is None or not release.published_at:
         return False
-    published, seen = instant(release.published_at), instant(observed)
-    return published is not None and seen is not None and published > seen
+    published = instant(release.published_at)
+    return published is not None and published > seen
 
 
 def latest_release(
@@ -140,14 +148,13 @@ def latest_release(
     with only pre-releases, when they are included) the highest pre-release."""
     usable = usable_releases(tracking, releases)
     if tracking.release_shown == "highest_version":
-        ordered = by_version(r for r in usable if not _upcoming(r, observed))
-        return ordered[0] if ordered else None
+        seen = instant(observed) if observed is not None else None
+        return _highest(r for r in usable if not _upcoming(r, seen))
     finals = [r for r in usable if not is_prerelease(r)]
     marked = [r for r in finals if r.is_latest]
     if marked:
         return marked[0]
-    ordered = by_version(finals) or by_version(usable)
-    return ordered[0] if ordered else None
+    return _highest(finals) or _highest(usable)
 
 
 def newest_final_release(tracking: Tracking, releases: Iterable[Release]) -> Release | None:
@@ -166,13 +173,13 @@ def newest_prerelease(
     shown = latest_release(tracking, kept, observed)
     if shown is None or is_prerelease(shown):
         return None
-    pre = by_version(r for r in usable_releases(tracking, kept) if is_prerelease(r))
-    if not pre:
+    pre = _highest(r for r in usable_releases(tracking, kept) if is_prerelease(r))
+    if pre is None:
         return None
-    shown_version, pre_version = _release_version(shown.tag), _release_version(pre[0].tag)
+    shown_version, pre_version = _release_version(shown.tag), _release_version(pre.tag)
     if shown_version is not None and pre_version is not None and pre_version < shown_version:
         return None
-    return pre[0]
+    return pre
 
 
 def usable_tags(tracking: Tracking, tags: Iterable[Tag]) -> list[Tag]:
@@ -260,6 +267,7 @@ def _current_version(
 # -- dormancy: which dates say a project is still alive ---------------------------------------
 
 
+@lru_cache(maxsize=4096)  # a night reads one project's dates a few dozen times (immutable)
 def instant(stamp: str | None) -> datetime | None:
     """A stored ISO timestamp as an aware datetime; None when absent or unreadable."""
     if not stamp:

@@ -79,7 +79,15 @@ def _license(i: int, shape: int, years: str, holder: str) -> tuple[str, str, str
     return "mit", "MIT", "MIT License", mit
 
 
-def synthetic_state(n: int, seed: int = 0) -> GitHubState:
+# The catalog's dates end this many days before the day it is built for: its repositories'
+# head commits fall 470 to 5 days before (none after it), so about an eighth are dormant (a
+# year without a commit or a release) besides the archived fifth. With fixed dates the whole
+# catalog aged into dormancy (2024-2025 dates, judged in 2026): every repository's README was
+# read every night, which a real catalog does not cost.
+SPAN_DAYS = 470
+
+
+def synthetic_state(n: int, seed: int = 0, today: str | None = None) -> GitHubState:
     """``n`` plausible repositories for benchmarks, in five rotating shapes.
 
     0: releases with an -rc prerelease (MIT or BSD-3-Clause); 1: tags only (Apache-2.0); 2: no
@@ -88,11 +96,13 @@ def synthetic_state(n: int, seed: int = 0) -> GitHubState:
     repository's years); 4: archived with releases (Apache-2.0). Every seventh repository has
     no license file; every other one carries a copyright line of its own (holder and years),
     in the forms real LICENSE files take (a title or none, the line above the text or in
-    Apache's appendix).
+    Apache's appendix). Its dates end ``SPAN_DAYS`` before ``today`` (an ISO date; the UTC
+    day it is built when None): pass the same day to every process that builds it.
     """
     rng = random.Random(seed)
     holders = random.Random(f"copyright-{seed}")  # apart: the releases are drawn as before
-    base = datetime(2024, 1, 1, tzinfo=UTC)
+    day_of = datetime.fromisoformat(today) if today else datetime.now(UTC)
+    base = datetime(day_of.year, day_of.month, day_of.day, tzinfo=UTC) - timedelta(SPAN_DAYS)
 
     def stamp(days: float) -> str:
         return (base + timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -23,18 +23,19 @@ def _release_changes(name: str, before: ProjectSnapshot, after: ProjectSnapshot)
     old = usable_releases(tracking, before.releases)
     new = usable_releases(tracking, after.releases)
     old_tags = {r.tag for r in old}
-    # what the row showed, not the last published
-    shown = latest_release(tracking, before.releases, observed_at(before))
-    previous = shown.tag if shown is not None else None
+    previous: list[str | None] = []  # what the row showed, worked out at a new release only
     for release in reversed(new):
         if release.tag in old_tags:
             continue
+        if not previous:  # the row's release, not the last published
+            shown = latest_release(tracking, before.releases, observed_at(before))
+            previous.append(shown.tag if shown is not None else None)
         pre = is_prerelease(release)
         changes.append(
             Change(
                 project=name,
                 kind=ChangeKind.NEW_PRERELEASE if pre else ChangeKind.NEW_RELEASE,
-                before=previous,
+                before=previous[0],
                 after=release.tag,
                 evidence_url=release.url or None,
                 details={"name": release.name, "published_at": release.published_at},

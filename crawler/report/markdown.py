@@ -51,6 +51,10 @@ _LINE_START = re.compile(
     r"^(?:>|(?:#{1,6}|[+-])(?: |$)|-[- ]*$|=[= ]*$|(?P<number>\d{1,9})[.)](?: |$))"
 )
 _WORDS = re.compile(r"([ |])")
+# a text with none of these is its own escape but for its line start: nothing to escape, no
+# word a linker could take (no dot, "@" or ":"; no "%" that unquotes to one; ASCII, so NFKC
+# makes none)
+_NOTHING_TO_ESCAPE = re.compile(r"[^\\`*\[\]<~|$&_.@:%]*", re.ASCII)
 _LINK_HINT = re.compile(r"://|www\.|@|mailto:|xmpp:", re.IGNORECASE)
 _DOT_LIKE = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
 
@@ -125,6 +129,16 @@ def _escape(value: Any, limit: int) -> str:
     text = one_line(value, limit)
     if text == "—":
         return text
+    plain = text.isascii() and _NOTHING_TO_ESCAPE.fullmatch(text)
+    escaped = text if plain else _escape_words(text)
+    start = _LINE_START.match(escaped)
+    if start is None:
+        return escaped
+    number = start["number"] or ""  # "1." → "1\.", "# x" → "\# x"
+    return f"{number}\\{escaped[len(number) :]}"
+
+
+def _escape_words(text: str) -> str:
     out: list[str] = []
     for word in _WORDS.split(text):  # words never hold a space or a "|" (a table cell's end)
         if word in (" ", ""):
@@ -135,12 +149,7 @@ def _escape(value: Any, limit: int) -> str:
             out.append(_code_span(word))
         else:
             out.append(_PLAIN_SPECIAL.sub(lambda m: "\\" + m.group(0), word))
-    escaped = "".join(out)
-    start = _LINE_START.match(escaped)
-    if start is None:
-        return escaped
-    number = start["number"] or ""  # "1." → "1\.", "# x" → "\# x"
-    return f"{number}\\{escaped[len(number) :]}"
+    return "".join(out)
 
 
 def link(text: Any, url: str | None) -> str:

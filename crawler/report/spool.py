@@ -31,6 +31,7 @@ class Spool:
         self._file = tempfile.TemporaryFile(prefix="crawler-report-")  # noqa: SIM115
         weakref.finalize(self, self._file.close)
         self._end = 0
+        self._unflushed = False  # written since the last flush: a read flushes only then
         self._lock = threading.Lock()  # one writer, any reader: reads see whole entries
         self._encoder = msgspec.json.Encoder()
 
@@ -41,11 +42,14 @@ class Spool:
             offset = self._end
             self._file.write(data)
             self._end += len(data)
+            self._unflushed = True
         return offset, len(data)
 
     def read(self, offset: int, length: int) -> bytes:
-        with self._lock:
-            self._file.flush()
+        if self._unflushed:  # a report read back entry by entry flushes once, not per entry
+            with self._lock:
+                self._file.flush()
+                self._unflushed = False
         return os.pread(self._file.fileno(), length, offset)
 
 

@@ -498,3 +498,29 @@ def test_graphql_workers_end_with_a_killed_server() -> None:
             break
         time.sleep(0.1)
     assert [pid for pid in workers if _running(pid)] == []
+
+
+def test_the_synthetic_catalog_stays_mostly_lively_as_the_calendar_moves() -> None:
+    """The benchmark catalog's dates follow the day it is built for (issue 32, defect 7): with
+    fixed 2024-2025 dates every repository had turned dormant by 2026, so every night read
+    every README (one request a project, the unchanged night's CPU tripled). Dormant by the
+    audit's own rule: an eighth, besides the archived fifth; nothing dated after the day."""
+    from datetime import UTC, datetime, timedelta
+
+    from crawler.diff.health import dormancy
+    from crawler.model import Commit, ProjectSnapshot, Release
+
+    for today in ("2026-12-05", "2031-06-30"):
+        state = synthetic_state(1000, 0, today)
+        now = datetime.fromisoformat(today).replace(tzinfo=UTC)
+        snapshots = [
+            ProjectSnapshot(r.name, head=Commit(r.head_sha, r.head_date, ""),
+                            releases=tuple(Release(x.tag, x.name, x.published_at, False, False,
+                                                   "") for x in r.releases))
+            for r in state.repos
+        ]  # fmt: skip
+        dormant = sum(dormancy(s, now, timedelta(days=365)) is not None for s in snapshots)
+        assert (dormant, sum(r.archived for r in state.repos)) == (135, 200)
+        latest = max(max([r.head_date, *(x.published_at for x in r.releases)]) for r in state.repos)
+        assert latest < today
+    assert synthetic_state(50, 1, "2026-12-05") == synthetic_state(50, 1, "2026-12-05")

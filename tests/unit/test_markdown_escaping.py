@@ -102,3 +102,24 @@ def test_terminal_text_drops_escape_sequences_and_keeps_lines() -> None:
         "\tindented \x9b2J\x9d0;c1 title\x9c\u202eend"
     )
     assert terminal_text(hostile) == "MIT License\nclick red\n\tindented end"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1. plain words", r"1\. plain words"),
+        ("# heading", r"\# heading"),
+        ("- item", r"\- item"),
+        ("===", r"\==="),
+        ("> quoted", r"\> quoted"),
+        ("Apache-2.0", "Apache-2.0"),
+        ("snake_case _name", r"snake_case \_name"),
+        ("new release (v2)", "new release (v2)"),
+        ("see example%2Ecom", "see `example%2Ecom`"),
+    ],
+)
+def test_text_with_nothing_to_escape_keeps_its_line_start_escaped(text: str, expected: str) -> None:
+    """Plain ASCII text skips the word-by-word pass (CPU, issue 32): a block's opening at the
+    line start is still escaped, and a word with a dot, "_" or a percent-encoded dot still
+    takes the full pass."""
+    assert escape(text) == expected

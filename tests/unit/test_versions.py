@@ -243,3 +243,18 @@ def test_the_head_decides_dormancy_only_when_no_release_is_recent() -> None:
     assert head_decides_dormancy(tagged, now, 365) is False
     dated = snap(head=Commit("b" * 40, "2024-01-01T00:00:00Z", ""))
     assert head_decides_dormancy(dated, now, 365) is False  # the head is in hand already
+
+
+
+def test_among_equal_versions_the_newest_published_is_the_row() -> None:
+    """The row's release is found without sorting every release (CPU, issue 32): among tags of
+    one version ("v1.0" and "1.0") and among tags that are no version, the first of the usable
+    releases (newest published, then by tag) still wins, as it did when the row was the first
+    of a stable sort."""
+    same = (_release("v1.0", "2026-01-01T00:00:00Z"), _release("1.0", "2026-02-01T00:00:00Z"))
+    for listed in (same, same[::-1]):
+        assert current_version("p", ProjectSnapshot("p", releases=listed), None).version == "1.0"
+    one_day = (_release("1.0", "2026-01-01T00:00:00Z"), _release("v1.0", "2026-01-01T00:00:00Z"))
+    assert current_version("p", ProjectSnapshot("p", releases=one_day), None).version == "v1.0"
+    names = (_release("latest", "2026-01-01T00:00:00Z"), _release("stable", "2026-01-01T00:00:00Z"))
+    assert current_version("p", ProjectSnapshot("p", releases=names), None).version == "stable"

@@ -379,7 +379,9 @@ def add_channels(
 class ReadmeReader:
     """The top of README.md, read for an archived or dormant repository whose description
     names no successor (crawler.diff.health.wants_readme): one request through the forge's own
-    client, conditional where it keeps validators. A README that could not be read (an error,
+    client, conditional where it keeps validators, and none while the default branch's head is
+    the commit the last reading was made at (a README changes only with a commit, so an
+    unchanged night asks nothing). A README that could not be read (an error,
     a spent budget) keeps the last one read: a failure never takes a successor back; a 404
     (no README.md) is an answer."""
 
@@ -401,18 +403,32 @@ class ReadmeReader:
         if not wants_readme(snapshot, now, self.dormant_after):
             return snapshot
         kept = prior.readme if prior is not None else None
+        head = snapshot.head.sha if snapshot.head is not None else ""
+        if kept is not None and _readme_unchanged(kept, head, snapshot, prior):
+            return replace(snapshot, readme=kept)  # no request
         try:
             file = source.read_file(spec.forge, README)
         except (SourceError, PageFetchError) as exc:
             if getattr(exc, "status", None) == 404:
-                return snapshot  # no README.md
+                return replace(snapshot, readme=ReadmeTop("", "", head))  # no README.md
             log.info("README of %s not read: %s", spec.name, _message(exc, self.secrets))
             return replace(snapshot, readme=kept)
         except Exception:  # the README is a hint: never the project's error
             log.warning("README of %s not read", spec.name, exc_info=True)
             return replace(snapshot, readme=kept)
-        top = readme_top(file.text)
-        return replace(snapshot, readme=ReadmeTop(top, file.url) if top else None)
+        return replace(snapshot, readme=ReadmeTop(readme_top(file.text), file.url, head))
+
+
+def _readme_unchanged(
+    kept: ReadmeTop, head: str, snapshot: ProjectSnapshot, prior: ProjectSnapshot | None
+) -> bool:
+    """No commit since the README was read (its head is tonight's), or the repository was
+    archived then and is still (an archived repository is read-only)."""
+    if head and kept.commit == head:
+        return True
+    before = prior.repo if prior is not None else None
+    now = snapshot.repo
+    return bool(now and now.archived and before and before.archived)
 
 
 # -- pages -------------------------------------------------------------------------------------

@@ -313,8 +313,11 @@ class ReadmeTop:
     read to text, crawler.analysis.successor.readme_top), read only for a repository that is
     archived or dormant and whose description names no successor (crawler.gather)."""
 
-    text: str  # upstream text (untrusted), capped; links kept as ``[text](url)``
-    url: str  # the README's web page: the evidence link
+    text: str  # upstream text (untrusted), capped; links kept as ``[text](url)``; "" for none
+    url: str  # the README's web page: the evidence link ("" when there is no README.md)
+    # the default branch's head commit it was read at: a README changes only with a commit, so
+    # while the head stays there it is not asked again ("" when unknown: asked every night)
+    commit: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,7 +86,7 @@ def said_by(snapshot: ProjectSnapshot | None) -> tuple[Successor | None, str]:
     found = successor_in(repo.description, repo.url, repo.full_name, repo.forge)
     if found is not None:
         return found, "description"
-    if snapshot.readme is not None:
+    if snapshot.readme is not None and snapshot.readme.text:
         found = successor_in(snapshot.readme.text, repo.url, repo.full_name, repo.forge)
         if found is not None:
             return found, "readme"

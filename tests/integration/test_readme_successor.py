@@ -1,6 +1,7 @@
 """A repository whose description names no successor but whose README's top does (GitHub over
 GraphQL on loopback, a real database): the README is read only for an archived or dormant
-repository, conditionally (an unchanged night is a 304), and a README that could not be read
+repository, again only after a commit (an unchanged night asks nothing; an archived one is
+read-only), conditionally, and a README that could not be read
 keeps the successor it named: a failure never closes the finding.
 
 Guards the gap "a repository whose README says it moved" (docs/links.md): before, only the
@@ -68,10 +69,8 @@ def _recent(days: int) -> str:
 
 
 NEW = _recent(15)  # lively whenever the test runs
-README_PATHS = {
-    "/repos/HabanaAI/vllm-fork/contents/README.md",
-    "/repos/accel/torch_x/contents/README.md",
-}
+DORMANT_PATH = "/repos/accel/torch_x/contents/README.md"
+README_PATHS = {"/repos/HabanaAI/vllm-fork/contents/README.md", DORMANT_PATH}
 
 
 def _repo(
@@ -154,19 +153,31 @@ def test_a_readme_names_the_successor_of_an_archived_or_dormant_repository(
             "'superseded'"
         ) in markdown
 
-        # an unchanged night: the same two README requests, conditional, answered 304
+        # an unchanged night: the heads are the commits the READMEs were read at: no request
         github.reset_log()
         second = audits.audit(CONFIG)
-        assert _readme_requests(github) == [(path, 304, True) for path in sorted(README_PATHS)]
+        assert _readme_requests(github) == []
         assert [c for c in changes(second.report) if c[1] == "upstream_superseded"] == []
 
+        # a commit lands on both (an old date: still dormant): the dormant repository's README
+        # is asked again, conditionally; the archived one's cannot have changed (read-only)
+        for moved in state.repos[:2]:
+            moved.head_sha = "e" * 40
+        github.set_state(state)
+        github.reset_log()
+        audits.audit(CONFIG)
+        assert _readme_requests(github) == [(DORMANT_PATH, 304, True)]
+
         # the README cannot be read tonight: the finding stays pending (errors are not findings)
+        for moved in state.repos[:2]:
+            moved.head_sha = "f" * 40
+        github.set_state(state)
         github.faults = FaultPlan(rules=[FaultRule("status_500", path="README", times=100)])
         github.reset_log()
         audits.audit(CONFIG)
         github.faults = None
         assert {(r.path, r.fault) for r in github.requests if r.path.endswith("README.md")} == {
-            (path, "status_500") for path in README_PATHS
+            (DORMANT_PATH, "status_500")
         }
         pending = {(i.project, i.kind) for i in open_pending(audits.store)}
         assert {("vLLM fork", "upstream_superseded"), ("torch_x", "upstream_superseded")} <= (
@@ -175,6 +186,7 @@ def test_a_readme_names_the_successor_of_an_archived_or_dormant_repository(
 
         # the README no longer says so: the finding closes as fixed
         state.repos[1].files = {"README.md": "# torch_x\n\nA small library.\n"}
+        state.repos[1].head_sha = "a" * 40  # the commit that changed it
         github.set_state(state)
         audits.audit(CONFIG)
         pending = {(i.project, i.kind) for i in open_pending(audits.store)}
@@ -246,7 +258,8 @@ def test_a_readme_is_read_for_a_successor_on_every_forge_path(
 ) -> None:
     """GitHub's REST path, GitLab, Gitee and Gitea: the README of the archived (or, on Gitee,
     dormant) repository is read through the forge's own file API, once (the lively one's never),
-    conditionally on the next night, and its banner names the successor on that forge."""
+    not asked again while its head stays at the commit it was read at, and its banner names the
+    successor on that forge."""
     start, key, path = FORGES[forge]
     names = ("stale", "fresh") if forge != "gitee" else ("stale",)
     config = parse_config(
@@ -264,7 +277,7 @@ def test_a_readme_is_read_for_a_successor_on_every_forge_path(
         finally:
             audits.close()
     assert asked == [path]
-    assert again == [(path, 304, True)]
+    assert again == []
     [found] = [c for c in changes(first.report, "details") if c[1] == "upstream_superseded"]
     web = found[4]["readme_url"].partition("/org/stale")[0]
     assert found[:4] == ("stale", "upstream_superseded", "org/stale", "vllm-project/vllm-accel")

@@ -40,6 +40,7 @@ from typing import Any
 
 from playwright.sync_api import Page, sync_playwright
 
+from crawler.config.mappings import SUPPORT_STATUSES
 from crawler.export.site import HistoryPoint, SiteChange, SiteInput, write_site
 
 CHROMIUM = "/usr/bin/chromium"
@@ -52,14 +53,7 @@ ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-STATUSES = [
-    "upstream",
-    "official plugin",
-    "vendor integration",
-    "community plugin",
-    "in progress",
-    "unverified",
-]
+STATUSES = list(SUPPORT_STATUSES)  # the catalog's vocabulary, from its one definition
 LAYERS = ["compiler", "kernel library", "kernel programming", "serving", "distributed serving"]
 CHECKED = date(2026, 11, 5)
 

@@ -27,6 +27,7 @@ from crawler.report.json_report import validate_report
 from crawler.store import Store
 from crawler.store.tables import AuditRow
 from crawler_fakes.github import FakeGitHub, GitHubState
+from tests.support.ops import command_line_env
 from tests.support.regression import repo
 
 NAMES = [f"P{i:02d}" for i in range(12)]
@@ -178,9 +179,7 @@ def test_history_after_the_demo_without_any_sources_yaml(
 
 @pytest.fixture
 def upstream(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
-    monkeypatch.setenv("CRAWLER_DB_URL", db_url)
-    for name in ("GITHUB_TOKEN", "GH_TOKEN", "CRAWLER_NOTIFY", "CRAWLER_ISSUE_REPO"):
-        monkeypatch.delenv(name, raising=False)
+    command_line_env(monkeypatch, db_url)
     state = GitHubState(repos=[repo("alpha", 1, ("v1.0",)), repo("beta", 2, ("v2.0",))])
     with FakeGitHub(state, unauth_limit=5000) as server:
         monkeypatch.setenv("GITHUB_API_URL", server.base_url)

@@ -26,6 +26,7 @@ from crawler.store import Store
 from crawler_fakes.github import FakeGitHub, GitHubState
 from crawler_fakes.pages import FakePageServer
 from tests.support.audits import changes
+from tests.support.ops import command_line_env
 from tests.support.regression import repo
 
 TWO = "projects:\n  - name: Alpha\n    repo: org/alpha\n  - name: Beta\n    repo: org/beta\n"
@@ -78,10 +79,7 @@ class Cli:
 
 @pytest.fixture
 def run(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cli]:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CRAWLER_DB_URL", db_url)
-    for name in ("GITHUB_TOKEN", "GH_TOKEN", "CRAWLER_NOTIFY", "CRAWLER_ISSUE_REPO"):
-        monkeypatch.delenv(name, raising=False)
+    command_line_env(monkeypatch, db_url, tmp_path)
     (tmp_path / "sources.yaml").write_text(TWO)
     with FakeGitHub(_two(), unauth_limit=5000) as server:
         monkeypatch.setenv("GITHUB_API_URL", server.base_url)
@@ -317,10 +315,7 @@ def _limited_run(
     tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch, names: list[str], limit: int
 ) -> tuple[Result, dict[str, Any], list[tuple[int, str]]]:
     """One `crawler audit` of ``names`` with GitHub's unauthenticated budget at ``limit``."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CRAWLER_DB_URL", db_url)
-    for name in ("GITHUB_TOKEN", "GH_TOKEN", "CRAWLER_NOTIFY", "CRAWLER_ISSUE_REPO"):
-        monkeypatch.delenv(name, raising=False)
+    command_line_env(monkeypatch, db_url, tmp_path)
     # one at a time: the budget goes to whole projects, not to the first request of each
     (tmp_path / "sources.yaml").write_text("github: {concurrency: 1}\n" + _catalog(names))
     with FakeGitHub(_many(names), unauth_limit=limit) as server:

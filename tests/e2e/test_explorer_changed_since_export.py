@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 
 from crawler.cli import cli
 from crawler_fakes.github import FakeGitHub, GitHubState
+from tests.support.ops import command_line_env
 from tests.support.regression import repo
 
 SOURCES = """\
@@ -55,10 +56,7 @@ class Nights:
 
 @pytest.fixture
 def nights(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Nights]:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CRAWLER_DB_URL", db_url)
-    for name in ("GITHUB_TOKEN", "GH_TOKEN", "CRAWLER_NOTIFY", "CRAWLER_ISSUE_REPO"):
-        monkeypatch.delenv(name, raising=False)
+    command_line_env(monkeypatch, db_url, tmp_path)
     with FakeGitHub(_state(1, 1), unauth_limit=5000) as github:
         monkeypatch.setenv("GITHUB_API_URL", github.base_url)
         (tmp_path / "sources.yaml").write_text(SOURCES)

@@ -34,7 +34,7 @@ from crawler_fakes.pages import FakePageServer
 from tests.support import GOLDEN, ROOT
 from tests.support.audits import a_day_passes
 from tests.support.export import seed_export
-from tests.support.ops import PROJECTS, TOKEN, WebhookReceiver, upstream
+from tests.support.ops import PROJECTS, TOKEN, WebhookReceiver, command_line_env, upstream
 from tests.support.regression import repo
 
 SOURCES = """\
@@ -94,10 +94,7 @@ class Night:
 
 @pytest.fixture
 def night(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Night]:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CRAWLER_DB_URL", db_url)
-    for name in ("GITHUB_TOKEN", "GH_TOKEN", "CRAWLER_NOTIFY", "CRAWLER_ISSUE_REPO"):
-        monkeypatch.delenv(name, raising=False)
+    command_line_env(monkeypatch, db_url, tmp_path)
     with FakeGitHub(_alpha("v1.0"), unauth_limit=5000) as github, FakePageServer() as site:
         monkeypatch.setenv("GITHUB_API_URL", github.base_url)
         (tmp_path / "sources.yaml").write_text(SOURCES.format(site=site.base_url))

@@ -21,6 +21,7 @@ from crawler.notify.message import summary_body
 from crawler.report.model import ErrorEntry, Report
 from crawler_fakes.github import FakeGitHub, GitHubState
 from crawler_fakes.pages import FakePageServer
+from tests.support.ops import command_line_env
 from tests.support.regression import repo
 
 NAMES = [f"P{n:02d}" for n in range(20)]
@@ -52,10 +53,7 @@ def offline_night(
     tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Path]:
     """Night 1 reads the twenty projects; night 2 finds GitHub's port closed."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CRAWLER_DB_URL", db_url)
-    for name in ("GITHUB_TOKEN", "GH_TOKEN", "CRAWLER_NOTIFY", "CRAWLER_ISSUE_REPO"):
-        monkeypatch.delenv(name, raising=False)
+    command_line_env(monkeypatch, db_url, tmp_path)
     state = GitHubState(repos=[repo(n.lower(), i + 1, ("v1.0",)) for i, n in enumerate(NAMES)])
     with FakeGitHub(state, unauth_limit=5000) as github, FakePageServer() as site:
         (tmp_path / "sources.yaml").write_text(SOURCES.replace("{site}", site.base_url))

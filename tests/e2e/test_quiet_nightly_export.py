@@ -25,6 +25,7 @@ from crawler.store import Store
 from crawler_fakes.github import FakeGitHub, GitHubState
 from crawler_fakes.pages import FakePageServer
 from tests.support.audits import a_day_passes
+from tests.support.ops import command_line_env
 from tests.support.regression import repo
 
 SOURCES = """\
@@ -101,10 +102,7 @@ class Nights:
 
 @pytest.fixture
 def nights(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Nights]:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CRAWLER_DB_URL", db_url)
-    for name in ("GITHUB_TOKEN", "GH_TOKEN", "CRAWLER_NOTIFY", "CRAWLER_ISSUE_REPO"):
-        monkeypatch.delenv(name, raising=False)
+    command_line_env(monkeypatch, db_url, tmp_path)
     with FakeGitHub(_state("v1.0"), unauth_limit=5000) as github, FakePageServer() as site:
         monkeypatch.setenv("GITHUB_API_URL", github.base_url)
         (tmp_path / "sources.yaml").write_text(SOURCES.format(site=site.base_url))

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import Any
+
+import pytest
 
 from crawler_fakes.github import FakeRepo, GitHubState, mit_repo, release_on
 
@@ -79,3 +82,18 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+CREDENTIAL_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN", "CRAWLER_NOTIFY", "CRAWLER_ISSUE_REPO")
+
+
+def command_line_env(
+    monkeypatch: pytest.MonkeyPatch, db_url: str, workdir: Path | None = None
+) -> None:
+    """``crawler`` as a user runs it, on this test's database: in ``workdir`` (if given), with
+    no token, channel or catalog issue leaking in from the environment that runs the tests."""
+    if workdir is not None:
+        monkeypatch.chdir(workdir)
+    monkeypatch.setenv("CRAWLER_DB_URL", db_url)
+    for name in CREDENTIAL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)

@@ -110,13 +110,35 @@ def _is_itself(url: str | None, target: str, repo_url: str, full_name: str) -> b
     return (parts.hostname or "").lower() == (mine.hostname or "").lower() and path == own
 
 
+_FORGE_HOSTS = frozenset({"github.com", "gitlab.com", "gitee.com", "codeberg.org", "gitcode.com"})
+
+
+def _names_a_repository(url: str | None, repo_url: str) -> bool:
+    """A repository's page (a forge host, or this repository's own, and at least
+    ``owner/name``), not a documentation page: a README says "replaced by [Strongly Typed
+    Networks](https://docs…)" of an API, which names no successor of the project."""
+    if url is None:
+        return True  # a bare owner/name path: a repository on this repository's forge
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower().removeprefix("www.")
+    own = (urlsplit(repo_url).hostname or "").lower()
+    segments = [s for s in parts.path.split("/") if s]
+    return (host in _FORGE_HOSTS or host == own) and len(segments) >= 2 and not parts.fragment
+
+
 def successor_in(
-    description: str | None, repo_url: str = "", full_name: str = "", forge: str = ""
+    description: str | None,
+    repo_url: str = "",
+    full_name: str = "",
+    forge: str = "",
+    *,
+    repository_only: bool = False,
 ) -> Successor | None:
     """The successor ``description`` names, or None. ``repo_url``, ``full_name`` and ``forge``
     are the repository's own: a bare path is taken to live on the same forge, its page that
     of the repository it names (``owner/name`` of ``owner/name/projects/x``; GitLab's groups
-    nest, so there the whole path)."""
+    nest, so there the whole path). ``repository_only`` (a README's top, which speaks of APIs
+    and features too): only a repository counts as a successor, never another page."""
     if not description:
         return None
     text = _clean(description[:4000])
@@ -132,6 +154,8 @@ def successor_in(
             repository = target if forge == "gitlab" else "/".join(target.split("/")[:2])
             url = f"{base}/{repository.removesuffix('.git')}" if base else None
         if _is_itself(url, target, repo_url, full_name):
+            continue
+        if repository_only and linked and not _names_a_repository(url, repo_url):
             continue
         kind: SuccessorKind = "moved" if match.group("moved") else "superseded"
         phrase = " ".join((match.group("moved") or match.group("superseded")).lower().split())

@@ -87,7 +87,9 @@ def said_by(snapshot: ProjectSnapshot | None) -> tuple[Successor | None, str]:
     if found is not None:
         return found, "description"
     if snapshot.readme is not None and snapshot.readme.text:
-        found = successor_in(snapshot.readme.text, repo.url, repo.full_name, repo.forge)
+        found = successor_in(
+            snapshot.readme.text, repo.url, repo.full_name, repo.forge, repository_only=True
+        )
         if found is not None:
             return found, "readme"
     return None, ""

@@ -17,12 +17,14 @@ from crawler.model import Commit, ProjectSnapshot, ReadmeTop, RepoInfo
 from tests.support import SHARED
 
 GLOW = SHARED / "replay/catalog/pytorch__glow/README@52be32c686.md"
+TENSORRT = SHARED / "replay/catalog/NVIDIA__TensorRT/README@82d1dca801.md"
 NOW = datetime(2026, 12, 5, tzinfo=UTC)
 YEAR = timedelta(days=365)
 
 
 def _read(readme: str, full_name: str = "HabanaAI/vllm-fork") -> Successor | None:
-    return successor_in(readme_top(readme), f"https://github.com/{full_name}", full_name, "github")
+    url = f"https://github.com/{full_name}"
+    return successor_in(readme_top(readme), url, full_name, "github", repository_only=True)
 
 
 def test_a_warning_banner_before_the_title_names_the_successor() -> None:
@@ -128,3 +130,34 @@ def test_the_description_is_read_before_the_readme() -> None:
     )
     found = successor_of(both)
     assert found is not None and found.target == "org/from-description"
+
+
+def test_an_api_replaced_by_a_documentation_page_is_no_successor() -> None:
+    """A README's top speaks of features too: "…APIs have been removed, replaced by [Strongly
+    Typed Networks](https://docs…)" names no successor of the project (read in TensorRT's real
+    README, a form the reader was not written against: it was reported as superseded)."""
+    readme = (
+        "# TensorRT\n\nWeakly-typed networks and related APIs have been removed, replaced by "
+        "[Strongly Typed Networks](https://docs.nvidia.com/tensorrt/advanced.html#typed).\n"
+    )
+    assert _read(readme, "NVIDIA/TensorRT") is None
+    snapshot = ProjectSnapshot(
+        "x",
+        repo=RepoInfo(1, "NVIDIA/TensorRT", "main", True, "https://github.com/NVIDIA/TensorRT"),
+        readme=ReadmeTop(readme_top(readme), "https://github.com/NVIDIA/TensorRT"),
+    )
+    assert successor_of(snapshot) is None
+    moved = readme.replace("APIs have been removed", "The project moved").replace(
+        "replaced by [Strongly Typed Networks](https://docs.nvidia.com/tensorrt/advanced.html#typed)",
+        "superseded by [TensorRT-X](https://github.com/NVIDIA/TensorRT-X)",
+    )
+    assert _read(moved, "NVIDIA/TensorRT") == Successor(
+        "superseded", "superseded by", "https://github.com/NVIDIA/TensorRT-X",
+        "https://github.com/NVIDIA/TensorRT-X",
+    )  # fmt: skip
+
+
+def test_tensorrts_recorded_readme_names_no_successor() -> None:
+    if not TENSORRT.exists():
+        pytest.skip("../shared not present")
+    assert _read(TENSORRT.read_text(encoding="utf-8"), "NVIDIA/TensorRT") is None

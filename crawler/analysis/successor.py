@@ -15,6 +15,7 @@ a README names other projects for every reason (dependencies, forks, partners, m
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -23,7 +24,8 @@ from urllib.parse import urlsplit
 from crawler.untrusted import visible
 
 if TYPE_CHECKING:  # markdown-it and bs4 load only when a README is read (an unchanged night
-    from markdown_it.token import Token  # loads no heavy module)
+    from markdown_it import MarkdownIt  # loads no heavy module)
+    from markdown_it.token import Token
 
 README_READ = 16_384  # characters of a README read at most: a notice stands at its top
 README_KEPT = 2_000  # characters of its top kept (and read for a successor)
@@ -197,15 +199,43 @@ def _html_text(html: str) -> str:
     return soup.get_text(" ")
 
 
+@functools.cache
+def _markdown() -> MarkdownIt:
+    """One CommonMark parser for every README (building one costs more than reading a short
+    README), its rule chains compiled before it is shared: parsing then only reads it."""
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark")
+    parser.parse("# a\n\n> [b](c) *d* `e`\n")
+    return parser
+
+
+def _top_tokens(text: str) -> list[Token]:
+    """``MarkdownIt.parse`` of ``text`` up to its second heading: the blocks of the whole text
+    (a link reference defined further down still counts), the inline runs of the top only
+    (what ``readme_top`` reads; inline parsing is most of the cost of a long README, and each
+    run is parsed on its own, so those kept read as in a whole parse)."""
+    from markdown_it.rules_core import StateCore
+    from markdown_it.rules_core import block as block_rule
+
+    parser = _markdown()
+    state = StateCore(text, parser, {})
+    for rule in parser.core.ruler.getRules(""):
+        rule(state)
+        if rule is block_rule:
+            heads = [i for i, token in enumerate(state.tokens) if token.type == "heading_open"]
+            if len(heads) > 1:
+                del state.tokens[heads[1] :]
+    return state.tokens
+
+
 def readme_top(text: str) -> str:
     """The top of a README as plain text, one block a line, where a "this project moved" notice
     stands: what comes before its first heading (a banner, a ``> [!WARNING]`` notice, an HTML
     ``<p>``) when that says anything, otherwise the first heading (the title) and its section
     up to the next heading. Code blocks, images, badges and HTML comments are left out. Read
     from the first ``README_READ`` characters, kept to ``README_KEPT``. Pure."""
-    from markdown_it import MarkdownIt
-
-    tokens = MarkdownIt("commonmark").parse(text[:README_READ])
+    tokens = _top_tokens(text[:README_READ])
     lines: list[str] = []
     headings = 0
     for token in tokens:

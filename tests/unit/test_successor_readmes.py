@@ -48,6 +48,26 @@ def test_the_title_section_counts_when_nothing_stands_before_the_title() -> None
     )
 
 
+def test_a_reference_link_defined_below_the_top_still_names_the_successor() -> None:
+    """Only the top's inline text is parsed, but the whole text's blocks are: a link whose
+    target is defined at the bottom of the README (as badge-heavy READMEs do) reads as in a
+    whole parse."""
+    readme = (
+        "# torch_x\n\nDevelopment continues at [torch_y][next], and `code` *stays*.\n\n"
+        "## Build\n\nSee [docs][next].\n\n[next]: https://github.com/accel/torch_y\n"
+    )
+    assert readme_top(readme) == (
+        "torch_x\nDevelopment continues at [torch_y](https://github.com/accel/torch_y), and "
+        "code stays."
+    )
+    assert _read(readme, "accel/torch_x") == Successor(
+        "moved",
+        "development continues at",
+        "https://github.com/accel/torch_y",
+        "https://github.com/accel/torch_y",
+    )
+
+
 def test_an_html_banner_names_the_successor_through_its_link() -> None:
     readme = (
         '<p align="center"><b>Note:</b> this project moved to '

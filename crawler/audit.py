@@ -479,6 +479,7 @@ def _check_night(
         sources = open_sources(
             config, night.fetched, env=night.env, cache=store, web=web, clock=clock,
             sleep=sleep, should_stop=stop, on_fetched=gatherer.on_fetched,
+            wants_readme=gatherer.wants_readme,
         )  # fmt: skip
         fetching = ThreadPoolExecutor(max_workers=1, thread_name_prefix="audit-fetch")
         try:

@@ -37,6 +37,8 @@ from crawler.upstream.guard import capped, failed, open_source, sealed
 from crawler.upstream.http import ResponseCache
 from crawler.upstream.pages import PageFetcher, PageFetchError
 from crawler.upstream.source import (
+    README,
+    BatchedReadmes,
     RepoFile,
     Source,
     SourceContext,
@@ -51,7 +53,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], str]
-README = "README.md"  # the one name read for a successor (a forge's README endpoint is not)
 
 
 def _message(exc: BaseException, secrets: Iterable[str | None]) -> str:
@@ -105,6 +106,9 @@ def open_sources(
     sleep: Callable[[float], None],
     should_stop: Callable[[], bool] = lambda: False,
     on_fetched: Callable[[ProjectResult], None] = lambda _result: None,
+    wants_readme: Callable[[ProjectSnapshot, ProjectSnapshot | None], bool] = (
+        lambda _snapshot, _prior: False
+    ),
 ) -> OpenSources:
     kinds = source_kinds()
     opened: dict[str, Source] = {}
@@ -119,6 +123,7 @@ def open_sources(
             sleep=sleep,
             should_stop=should_stop,
             on_fetched=on_fetched,
+            wants_readme=wants_readme,
         )
         opened[name] = open_source(kinds[name], context)
     return OpenSources(opened)
@@ -196,6 +201,11 @@ class Gatherer:
             snapshot = _keep_pages(snapshot, prior.get(spec.name))
             return replace(result, snapshot=snapshot, note=note)
         return self.completer.complete(spec, result, prior, self._analyses)
+
+    def wants_readme(self, snapshot: ProjectSnapshot, prior: ProjectSnapshot | None) -> bool:
+        """What the sources are told of the README rule (``ReadmeReader.wanted``), so that
+        one that can read the READMEs with its batch reads just those."""
+        return self.readmes.wanted(snapshot, prior)
 
     def on_fetched(self, result: ProjectResult) -> None:
         """A source finished one project (called from its worker threads). A project that
@@ -378,12 +388,13 @@ def add_channels(
 
 class ReadmeReader:
     """The top of README.md, read for an archived or dormant repository whose description
-    names no successor (crawler.diff.health.wants_readme): one request through the forge's own
-    client, conditional where it keeps validators, and none while the default branch's head is
-    the commit the last reading was made at (a README changes only with a commit, so an
-    unchanged night asks nothing). A README that could not be read (an error,
-    a spent budget) keeps the last one read: a failure never takes a successor back; a 404
-    (no README.md) is an answer."""
+    names no successor (crawler.diff.health.wants_readme): with the project's batch where its
+    source reads them so (``BatchedReadmes``: GitHub's GraphQL, many READMEs a query), else one
+    request through the forge's own client, conditional where it keeps validators; and none
+    while the default branch's head is the commit the last reading was made at (a README
+    changes only with a commit, so an unchanged night asks nothing). A README that could not be
+    read (an error, a spent budget) keeps the last one read: a failure never takes a successor
+    back; a 404 (no README.md) is an answer."""
 
     def __init__(
         self, clock: Clock, secrets: Sequence[str | None], dormant_after_days: float
@@ -392,6 +403,14 @@ class ReadmeReader:
         self.secrets = secrets
         self.dormant_after = timedelta(days=dormant_after_days)  # settings.dormant_after_days
         self.sources = OpenSources({})  # the audit's: the README is read through them
+
+    def wanted(self, snapshot: ProjectSnapshot, prior: ProjectSnapshot | None) -> bool:
+        """Whether the README is to be read tonight (a request): the repository is archived or
+        dormant, its description names no successor, and the last reading may be out of date."""
+        now = instant(self.clock())
+        if now is None or not wants_readme(snapshot, now, self.dormant_after):
+            return False
+        return _kept_reading(snapshot, prior) is None
 
     def read(
         self, spec: ProjectSpec, snapshot: ProjectSnapshot, prior: ProjectSnapshot | None
@@ -402,12 +421,14 @@ class ReadmeReader:
             return snapshot
         if not wants_readme(snapshot, now, self.dormant_after):
             return snapshot
+        kept = _kept_reading(snapshot, prior)
+        if kept is not None:
+            return replace(snapshot, readme=kept)  # no request
         kept = prior.readme if prior is not None else None
         head = snapshot.head.sha if snapshot.head is not None else ""
-        if kept is not None and _readme_unchanged(kept, head, snapshot, prior):
-            return replace(snapshot, readme=kept)  # no request
         try:
-            file = source.read_file(spec.forge, README)
+            # read with the batch (no request of its own), else through the forge's client
+            file = _batched(source, spec.name) or source.read_file(spec.forge, README)
         except (SourceError, PageFetchError) as exc:
             if getattr(exc, "status", None) == 404:
                 return replace(snapshot, readme=ReadmeTop("", "", head))  # no README.md
@@ -417,6 +438,17 @@ class ReadmeReader:
             log.warning("README of %s not read", spec.name, exc_info=True)
             return replace(snapshot, readme=kept)
         return replace(snapshot, readme=ReadmeTop(readme_top(file.text), file.url, head))
+
+
+def _batched(source: Source, project: str) -> RepoFile | None:
+    return source.batched_readme(project) if isinstance(source, BatchedReadmes) else None
+
+
+def _kept_reading(snapshot: ProjectSnapshot, prior: ProjectSnapshot | None) -> ReadmeTop | None:
+    """The last reading, when it still holds (``_readme_unchanged``); None: read again."""
+    kept = prior.readme if prior is not None else None
+    head = snapshot.head.sha if snapshot.head is not None else ""
+    return kept if kept is not None and _readme_unchanged(kept, head, snapshot, prior) else None
 
 
 def _readme_unchanged(

@@ -694,18 +694,22 @@ def _commit(view: RepoView, sha: str, date: str) -> dict[str, Any]:
 
 
 BLOB_TEXT_LIMIT = 512_000  # GitHub cuts Blob.text there and says so in isTruncated
+BINARY_SNIFF = 8000  # git's rule: a NUL byte in the first 8,000 bytes makes a blob binary
 
 
 def _blob(view: RepoView, path: str) -> dict[str, Any]:
+    """A blob as GitHub answers it: ``text`` is null for a binary blob ("UTF8 text data or
+    null if the Blob is binary"), cut at 512,000 bytes otherwise (``isTruncated``)."""
     sha, data = view.files[path]
     size = len(data) if data is not None else int(sha[:3], 16) + 100
-    kept = data[:BLOB_TEXT_LIMIT] if data is not None else None
+    binary = data is not None and b"\0" in data[:BINARY_SNIFF]
+    kept = data[:BLOB_TEXT_LIMIT] if data is not None and not binary else None
     text = kept.decode(errors="replace") if kept is not None else None
     return {
         **_oid("Blob", sha),
         "byteSize": size,
         "text": text,
-        "isBinary": False,
+        "isBinary": binary,
         "isTruncated": data is not None and len(data) > BLOB_TEXT_LIMIT,
     }
 

@@ -66,6 +66,12 @@ class SourceContext:
     should_stop: Callable[[], bool] = lambda: False  # checked between projects: defer the rest
     # called by a source as each project's result is ready (from any worker thread)
     on_fetched: Callable[[ProjectResult], None] = lambda _result: None
+    # whether a project's README.md is to be read tonight (its snapshot as the forge answered,
+    # its last state): a source that can read it with the project's batch does
+    # (``BatchedReadmes``); the audit's rule (crawler.gather.ReadmeReader.wanted)
+    wants_readme: Callable[[ProjectSnapshot, ProjectSnapshot | None], bool] = (
+        lambda _snapshot, _prior: False
+    )
 
 
 class Source(Protocol):
@@ -87,6 +93,23 @@ class Source(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+README = "README.md"  # the one name read for a successor (a forge's README endpoint is not)
+
+
+@runtime_checkable
+class BatchedReadmes(Protocol):
+    """A source that reads the README.md of the projects that want one with their batch
+    (``SourceContext.wants_readme``; GitHub's GraphQL), so that the audit does not ask
+    ``read_file`` for each."""
+
+    def batched_readme(self, project: str) -> RepoFile | None:
+        """The project's README.md as its batch read it (taken: asked once), at the head the
+        snapshot names; None when the batch did not read it (ask ``read_file``). Raises what
+        ``read_file`` would: SourceError with status 404 when there is no README.md,
+        SourceError or SourceDeferred when it could not be read."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from graphql import (
 )
 
 from crawler.upstream.sources.github import GitHubSettings
-from crawler.upstream.sources.github.queries import batch_query
+from crawler.upstream.sources.github.queries import batch_query, files_query
 from crawler_fakes.github import (
     FakeGitHub,
     FakeRelease,
@@ -252,6 +252,34 @@ def test_graphql_batch_with_an_unknown_repository(gh: FakeGitHub) -> None:
     assert data["rateLimit"]["cost"] == 1 and data["rateLimit"]["remaining"] == 4999
     assert gh.requests[-1].graphql_cost == 1 and gh.points_used.graphql == 1
     assert resp.headers["x-ratelimit-resource"] == "graphql"
+
+
+def test_a_file_at_a_commit_answers_as_githubs_object_expression(gh: FakeGitHub) -> None:
+    """The files query the crawler reads READMEs with (``<commit>:README.md``): a text file's
+    blob with its text, no object (null, no error) for a path the commit does not hold, and a
+    binary blob's ``text`` null with ``isBinary`` (GitHub's "UTF8 text data or null if the
+    Blob is binary")."""
+    state = make_state()
+    state.repos[0].files["docs/logo.md"] = "PNG\0\x01\x02 not text"
+    gh.set_state(state)
+    query = files_query([
+        ("acme/widget", "c" * 40, "README.md"),
+        ("acme/widget", "c" * 40, "NOTES.md"),
+        ("acme/widget", "c" * 40, "docs/logo.md"),
+    ])  # fmt: skip
+    resp = client(gh, TOKEN).post("/graphql", json={"query": query.text,
+                                                   "variables": query.variables})  # fmt: skip
+    assert resp.status_code == 200 and "errors" not in resp.json()
+    data = resp.json()["data"]
+    assert data["f0"] == {"object": {
+        "oid": git_blob_sha("# widget\n"), "byteSize": 9, "isBinary": False,
+        "isTruncated": False, "text": "# widget\n",
+    }}  # fmt: skip
+    assert data["f1"] == {"object": None}
+    assert data["f2"] == {"object": {
+        "oid": git_blob_sha("PNG\0\x01\x02 not text"), "byteSize": 15, "isBinary": True,
+        "isTruncated": False, "text": None,
+    }}  # fmt: skip
 
 
 def test_graphql_limits_and_errors(gh: FakeGitHub) -> None:

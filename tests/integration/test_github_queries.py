@@ -69,18 +69,21 @@ def test_batch_query_validates(schema_name: str) -> None:
 
 @pytest.mark.parametrize("schema_name", ["github", "fake"])
 def test_files_query_validates(schema_name: str) -> None:
-    """The follow-up query: root entries or a license text, at a commit, per repository."""
+    """The follow-up query: root entries, a license text or a README, at a commit, per
+    repository."""
     schema = _github_schema() if schema_name == "github" else FAKE_SCHEMA
     query = files_query([
         ("ggml-org/llama.cpp", "a" * 40, None),
         ("kvcache-ai/Mooncake", "b" * 40, "LICENSE-APACHE"),
         ("a-b/c_d.e", "c" * 40, 'weird "quoted" path'),
+        ("HabanaAI/vllm-fork", "d" * 40, "README.md"),  # a README, read for a successor
     ])  # fmt: skip
     _check(schema, query)
     assert query.variables == {
         "o0": "ggml-org", "n0": "llama.cpp", "e0": "a" * 40 + ":",
         "o1": "kvcache-ai", "n1": "Mooncake", "e1": "b" * 40 + ":LICENSE-APACHE",
         "o2": "a-b", "n2": "c_d.e", "e2": "c" * 40 + ':weird "quoted" path',
+        "o3": "HabanaAI", "n3": "vllm-fork", "e3": "d" * 40 + ":README.md",
     }  # fmt: skip
     assert (
         "f1: repository(owner: $o1, name: $n1) { object(expression: $e1) { ... on Blob { oid "
@@ -145,8 +148,8 @@ def test_every_query_an_audit_sends_validates_against_githubs_schema(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Not only the documents built here: every query a whole audit sends (first night: root
-    entries and license texts; second night: known paths), through the fake, checked against
-    GitHub's published schema."""
+    entries, license texts and an archived repository's README; second night: known paths),
+    through the fake, checked against GitHub's published schema."""
     import json
 
     from crawler.audit import run_audit
@@ -168,6 +171,7 @@ def test_every_query_an_audit_sends_validates_against_githubs_schema(
     monkeypatch.setattr(github_graphql, "handle", handle)
     state = upstream("v1.0")
     state.repos[1].tags.append(FakeTag("v0.1", "e" * 40, "2026-09-01T00:00:00Z"))
+    state.repos[1].archived = True  # its README is read, with the batch
     config = parse_config(
         "projects:\n  - name: Alpha\n    repo: org/alpha\n  - name: Beta\n    repo: org/beta\n"
         "    track: tags\n  - name: Catalog\n    repo: org/catalog\n"
@@ -183,5 +187,12 @@ def test_every_query_an_audit_sends_validates_against_githubs_schema(
             store.close()
     kinds = {query.text.split("(", 1)[0] for query in sent}
     assert kinds == {"query CrawlerBatch", "query CrawlerFiles"}
+    readmes = [
+        (query.variables[f"n{key[1:]}"], value)
+        for query in sent
+        for key, value in query.variables.items()
+        if str(value).endswith(":README.md")
+    ]
+    assert readmes == [("beta", "2" * 40 + ":README.md")]  # the first night only
     for query in sent:
         _check(schema, query)

@@ -10,6 +10,7 @@ description was read, and none of these repositories was reported."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 from crawler.config import parse_config
 from crawler.export.from_store import export_audit
 from crawler.findings import source_names
+from crawler.model import ReadmeTop
 from crawler.store.pending import open_pending
 from crawler_fakes.faults import FaultPlan, FaultRule
 from crawler_fakes.gitea import FakeGitea, GiteaRelease, GiteaRepo, GiteaState
@@ -29,7 +31,7 @@ from crawler_fakes.github import FakeGitHub, GitHubState
 from crawler_fakes.github_state import FakeRelease, FakeRepo
 from crawler_fakes.gitlab import FakeGitLab
 from crawler_fakes.gitlab_state import GitLabProject, GitLabRelease, GitLabState
-from tests.support.audits import Audits, changes
+from tests.support.audits import Audits, changes, project_statuses
 
 TOKEN = "ghp_" + "r" * 36
 # modelled on HabanaAI's vLLM fork, superseded by vllm-project/vllm-gaudi (not its exact words)
@@ -105,9 +107,44 @@ def _readme_requests(github: FakeGitHub) -> list[tuple[str, int, bool]]:
     )
 
 
+def _graphql_bodies(github: FakeGitHub) -> list[bytes]:
+    bodies: list[bytes] = []
+    github.on_request = lambda _method, path, body: (
+        bodies.append(body) if path.startswith("/graphql") else None
+    )
+    return bodies
+
+
+def _graphql_readmes(bodies: list[bytes]) -> list[list[tuple[str, str]]]:
+    """The READMEs each GraphQL query asked for, as (owner/name, commit), for each query that
+    asked for any (``object(expression: "<commit>:README.md")``)."""
+    asked = []
+    for body in bodies:
+        given = json.loads(body)["variables"]
+        found = [
+            (f"{given[f'o{i}']}/{given[f'n{i}']}", given[f"e{i}"].removesuffix(":README.md"))
+            for i in range(len(given))
+            if given.get(f"e{i}", "").endswith(":README.md")
+        ]
+        if found:
+            asked.append(found)
+    return asked
+
+
+def _paths(github: FakeGitHub) -> dict[str, int]:
+    return dict(Counter(r.path.partition("?")[0] for r in github.requests))
+
+
+def _readme_of(audits: Audits[FakeGitHub], audit_id: int, project: str) -> ReadmeTop | None:
+    return audits.store.states_as_of(audit_id, include_own=True)[project].snapshot.readme
+
+
+@pytest.mark.parametrize("path", ["graphql", "rest"])
 def test_a_readme_names_the_successor_of_an_archived_or_dormant_repository(
-    db_url: str, tmp_path: Path
+    path: str, db_url: str, tmp_path: Path
 ) -> None:
+    """With a token, the READMEs are read in GraphQL, with the batch (one query for every
+    repository that wants one, no request of their own); without one, a REST request each."""
     state = GitHubState(
         repos=[
             _repo("HabanaAI", "vllm-fork", 1, FORK_README, archived=True),
@@ -115,11 +152,26 @@ def test_a_readme_names_the_successor_of_an_archived_or_dormant_repository(
             _repo("org", "lively", 3, LIVELY_README),  # lively: its README is never read
         ]
     )
-    with FakeGitHub(state) as github:
-        audits = Audits(github, db_url, tmp_path, github.env(TOKEN))
+    graphql = path == "graphql"
+    with FakeGitHub(state, unauth_limit=1000) as github:
+        bodies = _graphql_bodies(github)
+        audits = Audits(github, db_url, tmp_path, github.env(TOKEN if graphql else None))
         first = audits.audit(CONFIG)
-        # one README request each for the archived and the dormant repository, none for the other
-        assert _readme_requests(github) == [(path, 200, False) for path in sorted(README_PATHS)]
+        # the archived and the dormant repository's README read, the lively one's never
+        if graphql:  # one query for both, with the batch; no README request
+            assert _graphql_readmes(bodies) == [
+                [("HabanaAI/vllm-fork", "1" * 40), ("accel/torch_x", "2" * 40)]
+            ]
+            assert _paths(github) == {
+                "/rate_limit": 1,
+                "/graphql": 2,  # the batch, the READMEs
+                **{f"/repos/{repo}/git/trees/{n * 40}": 1
+                   for repo, n in (("HabanaAI/vllm-fork", "1"), ("accel/torch_x", "2"),
+                                   ("org/lively", "3"))},
+            }  # fmt: skip
+        else:  # one request each
+            assert _readme_requests(github) == [(p, 200, False) for p in sorted(README_PATHS)]
+            assert _graphql_readmes(bodies) == []
         found = [c for c in changes(first.report, "evidence_url", "details")
                  if c[1] == "upstream_superseded"]  # fmt: skip
         assert found == [
@@ -153,32 +205,57 @@ def test_a_readme_names_the_successor_of_an_archived_or_dormant_repository(
             "'superseded'"
         ) in markdown
 
-        # an unchanged night: the heads are the commits the READMEs were read at: no request
+        # an unchanged night: the heads are the commits the READMEs were read at: no request,
+        # and with a token no query beyond the batch's
         github.reset_log()
+        bodies.clear()
         second = audits.audit(CONFIG)
         assert _readme_requests(github) == []
+        assert _graphql_readmes(bodies) == []
+        if graphql:
+            assert _paths(github) == {"/rate_limit": 1, "/graphql": 1}
         assert [c for c in changes(second.report) if c[1] == "upstream_superseded"] == []
 
         # a commit lands on both (an old date: still dormant): the dormant repository's README
-        # is asked again, conditionally; the archived one's cannot have changed (read-only)
+        # is asked again (by REST, conditionally); the archived one's cannot have changed
         for moved in state.repos[:2]:
             moved.head_sha = "e" * 40
         github.set_state(state)
         github.reset_log()
-        audits.audit(CONFIG)
-        assert _readme_requests(github) == [(DORMANT_PATH, 304, True)]
+        bodies.clear()
+        third = audits.audit(CONFIG)
+        if graphql:
+            assert _graphql_readmes(bodies) == [[("accel/torch_x", "e" * 40)]]
+            assert _readme_requests(github) == []
+        else:
+            assert _readme_requests(github) == [(DORMANT_PATH, 304, True)]
+        read = _readme_of(audits, third.audit_id, "torch_x")
+        assert read is not None and (read.commit, read.url) == (
+            "e" * 40,
+            "https://github.com/accel/torch_x/blob/main/README.md",
+        )
 
-        # the README cannot be read tonight: the finding stays pending (errors are not findings)
+        # the README cannot be read tonight: the last reading is kept, the finding stays
+        # pending (errors are not findings)
         for moved in state.repos[:2]:
             moved.head_sha = "f" * 40
         github.set_state(state)
-        github.faults = FaultPlan(rules=[FaultRule("status_500", path="README", times=100)])
+        github.faults = FaultPlan(rules=[
+            FaultRule("graphql_partial", path="/graphql", field="object", times=100,
+                      message="Could not read the blob.")  # a files query's objects
+            if graphql else FaultRule("status_500", path="README", times=100)
+        ])  # fmt: skip
         github.reset_log()
-        audits.audit(CONFIG)
+        bodies.clear()
+        fourth = audits.audit(CONFIG)
         github.faults = None
-        assert {(r.path, r.fault) for r in github.requests if r.path.endswith("README.md")} == {
-            (DORMANT_PATH, "status_500")
-        }
+        if graphql:
+            assert _graphql_readmes(bodies) == [[("accel/torch_x", "f" * 40)]]
+            assert _readme_requests(github) == []
+        else:
+            assert {(r.path, r.fault) for r in github.requests
+                    if r.path.endswith("README.md")} == {(DORMANT_PATH, "status_500")}  # fmt: skip
+        assert _readme_of(audits, fourth.audit_id, "torch_x") == read  # the last one kept
         pending = {(i.project, i.kind) for i in open_pending(audits.store)}
         assert {("vLLM fork", "upstream_superseded"), ("torch_x", "upstream_superseded")} <= (
             pending
@@ -192,6 +269,38 @@ def test_a_readme_names_the_successor_of_an_archived_or_dormant_repository(
         pending = {(i.project, i.kind) for i in open_pending(audits.store)}
         assert ("torch_x", "upstream_superseded") not in pending
         assert ("vLLM fork", "upstream_superseded") in pending
+        audits.close()
+
+
+@pytest.mark.parametrize("path", ["graphql", "rest"])
+def test_no_readme_at_the_head_is_an_answer_on_either_path(
+    path: str, db_url: str, tmp_path: Path
+) -> None:
+    """A dormant repository with no README.md at its head (GraphQL's ``object: null``, REST's
+    404): recorded as no README at that commit, the project read without an error, and not
+    asked again while the head stays there."""
+    bare = _repo("accel", "bare", 5, "", head_date=LONG_AGO, released=None)
+    bare.files = {"docs/README.md": "Moved to accel/elsewhere.\n"}  # not the root's README.md
+    config = parse_config("projects:\n  - name: bare\n    repo: accel/bare\n")
+    graphql = path == "graphql"
+    with FakeGitHub(GitHubState(repos=[bare]), unauth_limit=1000) as github:
+        bodies = _graphql_bodies(github)
+        audits = Audits(github, db_url, tmp_path, github.env(TOKEN if graphql else None))
+        first = audits.audit(config)
+        if graphql:
+            assert _graphql_readmes(bodies) == [[("accel/bare", "5" * 40)]]
+            assert _readme_requests(github) == []
+        else:
+            asked = [("/repos/accel/bare/contents/README.md", 404, False)]
+            assert _readme_requests(github) == asked
+        assert _readme_of(audits, first.audit_id, "bare") == ReadmeTop("", "", "5" * 40)
+        assert project_statuses(first.report) == {"bare": "ok"}
+        assert [c[1] for c in changes(first.report)] == ["project_added", "upstream_dormant"]
+        github.reset_log()
+        bodies.clear()
+        second = audits.audit(config)
+        assert (_graphql_readmes(bodies), _readme_requests(github)) == ([], [])
+        assert _readme_of(audits, second.audit_id, "bare") == ReadmeTop("", "", "5" * 40)
         audits.close()
 
 

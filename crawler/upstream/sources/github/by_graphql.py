@@ -4,7 +4,10 @@
    root license file's blob id (at its known path, or the root entries when none is known);
 2. for repositories whose license file moved away from its known path: their root entries;
 3. for repositories whose license blob is new: its text, many repositories per query;
-4. for repositories whose head moved: the tree, by REST (GraphQL has no recursive tree).
+4. for repositories whose head moved: the tree, by REST (GraphQL has no recursive tree);
+5. for repositories whose README.md the audit wants (archived or dormant, read again only after
+   a commit: ``SourceContext.wants_readme``): its text at the head, many repositories per query
+   (the queries of round 3), none when no repository wants one.
 
 A batch that times out is halved and retried (as Renovate does); a missing repository loses
 only itself. Rounds 1 and 4 run on worker threads, round 4 as round 1 answers.
@@ -19,11 +22,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote
 
+from crawler.analysis.successor import README_READ
 from crawler.config import ProjectSpec
 from crawler.model import Commit, InventoryEntry, LicenseFile, ProjectSnapshot, Provenance
 from crawler.upstream.guard import carried
 from crawler.upstream.root_license import choose_root_license, forge_pick_in_doubt
-from crawler.upstream.sources.github import GitHubSettings, parse, queries
+from crawler.upstream.source import README, RepoFile, SourceDeferred, SourceError
+from crawler.upstream.sources.github import DEFAULT_API_URL, GitHubSettings, parse, queries
 from crawler.upstream.sources.github import graphql_shapes as shapes
 from crawler.upstream.sources.github.api import BudgetExhausted, GitHubApi, GitHubError
 
@@ -51,6 +56,13 @@ class Outcome:
     answered: list[Answered] = field(default_factory=list)
     failed: dict[str, tuple[str, Exception]] = field(default_factory=dict)  # name → (source, exc)
     deferred: dict[str, str] = field(default_factory=dict)  # name → why
+    # name → its README.md (round 5), or why not: status 404 when it has none, else an error
+    # or a deferral that concerns the README alone (the project's facts stand)
+    readmes: dict[str, RepoFile | SourceError] = field(default_factory=dict)
+
+
+# what becomes of repositories a files query could not answer: (them, why deferred, the error)
+Lost = Callable[[list[Answered], str | None, GitHubError | None], None]
 
 
 class GraphQLRounds:
@@ -62,7 +74,11 @@ class GraphQLRounds:
         repo_of: Callable[[ProjectSpec], str],
         halted: Callable[[], str | None],
         halt: Callable[[str], None],
+        wants_readme: Callable[[ProjectSnapshot, ProjectSnapshot | None], bool] = (
+            lambda _snapshot, _prior: False
+        ),
     ) -> None:
+        self.wants_readme = wants_readme
         self.api = api
         self.settings = settings
         self.clock = clock
@@ -94,6 +110,7 @@ class GraphQLRounds:
             outcome.deferred.update(part.deferred)
         self._discover(outcome)
         self._texts(outcome, prior)
+        self._readmes(outcome, prior)
         return outcome
 
     # -- round 1 ---------------------------------------------------------------------------
@@ -208,24 +225,32 @@ class GraphQLRounds:
     # -- rounds 2 and 3 --------------------------------------------------------------------
 
     def _files(
-        self, wanted: list[tuple[Answered, str | None]], outcome: Outcome
+        self,
+        wanted: list[tuple[Answered, str | None]],
+        outcome: Outcome,
+        lost: Lost | None = None,
     ) -> list[tuple[Answered, shapes.FileObject]]:
         """Ask for root entries (path None) or file texts at each repository's head, in few
-        queries; projects whose query fails leave the answered list for failed/deferred."""
+        queries; projects whose query fails leave the answered list for failed/deferred (or
+        go to ``lost``, when the file is not one of the project's facts)."""
+
+        def drop(dropped: list[Answered], deferred: str | None, error: GitHubError | None) -> None:
+            self._drop(outcome, dropped, deferred=deferred, error=error)
+
         found: list[tuple[Answered, shapes.FileObject]] = []
         for start in range(0, len(wanted), FILES_PER_QUERY):
             chunk = wanted[start : start + FILES_PER_QUERY]
             live = [(seen, path) for seen, path in chunk if seen.spec.name not in outcome.failed]
             if live:
-                found += self._files_query(live, outcome)
+                found += self._files_query(live, lost or drop)
         return found
 
     def _files_query(
-        self, live: list[tuple[Answered, str | None]], outcome: Outcome
+        self, live: list[tuple[Answered, str | None]], lost: Lost
     ) -> list[tuple[Answered, shapes.FileObject]]:
         why = self.halted()
         if why is not None:
-            self._drop(outcome, [seen for seen, _ in live], deferred=why)
+            lost([seen for seen, _ in live], why, None)
             return []
         requests = [
             (seen.snapshot.repo.full_name, seen.snapshot.head.sha, path)  # type: ignore[union-attr]
@@ -237,23 +262,23 @@ class GraphQLRounds:
             )
         except BudgetExhausted as exc:
             self.halt(str(exc))
-            self._drop(outcome, [seen for seen, _ in live], deferred=str(exc))
+            lost([seen for seen, _ in live], str(exc), None)
             return []
         except GitHubError as exc:
-            self._drop(outcome, [seen for seen, _ in live], error=exc)
+            lost([seen for seen, _ in live], None, exc)
             return []
         if queries.is_timeout(status, doc) and len(live) > 1:
             size = len(live) // 2
             return [
                 found
                 for start in range(0, len(live), size)
-                for found in self._files_query(live[start : start + size], outcome)
+                for found in self._files_query(live[start : start + size], lost)
             ]
         url = self.api.graphql_url
         try:
             found = shapes.answer(doc or {})
         except parse.ShapeError as exc:
-            self._drop(outcome, [seen for seen, _ in live], error=GitHubError(str(exc), url))
+            lost([seen for seen, _ in live], None, GitHubError(str(exc), url))
             return []
         data = found.data or {}
         errors = shapes.errors_inside(found)
@@ -267,10 +292,10 @@ class GraphQLRounds:
                     raise GitHubError(self.api.safe_message(why), url)
                 node = shapes.files(data[alias])
             except parse.ShapeError as exc:
-                self._drop(outcome, [seen], error=GitHubError(str(exc), url))
+                lost([seen], None, GitHubError(str(exc), url))
                 continue
             except GitHubError as exc:
-                self._drop(outcome, [seen], error=exc)
+                lost([seen], None, exc)
                 continue
             answered.append((seen, node.object or shapes.FileObject()))
         return answered
@@ -371,6 +396,44 @@ class GraphQLRounds:
         if response.status != 200:
             return None
         return parse.license_file_from_rest(response.data)[0]
+
+    # -- round 5 ---------------------------------------------------------------------------
+
+    def _readmes(self, outcome: Outcome, prior: dict[str, ProjectSnapshot]) -> None:
+        """README.md at the head of each repository the audit wants it of, in round 3's files
+        queries (FILES_PER_QUERY a query; none when no repository wants one). A query
+        that fails, or a spent budget, concerns the READMEs alone: each keeps its last reading
+        (crawler.gather.ReadmeReader), the project's facts stand."""
+        wanted: list[tuple[Answered, str | None]] = [
+            (seen, README)
+            for seen in outcome.answered
+            if seen.snapshot.head is not None
+            and seen.snapshot.repo is not None
+            and self.wants_readme(seen.snapshot, prior.get(seen.spec.name))
+        ]
+        url = self.api.graphql_url
+
+        def lost(dropped: list[Answered], deferred: str | None, error: GitHubError | None) -> None:
+            for seen in dropped:
+                why = error or SourceDeferred(deferred or "not checked", url)
+                outcome.readmes[seen.spec.name] = why
+
+        for seen, found in self._files(wanted, outcome, lost):
+            outcome.readmes[seen.spec.name] = self._readme(seen, found)
+
+    def _readme(self, seen: Answered, found: shapes.FileObject) -> RepoFile | SourceError:
+        """The README as ``read_file`` gives it, with the same link: github.com's names HEAD
+        (read from its raw host), an Enterprise server's the default branch (its contents
+        API's ``html_url``); only the top is read (``readme_top``), so only that much is kept.
+        No object at that path (or a directory) is the 404 of "no README.md"."""
+        repo = seen.snapshot.repo
+        assert repo is not None
+        ref = "HEAD" if self.api.api_url == DEFAULT_API_URL else repo.default_branch or "HEAD"
+        url = parse.file_url(repo.url, ref, README)
+        if found.oid is None or found.entries is not None:
+            return GitHubError(f"{repo.full_name} has no {README}", url, status=404)
+        # a binary blob has no text: nothing in it reads as a notice
+        return RepoFile((found.text or "")[:README_READ], url, "text/markdown")
 
     # -- round 4 ---------------------------------------------------------------------------
 

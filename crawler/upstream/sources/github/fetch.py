@@ -24,7 +24,7 @@ from crawler.config import Location, ProjectSpec
 from crawler.model import ProjectResult, ProjectSnapshot, ProjectStatus, Usage
 from crawler.upstream.guard import deferred, failed
 from crawler.upstream.pages import private_addresses_allowed
-from crawler.upstream.source import RepoFile, RepositoryAnswers, SourceContext
+from crawler.upstream.source import RepoFile, RepositoryAnswers, SourceContext, SourceError
 from crawler.upstream.sources.github import (
     DEFAULT_API_URL,
     KIND,
@@ -71,9 +71,15 @@ class GitHubFetcher:
         should_stop: Callable[[], bool] = lambda: False,
         on_fetched: Callable[[ProjectResult], None] = lambda _result: None,
         dormant_after_days: float = 365.0,
+        wants_readme: Callable[[ProjectSnapshot, ProjectSnapshot | None], bool] = (
+            lambda _snapshot, _prior: False
+        ),
     ) -> None:
         self.api = api
         self.dormant_after_days = dormant_after_days
+        self.wants_readme = wants_readme
+        # the READMEs the last GraphQL batch read (or why not), until the audit takes each
+        self.readmes: dict[str, RepoFile | SourceError] = {}
         self.on_fetched = on_fetched
         self.settings = settings
         self.clock = clock
@@ -122,6 +128,7 @@ class GitHubFetcher:
             self.api.refresh_budget()
             self._budget_read = True
         if self.use_graphql:
+            self.readmes = {}  # the previous batch's were taken as its projects completed
             return self._graphql(specs, dict(prior), self._pool)
         return self._rest(specs, prior, self._pool)
 
@@ -190,8 +197,9 @@ class GitHubFetcher:
         pool: ThreadPoolExecutor,
     ) -> dict[str, ProjectResult]:
         rounds = GraphQLRounds(
-            self.api, self.settings, self.clock, _repo, halted=self._halted, halt=self._halt
-        )
+            self.api, self.settings, self.clock, _repo, halted=self._halted, halt=self._halt,
+            wants_readme=self.wants_readme,
+        )  # fmt: skip
         trees: dict[int, Future[TreeRead | None]] = {}
 
         def read_tree(seen: Answered) -> TreeRead | None:
@@ -206,6 +214,7 @@ class GitHubFetcher:
                     trees[id(seen)] = pool.submit(read_tree, seen)
 
         outcome = rounds.run(specs, prior, self._queries, on_answered=answered)
+        self.readmes = outcome.readmes  # before any project is completed (on_fetched)
         url = self.api.graphql_url
         results: dict[str, ProjectResult] = {}
         for name, why in outcome.deferred.items():
@@ -274,6 +283,7 @@ class GitHubSource:
             should_stop=context.should_stop,
             on_fetched=context.on_fetched,
             dormant_after_days=context.common.dormant_after_days,
+            wants_readme=context.wants_readme,
         )
         self._web = context.web
 
@@ -288,6 +298,14 @@ class GitHubSource:
 
         self.api.start_project()  # one clock for the lookups, not the last project's
         return look_up(self.api, self._fetcher.settings, paths, self._fetcher.use_graphql)
+
+    def batched_readme(self, project: str) -> RepoFile | None:
+        """The README.md the project's GraphQL batch read (crawler.upstream.source
+        .BatchedReadmes); None without a token (REST: ``read_file`` reads it)."""
+        found = self._fetcher.readmes.pop(project, None)
+        if isinstance(found, SourceError):
+            raise found
+        return found
 
     def read_file(self, location: Location, path: str, ref: str | None = None) -> RepoFile:
         markdown = "text/markdown" if path.lower().endswith(".md") else None

@@ -107,11 +107,13 @@ def _line_saying(text: str, found: Successor) -> str:
 def wants_readme(snapshot: ProjectSnapshot, now: datetime, after: timedelta) -> bool:
     """Whether the fetch stage reads the repository's README for a successor: the repository
     is archived or dormant (a notice is likely, and such repositories are few) and its
-    description names none (the description is read first, at no cost)."""
+    description names none (the description is read first, at no cost). Asked of every
+    project every night (twice with a token: the GraphQL rounds, the reader): the dates are
+    compared before the description is searched (most projects are lively)."""
     repo = snapshot.repo
-    if repo is None or successor_in(repo.description, repo.url, repo.full_name, repo.forge):
+    if repo is None or not (repo.archived or dormancy(snapshot, now, after) is not None):
         return False
-    return repo.archived or dormancy(snapshot, now, after) is not None
+    return successor_in(repo.description, repo.url, repo.full_name, repo.forge) is None
 
 
 def superseded_change(

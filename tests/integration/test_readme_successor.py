@@ -272,6 +272,41 @@ def test_a_readme_names_the_successor_of_an_archived_or_dormant_repository(
         audits.close()
 
 
+def test_a_spent_graphql_budget_leaves_the_readme_at_its_last_reading(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The batch's query is answered, then GraphQL's budget is down to the reserve: the README
+    query is not sent (the budget handling of every query), the README stays at its last
+    reading, the project's other facts are tonight's, and the finding stays pending."""
+    state = GitHubState(
+        repos=[_repo("accel", "torch_x", 2, DORMANT_README, head_date=LONG_AGO, released=None)]
+    )
+    config = parse_config(
+        "github: {budget_reserve: 1}\nprojects:\n  - name: torch_x\n    repo: accel/torch_x\n"
+    )
+    with FakeGitHub(state) as github:
+        bodies = _graphql_bodies(github)
+        audits = Audits(github, db_url, tmp_path, github.env(TOKEN))
+        first = audits.audit(config)
+        read = _readme_of(audits, first.audit_id, "torch_x")
+        assert read is not None and read.commit == "2" * 40
+        state.repos[0].head_sha = "e" * 40  # a commit: the README is wanted again
+        github.set_state(state)
+        github.set_rate_limit(2, resource="graphql")  # the batch's query, then the reserve
+        github.reset_log()
+        bodies.clear()
+        second = audits.audit(config)
+        assert _paths(github)["/graphql"] == 1  # the batch's; no README query
+        assert (_graphql_readmes(bodies), _readme_requests(github)) == ([], [])
+        assert project_statuses(second.report) == {"torch_x": "ok"}
+        state_now = audits.store.states_as_of(second.audit_id, include_own=True)["torch_x"]
+        assert state_now.snapshot.head is not None and state_now.snapshot.head.sha == "e" * 40
+        assert state_now.snapshot.readme == read  # the last reading, kept
+        pending = {(i.project, i.kind) for i in open_pending(audits.store)}
+        assert ("torch_x", "upstream_superseded") in pending
+        audits.close()
+
+
 @pytest.mark.parametrize("path", ["graphql", "rest"])
 def test_no_readme_at_the_head_is_an_answer_on_either_path(
     path: str, db_url: str, tmp_path: Path

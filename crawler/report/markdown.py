@@ -62,6 +62,7 @@ _DOT_LIKE = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
 # letters). A word with neither ("v1.2.0", "Apache-2.0", "Inc.") is not asked: the first
 # question compiles linkify-it's patterns (15 ms of an unchanged night's report).
 _MAY_LINK = re.compile(r"//|\.[^\W\d_]")
+_HTTP = re.compile(r"https?://", re.IGNORECASE)  # a link's target, matched at its start
 
 
 def quoted(value: Any, limit: int = MAX_CELL) -> str:
@@ -162,7 +163,7 @@ def _escape_words(text: str) -> str:
 def link(text: Any, url: str | None) -> str:
     """A link only to http(s) URLs, with the target percent-encoded; else plain text."""
     label = escape(text)
-    if not url or not re.match(r"^https?://", url, re.IGNORECASE):
+    if not url or not _HTTP.match(url):
         return label
     safe = quote(url[:2048], safe=":/?#=&%~@!$'*+,;")
     return f"[{label}](<{safe}>)"

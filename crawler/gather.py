@@ -49,6 +49,7 @@ from crawler.upstream.source import (
 from crawler.versions import instant
 
 if TYPE_CHECKING:
+    from crawler.analysis.license_keys import CopyrightKeyedReadings
     from crawler.progress import AuditProgress
 
 log = logging.getLogger(__name__)
@@ -591,11 +592,11 @@ class LicenseAnalyses:
         prior: Iterable[ProjectSnapshot],
         analyse: Callable[[str, str, Sequence[str]], LicenseAnalysis],
     ) -> None:
-        from crawler.analysis.license_keys import CopyrightKeyedReadings
-
         self._analyse = analyse
         self._known: dict[tuple[str, str, tuple[str, ...]], LicenseAnalysis] = {}
-        self._keyed = CopyrightKeyedReadings()
+        # made at the first text to read: crawler.analysis.license_keys imports the license
+        # engine (its patterns, license-expression), which a night reading no text never needs
+        self._keyed: CopyrightKeyedReadings | None = None
         self._lock = threading.Lock()  # sources may complete projects from their workers
         self.performed = 0
         self.remember(prior)
@@ -603,20 +604,19 @@ class LicenseAnalyses:
     def remember(self, prior: Iterable[ProjectSnapshot]) -> None:
         """Take the analyses of a batch's prior states; kept across the batches of an audit
         (a text analysed in one batch is not analysed again in the next), up to a bound."""
-        from crawler.analysis.license_keys import KEYED_READINGS
-
         if len(self._known) > _KNOWN_ANALYSES:
             self._known.clear()
-        if len(self._keyed) > KEYED_READINGS:
-            self._keyed.clear()
+        if self._keyed is not None:
+            from crawler.analysis.license_keys import KEYED_READINGS
+
+            if len(self._keyed) > KEYED_READINGS:
+                self._keyed.clear()
         for snapshot in prior:
             lf = snapshot.license_file
             if lf is not None and lf.analysis is not None and _current_engine(lf.analysis):
                 self._known[(lf.blob_sha, lf.path, _siblings(snapshot))] = lf.analysis
 
     def apply(self, snapshot: ProjectSnapshot) -> ProjectSnapshot:
-        from crawler.analysis.license_keys import split_copyright
-
         current: LicenseFile | None = snapshot.license_file
         if current is None or current.analysis is not None:
             return snapshot
@@ -624,17 +624,21 @@ class LicenseAnalyses:
         with self._lock:
             analysis = self._known.get(key)
         if analysis is None:
+            from crawler.analysis.license_keys import CopyrightKeyedReadings, split_copyright
+
             text = current.text or ""
             split = split_copyright(text)
             if split is not None:
                 with self._lock:
+                    if self._keyed is None:
+                        self._keyed = CopyrightKeyedReadings()
                     analysis = self._keyed.take(split, current.path, key[2])
             if analysis is None:
                 analysis = self._analyse(text, current.path, key[2])
                 with self._lock:
                     self._known[key] = analysis
                     self.performed += 1
-                    if split is not None:
+                    if split is not None and self._keyed is not None:
                         self._keyed.keep(split, current.path, key[2], analysis)
         return replace(snapshot, license_file=replace(current, analysis=analysis))
 
@@ -644,7 +648,7 @@ def _siblings(snapshot: ProjectSnapshot) -> tuple[str, ...]:
 
 
 def _current_engine(analysis: LicenseAnalysis) -> bool:
-    from crawler.analysis.licenses import ENGINE_VERSION
+    from crawler.analysis import ENGINE_VERSION  # not the engine itself: no text read yet
 
     return analysis.engine == ENGINE_VERSION
 

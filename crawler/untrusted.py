@@ -61,12 +61,15 @@ def terminal_text(text: str) -> str:
     return INVISIBLE.sub("", _TERMINAL_ESCAPE.sub("", text.replace("\r\n", "\n")))
 
 
+_SPACES = re.compile(r"\s+")  # compiled once: every cell of a report is one line
+
+
 def one_line(value: Any, limit: int = MAX_CELL) -> str:
     """Untrusted text made safe for a terminal line: no control characters, capped."""
     if value is None:
         return "—"
     text = INVISIBLE.sub(" ", _TERMINAL_ESCAPE.sub("", str(value)))
-    text = re.sub(r"\s+", " ", text).strip()
+    text = _SPACES.sub(" ", text).strip()
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return text or "—"

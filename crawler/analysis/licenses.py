@@ -18,13 +18,14 @@ from pathlib import Path
 
 from license_expression import Licensing, get_spdx_licensing
 
+from crawler.analysis import ENGINE_VERSION  # bumped there: read without this module
 from crawler.analysis.license_clauses import (
     copyright_clause,
     reads_as_prose,
     span_effect,
     text_span,
 )
-from crawler.analysis.license_paths import is_test_data
+from crawler.analysis.license_paths import is_license_file, pick_root_license
 from crawler.analysis.license_templates import (
     SPDX_TAG_RE,
     Alignment,
@@ -55,10 +56,6 @@ _SENTENCE_END = ".;!?:"
 _SENTENCE_BREAK_RE = re.compile(r"[.;!?:]\s")  # between two words of a line ("1.0" is not)
 _FULL_STOP_RE = re.compile(r"[\"'”’)\]]*[.;!?:](?:\s|$)")  # right after a sentence's last word
 
-# Bump when the analysis changes what it reports: stored analyses of older engines are redone.
-ENGINE_VERSION = 4  # 2: variable regions take only names, years and holder lists (issue 13)
-# 3: official variants of long texts (FSF revisions, http/https) are the license (issue 18)
-# 4: short texts' official variants, title lines naming the software, whole-sentence quotes (32)
 
 __all__ = [
     "ENGINE_VERSION",
@@ -787,72 +784,6 @@ def analyze_file(path: str | Path) -> LicenseAnalysis:
     if more and note not in analysis.notes:
         analysis = replace(analysis, notes=(note, *analysis.notes))
     return analysis
-
-
-_LICENSE_NAME_RE = re.compile(
-    r"^(?:licen[cs]e|copying|notice|copyright|patents|third[_-]party|third-party-notices)",
-    re.IGNORECASE,
-)
-
-
-# Names that match the patterns but are code or templates, not license texts (license.py,
-# copyright.html, notice_test.go): kept out of the inventory.
-_CODE_SUFFIX_RE = re.compile(
-    r"\.(?:py|pyi|js|mjs|ts|tsx|jsx|go|rs|c|cc|cpp|cxx|h|hpp|java|kt|rb|php|sh|bash|ps1|"
-    r"cmake|html?|css|scss|vue|swift|scala|cs|lua|pl|r|jl)$",
-    re.IGNORECASE,
-)
-
-
-def is_license_file(path: str) -> bool:
-    """LICENSE*, LICENCE*, COPYING*, NOTICE*, COPYRIGHT*, PATENTS*, THIRD_PARTY*, THIRD-PARTY*
-    and third-party-notices*, case-insensitively, on the file's own name; source code and
-    templates with such names (license.py, copyright.html) are not license files, nor is anything
-    under a test or fixture data directory (crawler.analysis.license_paths)."""
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    if is_test_data(path):  # tests/ReplayData/License.setUp.txt: data a test reads
-        return False
-    return _LICENSE_NAME_RE.match(name) is not None and _CODE_SUFFIX_RE.search(name) is None
-
-
-_LESSER_RE = re.compile(r"^(?:copying|licen[cs]e)\.lesser(?:\.(?:txt|md))?$", re.IGNORECASE)
-
-
-def pick_root_license(paths: Sequence[str]) -> str | None:
-    """The repository's license file among root paths: LICENSE/LICENCE before COPYING and
-    UNLICENSE, before LICENSE-MIT and the like, before COPYRIGHT; NOTICE and PATENTS never.
-    COPYING beside COPYING.LESSER (the LGPL's layout) gives COPYING.LESSER."""
-
-    def rank(path: str) -> tuple[int, int, str] | None:
-        name = path.rsplit("/", 1)[-1].lower()
-        stem, dot, ext = name.partition(".")
-        plain_ext = ext in ("", "txt", "md", "markdown", "rst")
-        if stem in ("license", "licence") and plain_ext:
-            kind = 0
-        elif stem in ("copying", "unlicense") and plain_ext:
-            kind = 1
-        elif re.match(r"(?:licen[cs]e|copying)", name):
-            kind = 2
-        elif stem == "copyright":
-            kind = 3
-        else:
-            return None
-        return kind, 0 if not dot else 1 if plain_ext else 2, name
-
-    ranked = []
-    for p in paths:
-        rel = p.replace("\\", "/").removeprefix("./").strip("/")
-        r = rank(rel) if rel and "/" not in rel else None
-        if r is not None:
-            ranked.append((r, p))
-    if not ranked:
-        return None
-    chosen = min(ranked)[1]
-    # the GNU layout of an LGPL project: the GPL text in COPYING, the LGPL's additional
-    # permissions in COPYING.LESSER; the pair is the LGPL, and licensee reads it so
-    stem = chosen.replace("\\", "/").rsplit("/", 1)[-1].lower().partition(".")[0]
-    lesser = [p for _, p in ranked if _LESSER_RE.match(p.replace("\\", "/").rsplit("/", 1)[-1])]
-    return lesser[0] if stem in ("copying", "license", "licence") and lesser else chosen
 
 
 def word_diff(old: str, new: str, context: int = 5) -> list[tuple[str, str]]:

@@ -60,11 +60,14 @@ def check_regex(value: str | None, what: str) -> str | None:
     return value
 
 
+_NOT_ID = re.compile(r"[^a-z0-9]+")  # compiled once: every project's name is read through it
+
+
 def catalog_id(text: str) -> str:
     """The id the catalog derives from a name: ``NVIDIA GPU`` → ``nvidia-gpu`` (accents,
     case, spaces, punctuation and invisible characters aside); non-Latin names get a hash."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    result = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    result = _NOT_ID.sub("-", ascii_text.lower()).strip("-")
     if not result:
         return "x-" + hashlib.sha256(text.encode()).hexdigest()[:10]
     return result

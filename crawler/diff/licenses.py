@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from crawler.analysis.license_names import same_license
-from crawler.analysis.licenses import LicenseAnalysis, word_diff
 from crawler.diff.source_labels import Names
-from crawler.model import Change, ChangeKind, Flag, FlagKind, ProjectSnapshot
+from crawler.model import Change, ChangeKind, Flag, FlagKind, LicenseAnalysis, ProjectSnapshot
+
+# crawler.analysis.license_names (license-expression's SPDX tables) and crawler.analysis.licenses
+# (the license engine, its patterns) are imported where a license is compared or its text
+# changed: an unchanged night needs neither (some 25 ms of every start otherwise).
 
 NOASSERTION = "NOASSERTION"
 
@@ -42,7 +44,11 @@ def forge_agrees(forge: str | None, ours: str | None) -> bool:
     ``GPL-3.0-or-later``. Neither naming a license also agrees."""
     if forge in (None, NOASSERTION) or ours is None:
         return (forge or NOASSERTION) == (ours or NOASSERTION)
-    return forge == ours or same_license(forge, ours) is True
+    if forge == ours:
+        return True
+    from crawler.analysis.license_names import same_license
+
+    return same_license(forge, ours) is True
 
 
 def _label_facts(snapshot: ProjectSnapshot) -> dict[str, Any]:
@@ -109,6 +115,8 @@ def license_changes(
             and after.license_file is not None
             and before.license_file.blob_sha != after.license_file.blob_sha
         ):
+            from crawler.analysis.licenses import word_diff
+
             diff = word_diff(before.license_file.text or "", after.license_file.text or "")
             changes.append(
                 Change(

@@ -10,7 +10,6 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from crawler.analysis.license_names import same_license
 from crawler.diff.licenses import detected_license
 from crawler.diff.source_labels import Names
 from crawler.model import (
@@ -82,6 +81,8 @@ def _parse(text: str) -> Version | None:
 def _same_license(declared: str, detected: str) -> bool | None:
     """None when either side is not a valid SPDX expression (nothing to compare); compared
     through SPDX's equivalences (a deprecated GPL-3.0 is GPL-3.0-only or -or-later)."""
+    from crawler.analysis.license_names import same_license  # license-expression: when asked
+
     return same_license(declared, detected)
 
 

@@ -29,7 +29,6 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from crawler.analysis.license_clauses import quote
 from crawler.config import Coverage
 from crawler.diff.licenses import LicenseLabelFacts
 from crawler.diff.source_labels import Names, key_of, label_of
@@ -410,6 +409,8 @@ def finding_sentence(span: TextSpan, altered: bool = False) -> str:
     replaces template words), e.g. 'adds a restriction: “This grant does not extend to
     government agencies.” (line 5)'. Plain text: the quote is upstream text, capped but not
     escaped, so a Markdown or HTML writer escapes it."""
+    from crawler.analysis.license_clauses import quote  # its patterns: when a span is worded
+
     where = line_range(span.start_line, span.end_line)
     return f"{finding_verb(span, altered)}: “{quote(span.text)}” ({where})"
 

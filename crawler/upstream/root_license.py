@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from crawler.analysis.licenses import is_license_file, pick_root_license
+from crawler.analysis.license_paths import is_license_file, pick_root_license
 from crawler.model import ForgeLicense, InventoryEntry, LicenseFile, ProjectSnapshot
 
 _LGPL_RE = re.compile(r"^lgpl", re.IGNORECASE)

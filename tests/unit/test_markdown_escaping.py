@@ -64,10 +64,43 @@ def test_only_what_commonmark_needs_is_escaped(text: str, expected: str) -> None
         ("evil.com/login and vllm.ai", "`evil.com/login` and `vllm.ai`"),
         ("`http://x`", "`` `http://x` ``"),
         ("a|http://x|b", r"a\|`http://x`\|b"),
+        # schemaless: a dot and a top-level domain, however the dot or the domain is written
+        ("3.com EVIL.CO foo.рф", "`3.com` `EVIL.CO` `foo.рф`"),
+        ("evil%2Ecom evil\u2024com", "`evil%2Ecom` `evil\u2024com`"),
+        ("//ф.6rooiyr", "`//ф.6rooiyr`"),  # protocol-relative: no top-level domain needed
+        # a dot before no letter is no host: versions and license ids stay text
+        (
+            "v1.2.0-rc1 Apache-2.0 Inc.. 24–25. 1.2.3.4",
+            "v1.2.0-rc1 Apache-2.0 Inc.. 24–25. 1.2.3.4",
+        ),
     ],
 )
 def test_link_like_words_become_code_spans(text: str, expected: str) -> None:
     assert escape(text) == expected
+
+
+def test_every_word_linkify_would_link_is_a_code_span() -> None:
+    """The words linkify-it is not asked about (no "//", no dot before a letter) are words it
+    would not link: checked against linkify-it itself on words made of the characters that
+    make hosts, schemes, dots and their look-alikes."""
+    import random
+    import unicodedata
+    from urllib.parse import unquote
+
+    from linkify_it import LinkifyIt
+
+    linkify = LinkifyIt()
+    dots = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+    chars = "ab.co/:%2E9-@~é\u3002\uff0e\u2024Ⅰªрф中xnK"
+    pick = random.Random(32)
+    linked = 0
+    for _ in range(20000):
+        word = "".join(pick.choice(chars) for _ in range(pick.randint(1, 12)))
+        probe = unquote(unicodedata.normalize("NFKC", word)).translate(dots)  # as escape reads
+        if linkify.test(word) or linkify.test(probe):
+            linked += 1
+            assert escape(word).startswith("`"), word
+    assert linked > 100  # the sample holds links, schemaless and protocol-relative
 
 
 def test_long_strings_are_capped() -> None:

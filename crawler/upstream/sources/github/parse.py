@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
-from crawler.analysis.licenses import is_license_file
+from crawler.analysis.license_paths import is_license_file
 from crawler.model import (
     Commit,
     ForgeLicense,

@@ -604,7 +604,9 @@ def _cache_path(
     code: Sequence[str] = ("license_templates.py",),
 ) -> Path | None:
     """The cache file for these packages and this code: any change to either names another
-    file (the index of a different ScanCode release, or of an edited tokenizer, is never read)."""
+    file (the index of a different ScanCode release, or of an edited tokenizer, is never read).
+    The name begins with the packages' place (``_place``): each installation on the machine
+    (two virtual environments, two checkouts) keeps a file of its own."""
     where = cache_dir()
     if where is None:
         return None
@@ -623,7 +625,12 @@ def _cache_path(
             key.update(Path(__file__).with_name(name).read_bytes())
     except OSError:
         return None
-    return where / f"{prefix}{key.hexdigest()[:32]}.marshal"
+    return where / f"{prefix}{_place(folder, extra)}-{key.hexdigest()[:32]}.marshal"
+
+
+def _place(folder: Path, extra: Path | None) -> str:
+    """Where the license packages are installed, as 12 hex digits of a file name."""
+    return hashlib.sha256(f"{folder}\0{extra}".encode()).hexdigest()[:12]
 
 
 def _read_checked(path: Path, form: bytes) -> bytes | None:
@@ -643,8 +650,11 @@ def _read_checked(path: Path, form: bytes) -> bytes | None:
 
 def _write_checked(path: Path, form: bytes, body: bytes, prefix: str) -> None:
     """Write a cache file whole (a temporary file renamed into place), and remove the files
-    of other package versions; a folder that cannot be written only costs the next process
-    the build."""
+    that other package versions or code of the same installation wrote (and those of names
+    without an installation's place, which older code wrote); another installation's files are
+    its own: removed, they would be rebuilt by it on its next start, and this one's by this one
+    (half a second of CPU each time, whenever two installations take turns). A folder that
+    cannot be written only costs the next process the build."""
     temporary: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -652,8 +662,10 @@ def _write_checked(path: Path, form: bytes, body: bytes, prefix: str) -> None:
             temporary = out.name
             out.write(form + hashlib.sha256(body).digest() + body)
         os.replace(temporary, path)
+        place = path.name[len(prefix) :].partition("-")[0]
         for old in path.parent.glob(f"{prefix}*.marshal"):
-            if old != path:
+            named = old.name[len(prefix) : -len(".marshal")]
+            if old != path and (named.startswith(f"{place}-") or "-" not in named):
                 old.unlink(missing_ok=True)
     except OSError as exc:
         log.info("license data not cached in %s: %s", path.parent, exc)

@@ -24,14 +24,12 @@ def matching_blocks(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, 
     """(i, j, k) with ``a[i:i + k] == b[j:j + k]``, increasing in i and j, adjacent blocks
     joined: difflib's matching blocks of ``a`` and ``b`` (no junk, no autojunk) without its
     closing empty block."""
-    b2j: dict[str, list[int]] = {}
-    for j, w in enumerate(b):
-        b2j.setdefault(w, []).append(j)
+    pair = _Pair(a, b)
     queue = [(0, len(a), 0, len(b))]
     found: list[tuple[int, int, int]] = []
     while queue:
         alo, ahi, blo, bhi = queue.pop()
-        i, j, k = _longest(a, b, b2j, alo, ahi, blo, bhi)
+        i, j, k = pair.longest(alo, ahi, blo, bhi)
         if k:
             found.append((i, j, k))
             if alo < i and blo < j:
@@ -48,96 +46,74 @@ def matching_blocks(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, 
     return out
 
 
-def _longest(
-    a: Sequence[str],
-    b: Sequence[str],
-    b2j: dict[str, list[int]],
-    alo: int,
-    ahi: int,
-    blo: int,
-    bhi: int,
-) -> tuple[int, int, int]:
-    """The longest run of ``a[alo:ahi]`` in ``b[blo:bhi]``, earliest in ``a`` then in ``b``
-    among equally long ones; (alo, blo, 0) when no word is shared."""
-    known = max(_run_on(a, b, alo, ahi, blo, bhi, blo - alo),
-                _run_on(a, b, alo, ahi, blo, bhi, bhi - ahi))  # fmt: skip
-    if known >= _MIN_STRIDE:
-        return _sampled(a, b, b2j, alo, ahi, blo, bhi, known)
-    return _scanned(a, b, b2j, alo, ahi, blo, bhi)
+class _Pair:
+    """Two word sequences and where each word stands in ``b`` (in order)."""
 
+    def __init__(self, a: Sequence[str], b: Sequence[str]) -> None:
+        self.a, self.b = a, b
+        self.b2j: dict[str, list[int]] = {}
+        for j, w in enumerate(b):
+            self.b2j.setdefault(w, []).append(j)
 
-def _run_on(
-    a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: int, d: int
-) -> int:
-    """The longest run of equal words on diagonal ``d`` (``a[i] == b[i + d]``) in the ranges."""
-    lo, hi = max(alo, blo - d), min(ahi, bhi - d)
-    if hi <= lo:
-        return 0
-    same = bytes(map(eq, a[lo:hi], b[lo + d : hi + d]))  # C speed: 1 where equal
-    return max(map(len, same.split(b"\x00")))
+    def longest(self, alo: int, ahi: int, blo: int, bhi: int) -> tuple[int, int, int]:
+        """The longest run of ``a[alo:ahi]`` in ``b[blo:bhi]``, earliest in ``a`` then in
+        ``b`` among equally long ones; (alo, blo, 0) when no word is shared."""
+        known = max(self._run_on(alo, ahi, blo, bhi, blo - alo),
+                    self._run_on(alo, ahi, blo, bhi, bhi - ahi))  # fmt: skip
+        if known >= _MIN_STRIDE:
+            return self._sampled(alo, ahi, blo, bhi, known)
+        return self._scanned(alo, ahi, blo, bhi)
 
+    def _run_on(self, alo: int, ahi: int, blo: int, bhi: int, d: int) -> int:
+        """The longest run of equal words on diagonal ``d`` (``a[i] == b[i + d]``)."""
+        lo, hi = max(alo, blo - d), min(ahi, bhi - d)
+        if hi <= lo:
+            return 0
+        same = bytes(map(eq, self.a[lo:hi], self.b[lo + d : hi + d]))  # C speed: 1 if equal
+        return max(map(len, same.split(b"\x00")))
 
-def _sampled(
-    a: Sequence[str],
-    b: Sequence[str],
-    b2j: dict[str, list[int]],
-    alo: int,
-    ahi: int,
-    blo: int,
-    bhi: int,
-    known: int,
-) -> tuple[int, int, int]:
-    """``_longest`` when a run of ``known`` words exists: a run at least that long covers one
-    of the positions ``alo``, ``alo + known``, ...; the run through each equal pair there is
-    extended both ways (once per run)."""
-    besti, bestj, bestk = alo, blo, 0
-    reach: dict[int, int] = {}  # diagonal -> where the last run extended on it ends in a
-    for p in range(alo, ahi, known):
-        js = b2j.get(a[p])
-        if not js:
-            continue
-        for x in range(bisect_left(js, blo), len(js)):
-            j = js[x]
-            if j >= bhi:
-                break
-            if reach.get(j - p, -1) > p:
-                continue  # inside a run found from an earlier position
-            i0, j0 = p, j
-            while i0 > alo and j0 > blo and a[i0 - 1] == b[j0 - 1]:
-                i0, j0 = i0 - 1, j0 - 1
-            i1, j1 = p + 1, j + 1
-            while i1 < ahi and j1 < bhi and a[i1] == b[j1]:
-                i1, j1 = i1 + 1, j1 + 1
-            reach[j - p] = i1
-            k = i1 - i0
-            if k > bestk or (k == bestk and (i0, j0) < (besti, bestj)):
-                besti, bestj, bestk = i0, j0, k
-    return besti, bestj, bestk
+    def _sampled(self, alo: int, ahi: int, blo: int, bhi: int, known: int) -> tuple[int, int, int]:
+        """``longest`` when a run of ``known`` words exists: a run at least that long covers
+        one of the positions ``alo``, ``alo + known``, ...; the run through each equal pair
+        there is extended both ways (once per run)."""
+        a, b = self.a, self.b
+        besti, bestj, bestk = alo, blo, 0
+        reach: dict[int, int] = {}  # diagonal -> where the last run extended on it ends in a
+        for p in range(alo, ahi, known):
+            js = self.b2j.get(a[p], [])
+            for x in range(bisect_left(js, blo), len(js)):
+                j = js[x]
+                if j >= bhi:
+                    break
+                if reach.get(j - p, -1) > p:
+                    continue  # inside a run found from an earlier position
+                i0, j0 = p, j
+                while i0 > alo and j0 > blo and a[i0 - 1] == b[j0 - 1]:
+                    i0, j0 = i0 - 1, j0 - 1
+                i1, j1 = p + 1, j + 1
+                while i1 < ahi and j1 < bhi and a[i1] == b[j1]:
+                    i1, j1 = i1 + 1, j1 + 1
+                reach[j - p] = i1
+                k = i1 - i0
+                if k > bestk or (k == bestk and (i0, j0) < (besti, bestj)):
+                    besti, bestj, bestk = i0, j0, k
+        return besti, bestj, bestk
 
-
-def _scanned(
-    a: Sequence[str],
-    b: Sequence[str],
-    b2j: dict[str, list[int]],
-    alo: int,
-    ahi: int,
-    blo: int,
-    bhi: int,
-) -> tuple[int, int, int]:
-    """``_longest`` by visiting every equal pair, as difflib's ``find_longest_match`` does
-    (``j2len[j]``: the run ending at the previous word of ``a`` and ``b[j]``)."""
-    besti, bestj, bestk = alo, blo, 0
-    j2len: dict[int, int] = {}
-    for i in range(alo, ahi):
-        get = j2len.get
-        new: dict[int, int] = {}
-        js = b2j.get(a[i], ())
-        for x in range(bisect_left(js, blo), len(js)):
-            j = js[x]
-            if j >= bhi:
-                break
-            k = new[j] = get(j - 1, 0) + 1
-            if k > bestk:
-                besti, bestj, bestk = i - k + 1, j - k + 1, k
-        j2len = new
-    return besti, bestj, bestk
+    def _scanned(self, alo: int, ahi: int, blo: int, bhi: int) -> tuple[int, int, int]:
+        """``longest`` by visiting every equal pair, as difflib's ``find_longest_match``
+        does (``j2len[j]``: the run ending at the previous word of ``a`` and ``b[j]``)."""
+        besti, bestj, bestk = alo, blo, 0
+        j2len: dict[int, int] = {}
+        for i in range(alo, ahi):
+            get = j2len.get
+            new: dict[int, int] = {}
+            js = self.b2j.get(self.a[i], [])
+            for x in range(bisect_left(js, blo), len(js)):
+                j = js[x]
+                if j >= bhi:
+                    break
+                k = new[j] = get(j - 1, 0) + 1
+                if k > bestk:
+                    besti, bestj, bestk = i - k + 1, j - k + 1, k
+            j2len = new
+        return besti, bestj, bestk

@@ -151,16 +151,19 @@ def _prepare(text: str) -> _Doc:
             and not reads_as_prose(line)
         ):
             doc.kind[i] = "holder"  # a holder list or address continuing a copyright line
-    for ln, w, s, eln, e in tokenize_lines(doc.lines):
-        kind = doc.kind.get(ln)
-        if kind != "spdx":
-            doc.words.append(w)
-            doc.line.append(ln)
-            doc.start.append(s)
-            doc.end_line.append(eln)
-            doc.end.append(e)
-            held = kind == "holder" or (kind == "copyright" and s < doc.clause.get(ln, s + 1))
-            doc.ignorable.append(held)
+    toks = tokenize_lines(doc.lines)
+    if doc.tags:
+        toks = [t for t in toks if doc.kind.get(t[0]) != "spdx"]
+    if not toks:
+        return doc
+    columns = tuple(map(list, zip(*toks, strict=True)))  # one list per field, at C speed
+    doc.line, doc.words, doc.start, doc.end_line, doc.end = columns
+    kinds, clauses = doc.kind, doc.clause
+    doc.ignorable = [
+        ln in kinds
+        and (kinds[ln] == "holder" or (kinds[ln] == "copyright" and s < clauses.get(ln, s + 1)))
+        for ln, s in zip(doc.line, doc.start, strict=True)
+    ]
     return doc
 
 

@@ -153,3 +153,35 @@ def test_a_template_read_from_the_derived_cache_is_the_parsed_template(tmp_path:
         read = lt._template_from(again.get("templates", entry.key))  # type: ignore[arg-type]
         assert read == parsed and read.counts == parsed.counts
         assert read.boiler == parsed.boiler and read.words == parsed.words
+
+
+def test_another_installations_cache_is_kept_and_this_ones_older_files_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two installations on one machine (two virtual environments, two checkouts) each keep
+    their files: each removing the other's cost both a rebuild of the index at every start
+    after the other ran (issue 32 defect 7: half a second of CPU of a first audit)."""
+    from crawler.analysis import license_templates as lt
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("CRAWLER_CACHE_DIR", str(cache))
+    elsewhere = tmp_path / "another-venv" / "licensedcode" / "data" / "licenses"
+    elsewhere.mkdir(parents=True)
+    theirs = [lt._cache_path(elsewhere, None),
+              lt._cache_path(elsewhere, None, lt._DERIVED_PREFIX, lt._DERIVED_FORMAT)]  # fmt: skip
+    # this installation's files from before an upgrade of its code
+    older = lt._cache_path(lt.data_dir(), lt._choosealicense_dir(), code=("licenses.py",))
+    legacy = cache / f"{lt._CACHE_PREFIX}{'0' * 32}.marshal"  # a name without a place
+    assert None not in theirs and older is not None and older.parent == cache
+    for path in [*theirs, older, legacy]:
+        assert path is not None
+        path.write_bytes(b"a cache file\n")
+    found = _probe(cache)
+    ours = {Path(str(found["cache"])).name, Path(str(found["derived"])).name}
+    assert sorted(p.name for p in cache.iterdir()) == sorted(
+        ours | {p.name for p in theirs if p is not None}
+    )
+    second = _probe(cache)  # reads this installation's files: no license file opened
+    assert (second["opened"], second["rules"]) == (0, 0)
+    assert all(p is not None and p.read_bytes() == b"a cache file\n" for p in theirs)

@@ -57,6 +57,7 @@ from crawler.upstream.sources.github.pacing import Pacer, secondary_limits
 from crawler.upstream.sources.github.transport import (
     AnswerRefused,
     DeadlineAdapter,
+    DirectSender,
     install_deadline,
 )
 
@@ -296,15 +297,15 @@ class AppTokens(Protocol):
     def close(self) -> None: ...
 
 
-def _settle_environment(session: requests.Session, api_url: str) -> None:
-    """Read the environment's proxies and CA bundle once, for the one host this session talks
-    to, instead of on every request: requests walks ``os.environ`` twice per request when
-    ``trust_env`` is on (a third of a REST request's CPU in the first audit). ``.netrc``
+def _settle_environment(
+    session: requests.Session, proxies: dict[str, str], verify: bool | str
+) -> None:
+    """Give PyGithub's session the environment's proxies and CA bundle, read once by the
+    client (GitHubApi), instead of having requests walk ``os.environ`` twice on every request
+    while ``trust_env`` is on (a third of a REST request's CPU in the first audit). ``.netrc``
     credentials, which trust_env would also read, are not wanted: auth is the token's."""
-    session.proxies.update(requests.utils.get_environ_proxies(api_url))
-    bundle = ca_bundle()
-    if bundle:
-        session.verify = bundle
+    session.proxies.update(proxies)
+    session.verify = verify
     session.trust_env = False
 
 
@@ -417,9 +418,14 @@ class GitHubApi:
         self._sleep = sleep
         self._timeout = timeout
         self._deadline = deadline or max(2 * timeout, timeout + 5)
+        # the environment's proxies for GitHub's host (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY)
+        # and its CA bundle (REQUESTS_CA_BUNDLE, SSL_CERT_FILE), read once for every thread's
+        # connections: requests would read them again on every request
+        self.proxies: dict[str, str] = requests.utils.get_environ_proxies(self.api_url)
+        self.verify: bool | str = ca_bundle() or True
         self._random = random.Random()
         self._local = threading.local()
-        self._clients: list[Github | requests.Session] = []
+        self._clients: list[Github | DirectSender] = []
         self._clients_lock = threading.Lock()
         # a secondary limit closes the gate: every worker waits until the one that hit it has
         # waited its retry-after
@@ -461,12 +467,12 @@ class GitHubApi:
                 # PyGithub's default 0.25 s per read and 1 s per POST would make it crawl
                 seconds_between_requests=None,
                 seconds_between_writes=None,
-                verify=ca_bundle() or True,  # REQUESTS_CA_BUNDLE or SSL_CERT_FILE
+                verify=self.verify,  # REQUESTS_CA_BUNDLE or SSL_CERT_FILE
             )
             install_deadline(client, self._deadline, **self._guards())
             connection = getattr(client.requester, "_Requester__connection", None)
             if isinstance(getattr(connection, "session", None), requests.Session):
-                _settle_environment(connection.session, self.api_url)  # type: ignore[union-attr]
+                _settle_environment(connection.session, self.proxies, self.verify)  # type: ignore[union-attr]
             self._local.client = client
             with self._clients_lock:
                 self._clients.append(client)
@@ -480,51 +486,42 @@ class GitHubApi:
             "allow_private": self.allow_private,
         }
 
-    def _session(self) -> requests.Session:
-        """This thread's plain session, for GraphQL and /rate_limit: PyGithub's headers (token,
-        user agent, JSON), its timeout, and the same per-request deadline."""
-        session: requests.Session | None = getattr(self._local, "session", None)
-        if session is None:
-            session = requests.Session()
-            session.headers.update({"User-Agent": USER_AGENT, "Accept": ACCEPT})
-            session.verify = ca_bundle() or True  # proxies: read once, _settle_environment
+    def _sender(self) -> DirectSender:
+        """This thread's sender of plain requests (GraphQL, trees, /rate_limit): PyGithub's
+        headers (token, user agent, JSON), its timeout, the same per-request deadline, size
+        limit and redirect guard, and the proxies and CA bundle read at the start."""
+        sender: DirectSender | None = getattr(self._local, "sender", None)
+        if sender is None:
+            headers = dict(requests.utils.default_headers())
+            headers.update({"User-Agent": USER_AGENT, "Accept": ACCEPT})
             if self._token:
-                session.headers["Authorization"] = f"token {self._token}"
-            adapter = DeadlineAdapter(self._deadline, max_retries=0, **self._guards())
-            session.mount("http://", adapter)
-            session.mount("https://", adapter)
-            _settle_environment(session, self.api_url)
-            self._local.session = session
+                headers["Authorization"] = f"token {self._token}"
+            sender = DirectSender(
+                DeadlineAdapter(self._deadline, max_retries=0, **self._guards()),
+                headers=headers,
+                timeout=self._timeout,
+                verify=self.verify,
+                proxies=self.proxies,
+            )
+            self._local.sender = sender
             with self._clients_lock:
-                self._clients.append(session)
-        return session
+                self._clients.append(sender)
+        return sender
 
     def _plain(
         self, verb: str, url: str, headers: dict[str, str] | None, input: Any
     ) -> tuple[int, dict[str, Any], str]:
-        """One request through this thread's plain session: (status, headers, body)."""
-        sent = dict(headers or {})
+        """One request through this thread's sender: (status, headers, body); redirects are
+        not followed (as PyGithub's requestJson)."""
+        sent = dict(headers) if headers else {}
         if self._app_tokens is not None:  # the current installation token, renewed in time
             sent["Authorization"] = f"token {self._app_tokens.token()}"
+        body = None
         if input is not None:
             sent["Content-Type"] = "application/json"
-        session = self._session()
-        # straight to the transport (DeadlineAdapter: deadline, size cap, redirect guard,
-        # proxies), without Session.request's per-request merging of environment, cookies and
-        # hooks, none of which a token-authenticated JSON API uses; redirects are not followed
-        # (as PyGithub's requestJson)
-        prepared = requests.PreparedRequest()
-        prepared.prepare(
-            method=verb,
-            url=url,
-            headers={**session.headers, **sent},
-            data=None if input is None else json.dumps(input),
-        )
-        response = session.get_adapter(url).send(
-            prepared, timeout=self._timeout, verify=session.verify, proxies=session.proxies
-        )
-        body = response.content.decode("utf-8", errors="replace")  # GitHub's JSON is UTF-8
-        return response.status_code, dict(response.headers), body
+            body = json.dumps(input).encode()
+        status, resp_headers, content = self._sender().send(verb, url, sent, body)
+        return status, resp_headers, content.decode("utf-8", errors="replace")  # UTF-8 JSON
 
     def close(self) -> None:
         with self._clients_lock:
@@ -611,7 +608,7 @@ class GitHubApi:
         asked again only if that answer was lost: no validators kept, no store read or write,
         sent through the plain session."""
         url = self.absolute(path)
-        key = cache_key("GET", url, ACCEPT, self._identity)
+        key = "" if immutable else cache_key("GET", url, ACCEPT, self._identity)
         cached = None if immutable else self._cache.get_response(key)
         headers = {"Accept": ACCEPT}
         if cached and cached.etag:

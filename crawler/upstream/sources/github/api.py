@@ -601,12 +601,14 @@ class GitHubApi:
         expect: type = dict,
         allow: tuple[int, ...] = (),
         immutable: bool = False,
+        decode: Callable[[str], Any] = json.loads,
     ) -> ApiResponse:
         """GET with validators; a 304 replays the stored body. ``allow`` lists statuses that
         are answers rather than failures (404 for "no license", 409 for "empty repo").
         ``immutable``: the URL names content by its hash (a tree at a commit sha), so it is
         asked again only if that answer was lost: no validators kept, no store read or write,
-        sent through the plain session."""
+        sent through the plain session. ``decode`` reads the body (parse.decode_tree: a tree's
+        entries with only the fields read); a ValueError from it is an answer that is not JSON."""
         url = self.absolute(path)
         key = "" if immutable else cache_key("GET", url, ACCEPT, self._identity)
         cached = None if immutable else self._cache.get_response(key)
@@ -625,11 +627,12 @@ class GitHubApi:
             )
             if status == 304 and cached is not None:
                 self.stats.add(not_modified=1)
-                return ApiResponse(200, self._parse(cached.body.decode(), expect), url, True)
+                data = self._parse(cached.body.decode(), expect, decode)
+                return ApiResponse(200, data, url, True)
             if status in allow:
                 return ApiResponse(status, None, url)
             self._raise_for_status(status, body, url)
-            data = self._parse(body, expect)
+            data = self._parse(body, expect, decode)
             if not immutable and (resp_headers.get("etag") or resp_headers.get("last-modified")):
                 self._cache.put_response(
                     key,
@@ -810,9 +813,9 @@ class GitHubApi:
         raise GitHubError(f"HTTP {status}: {message}", url, status)
 
     @staticmethod
-    def _parse(body: str, expect: type) -> Any:
+    def _parse(body: str, expect: type, decode: Callable[[str], Any] = json.loads) -> Any:
         try:
-            data = json.loads(body)
+            data = decode(body)
         except ValueError:
             snippet = body.lstrip()[:1]
             kind = "an HTML page" if snippet == "<" else "truncated or invalid JSON"

@@ -1,12 +1,13 @@
 """GitHub transport: PyGithub's requester plus what a nightly job needs on top of it.
 
 - REST requests go through PyGithub; GraphQL documents (which PyGithub would only forward as a
-  JSON POST) and the free ``GET /rate_limit`` go through a plain ``requests`` session with the
-  same deadline, headers and token. PyGithub is imported at the first REST request: an
+  JSON POST), trees at a commit and the free ``GET /rate_limit`` are plain requests, sent
+  straight to urllib3's pool (transport.DirectSender) with the same deadline, size limit,
+  headers, token and proxy. PyGithub is imported at the first REST request: an
   unchanged night with a token sends none, and so does not load PyGithub's modules nor the
   JWT, cryptography and NaCl stacks it imports for App authentication and secrets (about
   15 MB of a 90 MB budget, see bench/audit_budget.py);
-- concurrency: each worker thread has its own PyGithub client and its own session (neither is
+- concurrency: each worker thread has its own PyGithub client and its own sender (neither is
   thread-safe); they share one rate budget, one set of counters and one validator cache;
 - conditional requests: validators and bodies live in a ResponseCache, URLs are byte-stable;
 - a rate budget read from ``x-ratelimit-*`` on every answer; a request reserves its point
@@ -607,8 +608,8 @@ class GitHubApi:
         are answers rather than failures (404 for "no license", 409 for "empty repo").
         ``immutable``: the URL names content by its hash (a tree at a commit sha), so it is
         asked again only if that answer was lost: no validators kept, no store read or write,
-        sent through the plain session. ``decode`` reads the body (parse.decode_tree: a tree's
-        entries with only the fields read); a ValueError from it is an answer that is not JSON."""
+        sent as a plain request (DirectSender). ``decode`` reads the body (parse.decode_tree:
+        a tree's entries with only the fields read); its ValueError: an answer not JSON."""
         url = self.absolute(path)
         key = "" if immutable else cache_key("GET", url, ACCEPT, self._identity)
         cached = None if immutable else self._cache.get_response(key)
@@ -619,9 +620,9 @@ class GitHubApi:
             headers["If-Modified-Since"] = cached.last_modified
 
         def attempt() -> ApiResponse:
-            # an immutable answer needs none of PyGithub's REST machinery: the plain session
-            # (same token, headers, deadline and budget) sends it at a third of the CPU, and a
-            # first audit with a token then never imports PyGithub
+            # an immutable answer needs none of PyGithub's REST machinery: a plain request
+            # (same token, headers, deadline and budget) costs half its CPU, and a first audit
+            # with a token then never imports PyGithub
             status, resp_headers, body = self._send(
                 "GET", path, headers=headers, budget=self.core, plain=immutable
             )
@@ -656,7 +657,7 @@ class GitHubApi:
         the message is made when asked for (redacting an answer's head costs 2 ms, and an
         answer that names every repository never needs it).
 
-        Sent through the plain session (PyGithub's graphql_query raises on any error, and a
+        Sent as a plain request (PyGithub's graphql_query raises on any error, and a
         batch needs the partial data). A 502/504 (GitHub's query timeout) is returned for the
         caller to shrink the batch, or retried like any 5xx when ``retry_timeouts`` says the
         batch cannot shrink any more."""
@@ -715,7 +716,7 @@ class GitHubApi:
         answers: tuple[int, ...] = (),
         plain: bool = False,
     ) -> tuple[int, dict[str, Any], str]:
-        """One request (through PyGithub, or the plain session when ``plain``); 5xx other
+        """One request (through PyGithub, or this thread's sender when ``plain``); 5xx other
         than ``answers`` and transport failures are _Transient."""
         url = self.absolute(path)
         if self.stopped is not None:  # GitHub asked not to be asked again this audit

@@ -137,12 +137,15 @@ _WATCHDOG = _Watchdog()
 
 
 class _Watch:
-    """One request's sockets, shut down by ``expire`` (the watchdog's thread) when its deadline
-    passes; ``fired`` says it did."""
+    """One request's deadline: ``with _Watch(seconds) as watch:`` around the request; the
+    sockets the thread's request uses meanwhile are shut down (by the watchdog's thread) when
+    the deadline passes, and a failure after that is DeadlineExceeded. ``confirm`` afterwards:
+    an answer the deadline cut short is not trusted."""
 
-    __slots__ = ("fired", "sockets")
+    __slots__ = ("_timer", "deadline", "fired", "sockets")
 
-    def __init__(self) -> None:
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
         self.fired = False
         self.sockets: list[socket.socket] = []
 
@@ -151,6 +154,26 @@ class _Watch:
         for sock in list(self.sockets):
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
+
+    def __enter__(self) -> _Watch:
+        self._timer = _WATCHDOG.alarm(self.deadline, self.expire)
+        _active.sockets = self.sockets
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, _tb: Any
+    ) -> None:
+        self._timer.cancel()  # from here on, the sockets are left alone
+        _active.sockets = None
+        if self.fired and isinstance(exc, Exception) and not isinstance(exc, AnswerRefused):
+            raise DeadlineExceeded(
+                f"no complete answer within the {self.deadline:g}s request deadline"
+            ) from None
+
+    def confirm(self, close: Callable[[], None]) -> None:
+        if self.fired:  # the answer may have been cut short: do not trust it
+            close()
+            raise DeadlineExceeded(f"no complete answer within the {self.deadline:g}s deadline")
 
 
 def _track(sock: socket.socket | None) -> None:
@@ -228,7 +251,6 @@ class DeadlineAdapter(HTTPAdapter):
             _ = response.content
             return
         limit = self.size_limit
-        hint = "raise github.answer_size_limit in sources.yaml if it is legitimate"
         length = response.headers.get("content-length", "").strip()
         chunks: list[bytes] = []
         total = int(length) if length.isdigit() else 0
@@ -241,10 +263,7 @@ class DeadlineAdapter(HTTPAdapter):
                 chunks.append(chunk)
         if total > limit:
             response.close()
-            raise AnswerRefused(
-                f"GitHub's answer is larger than the answer size limit of {limit} bytes once "
-                f"decompressed (stopped reading; {hint})"
-            )
+            raise _too_large(limit)
         response._content = b"".join(chunks)  # what ``response.content`` would have read
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
@@ -260,28 +279,12 @@ class DeadlineAdapter(HTTPAdapter):
         return manager
 
     def send(self, request: PreparedRequest, *args: Any, **kwargs: Any) -> Response:
-        watch = _Watch()
-        timer = _WATCHDOG.alarm(self.deadline, watch.expire)
-        _active.sockets = watch.sockets
-        try:
+        with _Watch(self.deadline) as watch:
             self._check_host(str(request.url))
             response = super().send(request, *args, **kwargs)
             if not kwargs.get("stream"):
                 self._read_capped(response)  # the body too, inside the deadline
-        except AnswerRefused:
-            raise
-        except Exception as exc:
-            if watch.fired:
-                raise DeadlineExceeded(
-                    f"no complete answer within the {self.deadline:g}s request deadline"
-                ) from None
-            raise exc
-        finally:
-            timer.cancel()
-            _active.sockets = None
-        if watch.fired:  # the answer may have been cut short: do not trust it
-            response.close()
-            raise DeadlineExceeded(f"no complete answer within the {self.deadline:g}s deadline")
+        watch.confirm(response.close)
         _drop_garbled_rate_headers(response)
         return response
 
@@ -350,10 +353,7 @@ class DirectSender:
         """(status, headers with lower-case names, body) of one request; redirects are not
         followed."""
         adapter = self.adapter
-        watch = _Watch()
-        timer = _WATCHDOG.alarm(adapter.deadline, watch.expire)
-        _active.sockets = watch.sockets
-        try:
+        with _Watch(adapter.deadline) as watch:
             adapter._check_host(url)
             pool, target = self._route(url)
             try:
@@ -376,20 +376,7 @@ class DirectSender:
                     raise
                 raise mapped from exc
             content = self._read(response)
-        except AnswerRefused:
-            raise
-        except Exception as exc:
-            if watch.fired:
-                raise DeadlineExceeded(
-                    f"no complete answer within the {adapter.deadline:g}s request deadline"
-                ) from None
-            raise exc
-        finally:
-            timer.cancel()
-            _active.sockets = None
-        if watch.fired:  # the answer may have been cut short: do not trust it
-            response.close()
-            raise DeadlineExceeded(f"no complete answer within the {adapter.deadline:g}s deadline")
+        watch.confirm(response.close)
         return response.status, _header_dict(response.headers), content
 
     def _read(self, response: BaseHTTPResponse) -> bytes:

@@ -49,9 +49,9 @@ def is_license_file(path: str) -> bool:
     templates with such names (license.py, copyright.html) are not license files, nor is anything
     under a test or fixture data directory (crawler.analysis.license_paths)."""
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    if is_test_data(path):  # tests/ReplayData/License.setUp.txt: data a test reads
-        return False
-    return _LICENSE_NAME_RE.match(name) is not None and _CODE_SUFFIX_RE.search(name) is None
+    if _LICENSE_NAME_RE.match(name) is None or _CODE_SUFFIX_RE.search(name) is not None:
+        return False  # asked first: a tree's other files, tens of thousands, end here
+    return not is_test_data(path)  # tests/ReplayData/License.setUp.txt: data a test reads
 
 
 _LESSER_RE = re.compile(r"^(?:copying|licen[cs]e)\.lesser(?:\.(?:txt|md))?$", re.IGNORECASE)

@@ -303,7 +303,8 @@ def test_the_environment_is_read_once_per_session_not_per_request(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """requests walks os.environ for proxies and CA bundles on every request while trust_env
-    is on: the GitHub sessions read them once, and keep what they read (a proxy, a CA file)."""
+    is on: the GitHub client reads them once, and its connections keep what it read (a proxy,
+    a CA file): PyGithub's session and the plain requests' sender."""
     from crawler.upstream.http import MemoryCache
     from crawler.upstream.sources.github import GitHubSettings
     from crawler.upstream.sources.github.api import GitHubApi
@@ -315,11 +316,11 @@ def test_the_environment_is_read_once_per_session_not_per_request(
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(bundle))
     api = GitHubApi("https://api.github.com", TOKEN, MemoryCache(), GitHubSettings())
     try:
-        plain = api._session()
+        plain = api._sender()
         rest = api._requester()._Requester__connection.session
-        for session in (plain, rest):
-            assert session.trust_env is False
-            assert session.proxies == {"https": "http://proxy.invalid:3128"}
+        assert rest.trust_env is False
+        for read in (plain, rest):
+            assert read.proxies == {"https": "http://proxy.invalid:3128"}
         assert plain.verify == str(bundle)
         assert api._requester()._Requester__connection.verify == str(bundle)
     finally:

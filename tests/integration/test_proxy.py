@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import logging
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ from crawler.logs import configure_output, secrets_from_env
 from crawler.store import Store
 from crawler.upstream.http import MemoryCache
 from crawler.upstream.pages import PageFetcher
+from crawler.upstream.sources.github import GitHubSettings
+from crawler.upstream.sources.github.api import GitHubApi, GitHubError
 from crawler_fakes.faults import FaultPlan, FaultRule
 from crawler_fakes.gitee import FakeGitee, demo_states
 from crawler_fakes.github import FakeGitHub, FakeRelease, FakeRepo, GitHubState
@@ -223,6 +226,44 @@ def test_without_the_company_ca_https_fails_as_an_error_not_a_finding(
     assert {e["project"] for e in report["errors"]} == {
         "Released", "Accel Plugin", "Compiler Toolkit",
     }  # fmt: skip
+
+
+def test_github_keeps_the_proxy_and_ca_it_read_at_the_start_in_every_thread(
+    fakes: Fakes,
+    proxy: RecordingProxy,
+    company_ca: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The GitHub client reads the environment's proxy and CA bundle once (requests would read
+    them on every request) and every thread's connections use what it read, through the
+    proxy's tunnel, trusting the company CA. Fails before: a thread started after the
+    environment changed read it again (no proxy, a CA file that is not there)."""
+    github = fakes[0]
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(company_ca))
+    api = GitHubApi(github.base_url, TOKEN, MemoryCache(), GitHubSettings(max_retries=0))
+    monkeypatch.delenv("HTTPS_PROXY")
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(tmp_path / "not-there.pem"))
+    read: list[object] = []
+
+    def read_tree() -> None:  # a thread of its own: its own connection, its own tunnel
+        try:
+            tree = api.get_json(f"/repos/corp/released/git/trees/{'1' * 40}", immutable=True)
+            read.append([entry["path"] for entry in tree.data["tree"]])
+        except GitHubError as exc:
+            read.append(str(exc))
+
+    try:
+        for _ in range(2):
+            worker = threading.Thread(target=read_tree)
+            worker.start()
+            worker.join()
+    finally:
+        api.close()
+    assert read == [["LICENSE"], ["LICENSE"]]
+    assert [(r.method, r.host) for r in proxy.requests] == [
+        ("CONNECT", _netloc(github.base_url))
+    ] * 2
 
 
 def test_the_request_deadline_holds_through_the_proxy(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 
 import msgspec
 import pytest
@@ -47,6 +48,54 @@ def test_license_file_is_decoded_without_bom_and_with_replacement() -> None:
     )
     assert license_file.text == "MIT License\n\ufffd\n"
     assert (verdict.key, verdict.spdx_id) == ("mit", "MIT")
+
+
+def test_a_decoded_tree_gives_the_inventory_json_gives() -> None:
+    """decode_tree keeps only path, type and sha of each entry: the inventory is the one the
+    whole JSON gives, URLs, submodules, sub-trees and test data included."""
+    body = json.dumps({
+        "sha": "f" * 40, "url": "https://api.github.com/x", "truncated": False,
+        "tree": [
+            {"path": "LICENSE", "mode": "100644", "type": "blob", "sha": "1", "url": "u"},
+            {"path": "NOTICE", "mode": "100644", "type": "blob", "sha": "2", "size": 9},
+            {"path": "licenses", "mode": "040000", "type": "tree", "sha": "3"},
+            {"path": "third_party/LICENSE", "mode": "160000", "type": "commit", "sha": "4"},
+            {"path": "tests/data/COPYING", "mode": "100644", "type": "blob", "sha": "5"},
+            {"path": "vendor/x/COPYING.txt", "mode": "100644", "type": "blob", "sha": "6"},
+            {"path": "src/copyright.py", "mode": "100644", "type": "blob", "sha": "7"},
+        ],
+    })  # fmt: skip
+    decoded = parse.decode_tree(body)
+    assert [type(e) for e in decoded["tree"]] == [parse.TreeEntry] * 7
+    repo = "https://github.com/o/r"
+    inventory = parse.inventory_from_tree(decoded, repo, "main")
+    assert inventory == parse.inventory_from_tree(json.loads(body), repo, "main")
+    assert [(e.path, e.blob_sha, e.url) for e in inventory] == [
+        ("LICENSE", "1", "https://github.com/o/r/blob/main/LICENSE"),
+        ("NOTICE", "2", "https://github.com/o/r/blob/main/NOTICE"),
+        ("vendor/x/COPYING.txt", "6", "https://github.com/o/r/blob/main/vendor/x/COPYING.txt"),
+    ]
+
+
+def test_a_tree_of_another_shape_is_read_as_json_was() -> None:
+    """An entry decode_tree cannot type (not an object, a number for a path, a null sha) sends
+    the whole answer through json.loads: the inventory reads it as before, an answer that is
+    not an object is left for the API's shape check, and one that is not JSON is a ValueError
+    (the API's "not JSON" answer, retried)."""
+    odd = json.dumps({"tree": [
+        "LICENSE", {"path": 7, "type": "blob"}, {"path": "COPYING", "type": "blob", "sha": None},
+        {"path": "NOTICE", "type": "blob", "sha": "n"},
+    ]})  # fmt: skip
+    decoded = parse.decode_tree(odd)
+    assert decoded == json.loads(odd)
+    assert [(e.path, e.blob_sha) for e in parse.inventory_from_tree(decoded)] == [
+        ("COPYING", "None"), ("NOTICE", "n"),
+    ]  # fmt: skip
+    assert parse.decode_tree('[{"path": "LICENSE"}]') == [{"path": "LICENSE"}]
+    with pytest.raises(parse.ShapeError, match="missing field 'tree'"):
+        parse.inventory_from_tree(parse.decode_tree('{"sha": "1"}'))
+    with pytest.raises(ValueError):
+        parse.decode_tree('{"tree": [{"path": "LICENSE", "type": "bl')
 
 
 def test_graphql_tags_peel_annotated_tags_to_their_commit() -> None:

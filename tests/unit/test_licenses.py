@@ -295,6 +295,8 @@ def test_normalize_github_spdx(given: str | None, expected: str | None) -> None:
     ("THIRD-PARTY-LICENSES", True), ("docs/third-party-notices.md", True),
     ("examples/device/ep/LICENSE-DeepEP", True), ("README.md", False),
     ("mylicense.txt", False), ("notices/README", False),
+    ("tests/ReplayData/License.setUp.txt", False), ("src/testdata/COPYING", False),
+    ("third_party/x/LICENSE", True), ("src/copyright.py", False), ("tests/run.py", False),
 ])
 def test_is_license_file(path: str, expected: bool) -> None:
     assert is_license_file(path) is expected

@@ -1,12 +1,13 @@
 """GitHub transport: PyGithub's requester plus what a nightly job needs on top of it.
 
 - REST requests go through PyGithub; GraphQL documents (which PyGithub would only forward as a
-  JSON POST) and the free ``GET /rate_limit`` go through a plain ``requests`` session with the
-  same deadline, headers and token. PyGithub is imported at the first REST request: an
+  JSON POST), trees at a commit and the free ``GET /rate_limit`` are plain requests, sent
+  straight to urllib3's pool (transport.DirectSender) with the same deadline, size limit,
+  headers, token and proxy. PyGithub is imported at the first REST request: an
   unchanged night with a token sends none, and so does not load PyGithub's modules nor the
   JWT, cryptography and NaCl stacks it imports for App authentication and secrets (about
   15 MB of a 90 MB budget, see bench/audit_budget.py);
-- concurrency: each worker thread has its own PyGithub client and its own session (neither is
+- concurrency: each worker thread has its own PyGithub client and its own sender (neither is
   thread-safe); they share one rate budget, one set of counters and one validator cache;
 - conditional requests: validators and bodies live in a ResponseCache, URLs are byte-stable;
 - a rate budget read from ``x-ratelimit-*`` on every answer; a request reserves its point
@@ -57,6 +58,7 @@ from crawler.upstream.sources.github.pacing import Pacer, secondary_limits
 from crawler.upstream.sources.github.transport import (
     AnswerRefused,
     DeadlineAdapter,
+    DirectSender,
     install_deadline,
 )
 
@@ -296,15 +298,15 @@ class AppTokens(Protocol):
     def close(self) -> None: ...
 
 
-def _settle_environment(session: requests.Session, api_url: str) -> None:
-    """Read the environment's proxies and CA bundle once, for the one host this session talks
-    to, instead of on every request: requests walks ``os.environ`` twice per request when
-    ``trust_env`` is on (a third of a REST request's CPU in the first audit). ``.netrc``
+def _settle_environment(
+    session: requests.Session, proxies: dict[str, str], verify: bool | str
+) -> None:
+    """Give PyGithub's session the environment's proxies and CA bundle, read once by the
+    client (GitHubApi), instead of having requests walk ``os.environ`` twice on every request
+    while ``trust_env`` is on (a third of a REST request's CPU in the first audit). ``.netrc``
     credentials, which trust_env would also read, are not wanted: auth is the token's."""
-    session.proxies.update(requests.utils.get_environ_proxies(api_url))
-    bundle = ca_bundle()
-    if bundle:
-        session.verify = bundle
+    session.proxies.update(proxies)
+    session.verify = verify
     session.trust_env = False
 
 
@@ -417,9 +419,14 @@ class GitHubApi:
         self._sleep = sleep
         self._timeout = timeout
         self._deadline = deadline or max(2 * timeout, timeout + 5)
+        # the environment's proxies for GitHub's host (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY)
+        # and its CA bundle (REQUESTS_CA_BUNDLE, SSL_CERT_FILE), read once for every thread's
+        # connections: requests would read them again on every request
+        self.proxies: dict[str, str] = requests.utils.get_environ_proxies(self.api_url)
+        self.verify: bool | str = ca_bundle() or True
         self._random = random.Random()
         self._local = threading.local()
-        self._clients: list[Github | requests.Session] = []
+        self._clients: list[Github | DirectSender] = []
         self._clients_lock = threading.Lock()
         # a secondary limit closes the gate: every worker waits until the one that hit it has
         # waited its retry-after
@@ -461,12 +468,12 @@ class GitHubApi:
                 # PyGithub's default 0.25 s per read and 1 s per POST would make it crawl
                 seconds_between_requests=None,
                 seconds_between_writes=None,
-                verify=ca_bundle() or True,  # REQUESTS_CA_BUNDLE or SSL_CERT_FILE
+                verify=self.verify,  # REQUESTS_CA_BUNDLE or SSL_CERT_FILE
             )
             install_deadline(client, self._deadline, **self._guards())
             connection = getattr(client.requester, "_Requester__connection", None)
             if isinstance(getattr(connection, "session", None), requests.Session):
-                _settle_environment(connection.session, self.api_url)  # type: ignore[union-attr]
+                _settle_environment(connection.session, self.proxies, self.verify)  # type: ignore[union-attr]
             self._local.client = client
             with self._clients_lock:
                 self._clients.append(client)
@@ -480,51 +487,42 @@ class GitHubApi:
             "allow_private": self.allow_private,
         }
 
-    def _session(self) -> requests.Session:
-        """This thread's plain session, for GraphQL and /rate_limit: PyGithub's headers (token,
-        user agent, JSON), its timeout, and the same per-request deadline."""
-        session: requests.Session | None = getattr(self._local, "session", None)
-        if session is None:
-            session = requests.Session()
-            session.headers.update({"User-Agent": USER_AGENT, "Accept": ACCEPT})
-            session.verify = ca_bundle() or True  # proxies: read once, _settle_environment
+    def _sender(self) -> DirectSender:
+        """This thread's sender of plain requests (GraphQL, trees, /rate_limit): PyGithub's
+        headers (token, user agent, JSON), its timeout, the same per-request deadline, size
+        limit and redirect guard, and the proxies and CA bundle read at the start."""
+        sender: DirectSender | None = getattr(self._local, "sender", None)
+        if sender is None:
+            headers = dict(requests.utils.default_headers())
+            headers.update({"User-Agent": USER_AGENT, "Accept": ACCEPT})
             if self._token:
-                session.headers["Authorization"] = f"token {self._token}"
-            adapter = DeadlineAdapter(self._deadline, max_retries=0, **self._guards())
-            session.mount("http://", adapter)
-            session.mount("https://", adapter)
-            _settle_environment(session, self.api_url)
-            self._local.session = session
+                headers["Authorization"] = f"token {self._token}"
+            sender = DirectSender(
+                DeadlineAdapter(self._deadline, max_retries=0, **self._guards()),
+                headers=headers,
+                timeout=self._timeout,
+                verify=self.verify,
+                proxies=self.proxies,
+            )
+            self._local.sender = sender
             with self._clients_lock:
-                self._clients.append(session)
-        return session
+                self._clients.append(sender)
+        return sender
 
     def _plain(
         self, verb: str, url: str, headers: dict[str, str] | None, input: Any
     ) -> tuple[int, dict[str, Any], str]:
-        """One request through this thread's plain session: (status, headers, body)."""
-        sent = dict(headers or {})
+        """One request through this thread's sender: (status, headers, body); redirects are
+        not followed (as PyGithub's requestJson)."""
+        sent = dict(headers) if headers else {}
         if self._app_tokens is not None:  # the current installation token, renewed in time
             sent["Authorization"] = f"token {self._app_tokens.token()}"
+        body = None
         if input is not None:
             sent["Content-Type"] = "application/json"
-        session = self._session()
-        # straight to the transport (DeadlineAdapter: deadline, size cap, redirect guard,
-        # proxies), without Session.request's per-request merging of environment, cookies and
-        # hooks, none of which a token-authenticated JSON API uses; redirects are not followed
-        # (as PyGithub's requestJson)
-        prepared = requests.PreparedRequest()
-        prepared.prepare(
-            method=verb,
-            url=url,
-            headers={**session.headers, **sent},
-            data=None if input is None else json.dumps(input),
-        )
-        response = session.get_adapter(url).send(
-            prepared, timeout=self._timeout, verify=session.verify, proxies=session.proxies
-        )
-        body = response.content.decode("utf-8", errors="replace")  # GitHub's JSON is UTF-8
-        return response.status_code, dict(response.headers), body
+            body = json.dumps(input).encode()
+        status, resp_headers, content = self._sender().send(verb, url, sent, body)
+        return status, resp_headers, content.decode("utf-8", errors="replace")  # UTF-8 JSON
 
     def close(self) -> None:
         with self._clients_lock:
@@ -604,14 +602,16 @@ class GitHubApi:
         expect: type = dict,
         allow: tuple[int, ...] = (),
         immutable: bool = False,
+        decode: Callable[[str], Any] = json.loads,
     ) -> ApiResponse:
         """GET with validators; a 304 replays the stored body. ``allow`` lists statuses that
         are answers rather than failures (404 for "no license", 409 for "empty repo").
         ``immutable``: the URL names content by its hash (a tree at a commit sha), so it is
         asked again only if that answer was lost: no validators kept, no store read or write,
-        sent through the plain session."""
+        sent as a plain request (DirectSender). ``decode`` reads the body (parse.decode_tree:
+        a tree's entries with only the fields read); its ValueError: an answer not JSON."""
         url = self.absolute(path)
-        key = cache_key("GET", url, ACCEPT, self._identity)
+        key = "" if immutable else cache_key("GET", url, ACCEPT, self._identity)
         cached = None if immutable else self._cache.get_response(key)
         headers = {"Accept": ACCEPT}
         if cached and cached.etag:
@@ -620,19 +620,20 @@ class GitHubApi:
             headers["If-Modified-Since"] = cached.last_modified
 
         def attempt() -> ApiResponse:
-            # an immutable answer needs none of PyGithub's REST machinery: the plain session
-            # (same token, headers, deadline and budget) sends it at a third of the CPU, and a
-            # first audit with a token then never imports PyGithub
+            # an immutable answer needs none of PyGithub's REST machinery: a plain request
+            # (same token, headers, deadline and budget) costs half its CPU, and a first audit
+            # with a token then never imports PyGithub
             status, resp_headers, body = self._send(
                 "GET", path, headers=headers, budget=self.core, plain=immutable
             )
             if status == 304 and cached is not None:
                 self.stats.add(not_modified=1)
-                return ApiResponse(200, self._parse(cached.body.decode(), expect), url, True)
+                data = self._parse(cached.body.decode(), expect, decode)
+                return ApiResponse(200, data, url, True)
             if status in allow:
                 return ApiResponse(status, None, url)
             self._raise_for_status(status, body, url)
-            data = self._parse(body, expect)
+            data = self._parse(body, expect, decode)
             if not immutable and (resp_headers.get("etag") or resp_headers.get("last-modified")):
                 self._cache.put_response(
                     key,
@@ -656,7 +657,7 @@ class GitHubApi:
         the message is made when asked for (redacting an answer's head costs 2 ms, and an
         answer that names every repository never needs it).
 
-        Sent through the plain session (PyGithub's graphql_query raises on any error, and a
+        Sent as a plain request (PyGithub's graphql_query raises on any error, and a
         batch needs the partial data). A 502/504 (GitHub's query timeout) is returned for the
         caller to shrink the batch, or retried like any 5xx when ``retry_timeouts`` says the
         batch cannot shrink any more."""
@@ -715,7 +716,7 @@ class GitHubApi:
         answers: tuple[int, ...] = (),
         plain: bool = False,
     ) -> tuple[int, dict[str, Any], str]:
-        """One request (through PyGithub, or the plain session when ``plain``); 5xx other
+        """One request (through PyGithub, or this thread's sender when ``plain``); 5xx other
         than ``answers`` and transport failures are _Transient."""
         url = self.absolute(path)
         if self.stopped is not None:  # GitHub asked not to be asked again this audit
@@ -813,9 +814,9 @@ class GitHubApi:
         raise GitHubError(f"HTTP {status}: {message}", url, status)
 
     @staticmethod
-    def _parse(body: str, expect: type) -> Any:
+    def _parse(body: str, expect: type, decode: Callable[[str], Any] = json.loads) -> Any:
         try:
-            data = json.loads(body)
+            data = decode(body)
         except ValueError:
             snippet = body.lstrip()[:1]
             kind = "an HTML page" if snippet == "<" else "truncated or invalid JSON"

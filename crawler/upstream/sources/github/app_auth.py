@@ -235,6 +235,7 @@ class InstallationTokens:
         """A session of its own, with the API transport's deadline, size cap and redirect
         guard, the environment's proxies and CA bundle."""
         if self._session is None:
+            from crawler.upstream.network import ca_bundle
             from crawler.upstream.sources.github.api import _settle_environment
             from crawler.upstream.sources.github.transport import DeadlineAdapter
 
@@ -245,7 +246,8 @@ class InstallationTokens:
             )  # fmt: skip
             session.mount("http://", adapter)
             session.mount("https://", adapter)
-            _settle_environment(session, self.api_url)
+            environ_proxies = requests.utils.get_environ_proxies(self.api_url)
+            _settle_environment(session, environ_proxies, ca_bundle() or True)
             self._session = session
         return self._session
 

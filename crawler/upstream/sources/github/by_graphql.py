@@ -465,6 +465,7 @@ class GraphQLRounds:
             f"/repos/{repo.full_name}/git/trees/{head.sha}?recursive=1",
             allow=(404, 409),
             immutable=True,  # a commit's tree: asked again only when the head moves
+            decode=parse.decode_tree,
         )
         if response.status != 200:
             return None

@@ -229,6 +229,7 @@ class RestProject:
         response = self.api.get_json(
             self.api.absolute(f"{base}/git/trees/{snapshot.repo.default_branch}?recursive=1"),
             allow=(404, 409),
+            decode=parse.decode_tree,
         )
         if response.status != 200:
             sources.extend(carried(prior, "license_inventory"))

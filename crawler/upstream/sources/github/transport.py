@@ -18,12 +18,41 @@ import threading
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from requests import PreparedRequest, Response
 from requests.adapters import HTTPAdapter
+from requests.exceptions import (
+    ChunkedEncodingError,
+    ConnectTimeout,
+    ContentDecodingError,
+    InvalidURL,
+    ReadTimeout,
+    RequestException,
+    RetryError,
+)
 from requests.exceptions import ConnectionError as RequestsConnectionError
+from requests.exceptions import InvalidHeader as RequestsInvalidHeader
+from requests.exceptions import ProxyError as RequestsProxyError
+from requests.exceptions import SSLError as RequestsSSLError
+from urllib3 import BaseHTTPResponse, HTTPHeaderDict
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import (
+    ClosedPoolError,
+    ConnectTimeoutError,
+    DecodeError,
+    InvalidHeader,
+    LocationValueError,
+    MaxRetryError,
+    NewConnectionError,
+    ProtocolError,
+    ProxyError,
+    ReadTimeoutError,
+    ResponseError,
+    SSLError,
+)
+from urllib3.util import Timeout
 
 from crawler.upstream.http import rate_number
 
@@ -107,6 +136,46 @@ class _Watchdog:
 _WATCHDOG = _Watchdog()
 
 
+class _Watch:
+    """One request's deadline: ``with _Watch(seconds) as watch:`` around the request; the
+    sockets the thread's request uses meanwhile are shut down (by the watchdog's thread) when
+    the deadline passes, and a failure after that is DeadlineExceeded. ``confirm`` afterwards:
+    an answer the deadline cut short is not trusted."""
+
+    __slots__ = ("_timer", "deadline", "fired", "sockets")
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.fired = False
+        self.sockets: list[socket.socket] = []
+
+    def expire(self) -> None:
+        self.fired = True
+        for sock in list(self.sockets):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def __enter__(self) -> _Watch:
+        self._timer = _WATCHDOG.alarm(self.deadline, self.expire)
+        _active.sockets = self.sockets
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, _tb: Any
+    ) -> None:
+        self._timer.cancel()  # from here on, the sockets are left alone
+        _active.sockets = None
+        if self.fired and isinstance(exc, Exception) and not isinstance(exc, AnswerRefused):
+            raise DeadlineExceeded(
+                f"no complete answer within the {self.deadline:g}s request deadline"
+            ) from None
+
+    def confirm(self, close: Callable[[], None]) -> None:
+        if self.fired:  # the answer may have been cut short: do not trust it
+            close()
+            raise DeadlineExceeded(f"no complete answer within the {self.deadline:g}s deadline")
+
+
 def _track(sock: socket.socket | None) -> None:
     sockets: list[socket.socket] | None = getattr(_active, "sockets", None)
     if sockets is not None and sock is not None:
@@ -167,12 +236,10 @@ class DeadlineAdapter(HTTPAdapter):
         super().__init__(**kwargs)
 
     def _check_host(self, url: str) -> None:
-        from urllib.parse import urlsplit
-
-        from crawler.upstream.pages import PageFetchError, check_url
-
         if self.home is None or urlsplit(url).hostname == self.home:
             return
+        from crawler.upstream.pages import PageFetchError, check_url
+
         try:
             check_url(url, allow_private=self.allow_private)
         except PageFetchError as exc:
@@ -184,7 +251,6 @@ class DeadlineAdapter(HTTPAdapter):
             _ = response.content
             return
         limit = self.size_limit
-        hint = "raise github.answer_size_limit in sources.yaml if it is legitimate"
         length = response.headers.get("content-length", "").strip()
         chunks: list[bytes] = []
         total = int(length) if length.isdigit() else 0
@@ -197,10 +263,7 @@ class DeadlineAdapter(HTTPAdapter):
                 chunks.append(chunk)
         if total > limit:
             response.close()
-            raise AnswerRefused(
-                f"GitHub's answer is larger than the answer size limit of {limit} bytes once "
-                f"decompressed (stopped reading; {hint})"
-            )
+            raise _too_large(limit)
         response._content = b"".join(chunks)  # what ``response.content`` would have read
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
@@ -216,36 +279,12 @@ class DeadlineAdapter(HTTPAdapter):
         return manager
 
     def send(self, request: PreparedRequest, *args: Any, **kwargs: Any) -> Response:
-        sockets: list[socket.socket] = []
-        fired = threading.Event()
-
-        def expire() -> None:
-            fired.set()
-            for sock in list(sockets):
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-
-        _active.sockets = sockets
-        timer = _WATCHDOG.alarm(self.deadline, expire)
-        try:
+        with _Watch(self.deadline) as watch:
             self._check_host(str(request.url))
             response = super().send(request, *args, **kwargs)
             if not kwargs.get("stream"):
                 self._read_capped(response)  # the body too, inside the deadline
-        except AnswerRefused:
-            raise
-        except Exception as exc:
-            if fired.is_set():
-                raise DeadlineExceeded(
-                    f"no complete answer within the {self.deadline:g}s request deadline"
-                ) from None
-            raise exc
-        finally:
-            timer.cancel()
-            _active.sockets = None
-        if fired.is_set():  # the answer may have been cut short: do not trust it
-            response.close()
-            raise DeadlineExceeded(f"no complete answer within the {self.deadline:g}s deadline")
+        watch.confirm(response.close)
         _drop_garbled_rate_headers(response)
         return response
 
@@ -257,6 +296,170 @@ def _drop_garbled_rate_headers(response: Response) -> None:
         if name.lower() != "x-ratelimit-resource" and rate_number(response.headers[name]) is None:
             log.info("ignoring GitHub's header %s: not a plain number", name)
             del response.headers[name]
+
+
+class DirectSender:
+    """Plain requests (trees at a commit, GraphQL, /rate_limit) sent straight to urllib3's pool,
+    under the adapter's every rule: its deadline, answer size limit and redirect guard, its
+    pools (tracked connections, the TLS settings requests would give them, the proxy the
+    environment names for the host, read once by the caller), without requests' per-request
+    machinery (preparing, cookies, a Response and two header dictionaries: half a tree read's
+    CPU). Failures are raised as the requests exceptions ``HTTPAdapter.send`` and
+    ``Response.iter_content`` raise for them, so they read the same. Not thread-safe: one a
+    thread, as a requests session."""
+
+    def __init__(
+        self,
+        adapter: DeadlineAdapter,
+        *,
+        headers: dict[str, str],
+        timeout: float,
+        verify: bool | str,
+        proxies: dict[str, str],
+    ) -> None:
+        self.adapter = adapter
+        self.headers = headers  # sent with every request, under the request's own
+        self._timeout = Timeout(connect=timeout, read=timeout)
+        self.verify = verify
+        self.proxies = proxies
+        self._routes: dict[str, tuple[HTTPConnectionPool, bool]] = {}  # origin: pool, absolute
+
+    def _route(self, url: str) -> tuple[HTTPConnectionPool, str]:
+        """The pool for ``url``'s origin and the request target to send it: what requests'
+        ``HTTPAdapter.send`` chooses, worked out once an origin."""
+        scheme, _, rest = url.partition("://")
+        host, slash, path = rest.partition("/")
+        origin = f"{scheme}://{host}"
+        route = self._routes.get(origin)
+        if route is None or route[0].pool is None:  # new, or closed (evicted from the manager)
+            probe = PreparedRequest()
+            probe.prepare(method="GET", url=origin + "/")
+            try:
+                pool = self.adapter.get_connection_with_tls_context(
+                    probe, self.verify, proxies=self.proxies
+                )
+            except LocationValueError as exc:
+                raise InvalidURL(exc) from exc
+            self.adapter.cert_verify(pool, origin, self.verify, None)
+            # a plain-HTTP proxy is sent the whole URL; otherwise the path
+            absolute = self.adapter.request_url(probe, self.proxies) != probe.path_url
+            route = self._routes[origin] = (pool, absolute)
+        pool, absolute = route
+        return pool, url if absolute else slash + path
+
+    def send(
+        self, method: str, url: str, headers: dict[str, str], body: bytes | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
+        """(status, headers with lower-case names, body) of one request; redirects are not
+        followed."""
+        adapter = self.adapter
+        with _Watch(adapter.deadline) as watch:
+            adapter._check_host(url)
+            pool, target = self._route(url)
+            try:
+                response = pool.urlopen(
+                    method,
+                    target,
+                    body=body,
+                    headers={**self.headers, **headers},
+                    redirect=False,
+                    assert_same_host=False,
+                    preload_content=False,
+                    decode_content=False,
+                    retries=adapter.max_retries,
+                    timeout=self._timeout,
+                    chunked=False,
+                )
+            except Exception as exc:
+                mapped = _sending_error(exc)
+                if mapped is exc:
+                    raise
+                raise mapped from exc
+            content = self._read(response)
+        watch.confirm(response.close)
+        return response.status, _header_dict(response.headers), content
+
+    def _read(self, response: BaseHTTPResponse) -> bytes:
+        """The body, decompressed, counted as it streams in and refused past the size limit
+        (DeadlineAdapter._read_capped's rule)."""
+        limit = self.adapter.size_limit
+        length = response.headers.get("content-length", "").strip()
+        if limit is not None and length.isdigit() and int(length) > limit:
+            response.close()
+            raise _too_large(limit)
+        chunks: list[bytes] = []
+        total = 0
+        try:
+            for chunk in response.stream(64 * 1024, decode_content=True):
+                total += len(chunk)
+                if limit is not None and total > limit:
+                    response.close()
+                    raise _too_large(limit)
+                chunks.append(chunk)
+        except (ProtocolError, DecodeError, ReadTimeoutError, SSLError) as exc:
+            raise _reading_error(exc) from exc
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        self.adapter.close()
+
+
+def _too_large(limit: int) -> AnswerRefused:
+    return AnswerRefused(
+        f"GitHub's answer is larger than the answer size limit of {limit} bytes once "
+        "decompressed (stopped reading; raise github.answer_size_limit in sources.yaml if it "
+        "is legitimate)"
+    )
+
+
+def _header_dict(headers: HTTPHeaderDict) -> dict[str, str]:
+    """Lower-case names, repeated headers joined (as requests' headers read them); a rate
+    header that is not a plain number dropped (_drop_garbled_rate_headers)."""
+    found = {name.lower(): value for name, value in headers.itermerged()}
+    for name in [n for n in found if n.startswith("x-ratelimit-")]:
+        if name != "x-ratelimit-resource" and rate_number(found[name]) is None:
+            log.info("ignoring GitHub's header %s: not a plain number", name)
+            del found[name]
+    return found
+
+
+def _sending_error(exc: Exception) -> Exception:
+    """The exception requests' ``HTTPAdapter.send`` raises for urllib3's ``exc``."""
+    if isinstance(exc, RequestException):
+        return exc
+    if isinstance(exc, (ProtocolError, OSError, ClosedPoolError)):
+        return RequestsConnectionError(exc)
+    if isinstance(exc, MaxRetryError):
+        reason = exc.reason
+        if isinstance(reason, ConnectTimeoutError) and not isinstance(reason, NewConnectionError):
+            return ConnectTimeout(exc)
+        if isinstance(reason, ResponseError):
+            return RetryError(exc)
+        if isinstance(reason, ProxyError):
+            return RequestsProxyError(exc)
+        if isinstance(reason, SSLError):
+            return RequestsSSLError(exc)
+        return RequestsConnectionError(exc)
+    if isinstance(exc, ProxyError):
+        return RequestsProxyError(exc)
+    if isinstance(exc, SSLError):
+        return RequestsSSLError(exc)
+    if isinstance(exc, ReadTimeoutError):
+        return ReadTimeout(exc)
+    if isinstance(exc, InvalidHeader):
+        return RequestsInvalidHeader(exc)
+    return exc
+
+
+def _reading_error(exc: Exception) -> Exception:
+    """The exception requests' ``Response.iter_content`` raises for urllib3's ``exc``."""
+    if isinstance(exc, ProtocolError):
+        return ChunkedEncodingError(exc)
+    if isinstance(exc, DecodeError):
+        return ContentDecodingError(exc)
+    if isinstance(exc, ReadTimeoutError):
+        return RequestsConnectionError(exc)
+    return RequestsSSLError(exc)
 
 
 def install_deadline(github: Any, deadline: float, **options: Any) -> bool:

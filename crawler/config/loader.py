@@ -17,7 +17,7 @@ from yaml.composer import Composer
 from crawler.config.common import KEY_LINES, LINE_KEY, ConfigError, Model, catalog_id, name_keys
 from crawler.config.items import item_problems
 from crawler.config.problems import Problem, listed, suggestion, validation_problems
-from crawler.config.projects import ProjectSpec
+from crawler.config.projects import ProjectEntry, ProjectSpec
 from crawler.config.settings import NotifySettings, ScheduleSettings, Settings
 
 # Limits no real catalog reaches (the shipped one has a few dozen projects in a few KiB); they
@@ -477,10 +477,10 @@ class _Entries:
         line = entry.get(LINE_KEY, 0)
         name = entry.get("name", f"#{index + 1}")
         try:
-            spec = ProjectSpec.model_validate(_project_data(entry))
+            spec = ProjectSpec.of(ProjectEntry.model_validate(_project_data(entry)))
         except ValidationError as exc:
             self.unread.add(str(name))
-            keys_at = partial(_keys_beside, ProjectSpec)
+            keys_at = partial(_keys_beside, ProjectEntry)
             prefix = f"project {name!r}: "
             self.problems.extend(validation_problems(exc, entry, line, prefix, keys_at))
             return

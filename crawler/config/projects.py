@@ -4,9 +4,11 @@ item it ships with (``part_of``) or why no source can follow it (``not_trackable
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, GetCoreSchemaHandler, field_validator, model_validator
+from pydantic_core import core_schema
 
 from crawler.config.common import AtKey, Model, check_regex, refused_location
 from crawler.config.mappings import Layer
@@ -16,7 +18,10 @@ from crawler.model import ReleaseShown, Tracking, TrackMode
 MAX_REASON = 300  # a not_trackable reason: one sentence, shown in every output
 
 
-class ProjectSpec(Model):
+class ProjectEntry(Model):
+    """One entry of ``projects:`` as it is validated (every rule below); the catalog keeps each
+    as a ``ProjectSpec``, the same fields in slots."""
+
     name: str = Field(min_length=1)
     forge: Location | None = None  # where the repository lives: GitHub, Gitee, GitLab…
     channels: tuple[Location, ...] = ()  # where packages are published beside it: PyPI…
@@ -77,8 +82,9 @@ class ProjectSpec(Model):
         return text
 
     @model_validator(mode="after")
-    def _somewhere(self) -> ProjectSpec:
-        sources = self._sources_named() if self.part_of or self.not_trackable else []
+    def _somewhere(self) -> ProjectEntry:
+        named = _sources_named(self.forge, self.channels, self.pages)
+        sources = named if self.part_of or self.not_trackable else []
         if self.part_of is not None:
             if self.part_of == self.name:
                 raise ValueError("part_of names the item itself: name the item it ships with")
@@ -114,16 +120,113 @@ class ProjectSpec(Model):
                 )
         return self
 
+
+def _sources_named(
+    forge: Location | None, channels: tuple[Location, ...], pages: tuple[PageSpec, ...]
+) -> list[str]:
+    """The keys naming a source of its own, as written: 'repo', 'pypi', 'pages'…"""
+    from crawler.config.kinds import source_kinds
+
+    kinds = source_kinds()
+    named = [
+        f"'{kinds[loc.source].project_key if loc.source in kinds else loc.source}'"
+        for loc in ((forge,) if forge else ()) + channels
+    ]
+    return named + (["'pages'"] if pages else [])
+
+
+class ProjectSpec:
+    """A catalog item as the catalog keeps it, once its entry is validated (``ProjectEntry``):
+    the entry's fields in slots, immutable. A pydantic model holds a ``__dict__`` and the set
+    of the fields given besides its values (about 1.3 KB an item); this, about 0.2 KB: the
+    catalog is held for the whole audit, and a large one is most of the audit's memory.
+
+    Made like the model: ``ProjectSpec(name=..., repo=...)`` and ``model_validate`` validate
+    (a ValidationError as the model's); ``model_copy(update=...)`` does not, as pydantic's."""
+
+    __slots__ = tuple(ProjectEntry.model_fields)
+    FIELDS: ClassVar[tuple[str, ...]] = tuple(ProjectEntry.model_fields)
+
+    name: str
+    forge: Location | None
+    channels: tuple[Location, ...]
+    homepage: str | None
+    track: TrackMode
+    tag_pattern: str | None
+    prereleases: Literal["include", "exclude"]
+    release_shown: ReleaseShown | None
+    note: str | None
+    pages: tuple[PageSpec, ...]
+    layer: Layer | None
+    snapshot: bool
+    part_of: str | None
+    not_trackable: str | None
+    line: int
+    key_lines: tuple[tuple[str, int], ...]
+
+    def __init__(self, **data: Any) -> None:
+        self._fill(ProjectEntry(**data).__dict__)
+
+    @classmethod
+    def model_validate(cls, data: Any) -> ProjectSpec:
+        if isinstance(data, ProjectSpec):
+            return data
+        return cls.of(ProjectEntry.model_validate(data))
+
+    @classmethod
+    def of(cls, entry: ProjectEntry) -> ProjectSpec:
+        """The validated entry, kept."""
+        return cls._made(entry.__dict__)
+
+    @classmethod
+    def _made(cls, values: Mapping[str, Any]) -> ProjectSpec:
+        spec = cls.__new__(cls)
+        spec._fill(values)
+        return spec
+
+    def _fill(self, values: Mapping[str, Any]) -> None:
+        for name in self.FIELDS:
+            object.__setattr__(self, name, values[name])
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None) -> ProjectSpec:
+        """A copy with ``update``'s fields changed, not validated (as pydantic's)."""
+        return self._made({**self._fields(), **(update or {})})
+
+    def _fields(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"ProjectSpec is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"ProjectSpec is immutable: cannot delete {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProjectSpec):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._fields().values()))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}" for name, value in self._fields().items())
+        return f"ProjectSpec({shown})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return ProjectSpec._made, (self._fields(),)
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        """A field of this type (``Config.projects``) takes a ProjectSpec as it is, or an
+        entry's mapping, validated."""
+        return core_schema.no_info_plain_validator_function(cls.model_validate)
+
     def _sources_named(self) -> list[str]:
         """The keys naming a source of its own, as written: 'repo', 'pypi', 'pages'…"""
-        from crawler.config.kinds import source_kinds
-
-        kinds = source_kinds()
-        named = [
-            f"'{kinds[loc.source].project_key if loc.source in kinds else loc.source}'"
-            for loc in self.locations()
-        ]
-        return named + (["'pages'"] if self.pages else [])
+        return _sources_named(self.forge, self.channels, self.pages)
 
     def line_of(self, key: str) -> int:
         """The sources.yaml line of one of its keys (``homepage``, ``repo``…), else of its entry."""

@@ -323,6 +323,9 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     """The first pydantic model in a field's type (``X``, ``X | None``, ``tuple[X, ...]``)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
+    entry = getattr(annotation, "ENTRY", None)  # a record validated as a model (Location)
+    if isinstance(entry, type) and issubclass(entry, BaseModel):
+        return entry
     for arg in get_args(annotation):
         found = _model_in(arg)
         if found is not None:

@@ -4,9 +4,11 @@ it watches (how their facts become integration records: ``mappings``)."""
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, get_args
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar, Literal, get_args
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, GetCoreSchemaHandler, field_validator, model_validator
+from pydantic_core import core_schema
 
 from crawler.config.common import AtKey, Model, check_regex, refused_location
 from crawler.config.mappings import (
@@ -143,8 +145,23 @@ class TextSection(Model):
     heading: str = Field(min_length=1)
 
 
-class Location(Model):
-    """Where something lives on a source: ``github`` ``owner/name``, ``pypi`` ``vllm``…"""
+class LocationEntry(Model):
+    """A location given as a mapping (``{source: ..., path: ...}``), as it is validated."""
+
+    source: str
+    path: str
+    options: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where something lives on a source: ``github`` ``owner/name``, ``pypi`` ``vllm``…
+
+    A slotted record, not a pydantic model (every project of the catalog holds one for the
+    whole audit): a model field of this type takes a Location as it is, or a mapping validated
+    as a ``LocationEntry``."""
+
+    ENTRY: ClassVar[type[LocationEntry]] = LocationEntry
 
     source: str  # a crawler.upstream registry name
     path: str
@@ -155,6 +172,23 @@ class Location(Model):
 
     def __str__(self) -> str:
         return f"{self.source}:{self.path}"
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_wrap_validator_function(
+            cls._validated,
+            handler.generate_schema(LocationEntry),
+            serialization=core_schema.plain_serializer_function_ser_schema(asdict),
+        )
+
+    @classmethod
+    def _validated(cls, value: Any, validate: core_schema.ValidatorFunctionWrapHandler) -> Any:
+        if isinstance(value, Location):
+            return value
+        entry: LocationEntry = validate(value)
+        return cls(entry.source, entry.path, entry.options)
 
 
 def _take_locations(data: dict[str, Any]) -> list[Location]:

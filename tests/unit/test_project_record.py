@@ -9,7 +9,7 @@ import pickle
 import pytest
 from pydantic import ValidationError
 
-from crawler.config import Location, parse_config
+from crawler.config import ConfigError, Location, parse_config
 from crawler.config.loader import Config
 from crawler.config.projects import ProjectEntry, ProjectSpec
 
@@ -80,3 +80,23 @@ def test_the_config_takes_records_as_they_are_and_entries_validated() -> None:
     assert config.projects[1] == ProjectSpec(name="b", pypi="b")
     with pytest.raises(ValidationError, match="needs where it lives"):
         Config(path="x", projects=({"name": "c"},))
+
+
+def test_a_location_is_a_slotted_record_and_a_mapping_given_for_one_is_validated() -> None:
+    config = parse_config(
+        "projects:\n  - name: a\n    forge: {source: github, path: o/r}\n"
+        "    pages:\n      - {name: p, path: R.md, gitee: x/y, pins: {v: 'v(\\d)'}}\n"
+    )
+    project = config.projects[0]
+    assert project.forge == Location(source="github", path="o/r", options=())
+    assert not hasattr(project.forge, "__dict__")
+    page = project.pages[0]
+    assert (page.location, str(page.location)) == (Location("gitee", "x/y"), "gitee:x/y")
+    assert page.model_dump()["location"] == {"source": "gitee", "path": "x/y", "options": ()}
+    # a wrong mapping is said as before, with the keys a location takes
+    with pytest.raises(ConfigError) as info:
+        parse_config("projects:\n  - name: a\n    forge: {sourse: github, path: a/b}\n")
+    assert info.value.problems == (
+        "sources.yaml:3: project 'a': forge: 'source' is missing: add it",
+        "sources.yaml:3: project 'a': forge: unknown key 'sourse' (did you mean 'source'?)",
+    )

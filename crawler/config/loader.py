@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -158,6 +159,8 @@ def _new_key(
         what = f"duplicate key {key!r} (first at line {seen[key]}): remove one of them"
         said.append((line, what))
         return _SAID
+    if type(key) is str:  # one copy of `name`, `repo`… for every entry (their key lines keep it)
+        key = sys.intern(key)
     seen[key] = line
     return key
 

@@ -146,7 +146,11 @@ def latest_release(
     ``release_shown: newest_final``: the one the forge marks latest (GitHub's ``isLatest``,
     ``/releases/latest``), else the highest final release in version order, else (a project
     with only pre-releases, when they are included) the highest pre-release."""
-    usable = usable_releases(tracking, releases)
+    return _shown(tracking, usable_releases(tracking, releases), observed)
+
+
+def _shown(tracking: Tracking, usable: list[Release], observed: str | None) -> Release | None:
+    """``latest_release`` among releases already filtered and ordered by ``usable_releases``."""
     if tracking.release_shown == "highest_version":
         seen = instant(observed) if observed is not None else None
         return _highest(r for r in usable if not _upcoming(r, seen))
@@ -169,11 +173,15 @@ def newest_prerelease(
 ) -> Release | None:
     """The highest usable pre-release above the release the row shows (None when there is none,
     or when the row already shows a pre-release)."""
-    kept = list(releases)
-    shown = latest_release(tracking, kept, observed)
+    usable = usable_releases(tracking, releases)
+    return _prerelease_above(usable, _shown(tracking, usable, observed))
+
+
+def _prerelease_above(usable: list[Release], shown: Release | None) -> Release | None:
+    """``newest_prerelease`` among the usable releases, ``shown`` being the one the row shows."""
     if shown is None or is_prerelease(shown):
         return None
-    pre = _highest(r for r in usable_releases(tracking, kept) if is_prerelease(r))
+    pre = _highest(r for r in usable if is_prerelease(r))
     if pre is None:
         return None
     shown_version, pre_version = _release_version(shown.tag), _release_version(pre.tag)
@@ -240,9 +248,10 @@ def _current_version(
         return empty
     tracking = snapshot.tracking
     observed = observed_at(snapshot) if tracking.release_shown == "highest_version" else None
-    newest = latest_release(tracking, snapshot.releases or (), observed)
+    usable = usable_releases(tracking, snapshot.releases or ())  # filtered once, for both
+    newest = _shown(tracking, usable, observed)
     if tracking.track in ("auto", "releases") and newest is not None:
-        pre = newest_prerelease(tracking, snapshot.releases or (), observed)
+        pre = _prerelease_above(usable, newest)
         return CurrentVersion(
             project, repo, "release", newest.tag, newest.published_at,
             is_prerelease(newest), license_label, newest.url or None,

@@ -37,6 +37,7 @@ from functools import cache
 from crawler.analysis.license_clauses import copyright_clause
 from crawler.analysis.license_templates import (
     SPDX_TAG_RE,
+    count_words,
     is_copyright_line,
     load_index,
     tokenize_line,
@@ -113,7 +114,7 @@ def split_copyright(text: str) -> CopyrightSplit | None:
         line_no += cut.count("\n", counted, start)
         counted = start
         chunk = cut[taken:start].encode("utf-8", "surrogatepass")
-        words = len(tokenize_line(line))
+        words = count_words(line)
         digest.update(len(chunk).to_bytes(8, "big") + chunk + _LEFT_OUT + words.to_bytes(4, "big"))
         taken = end
         at.append(line_no)

@@ -185,6 +185,11 @@ def tokenize_line(line: str) -> list[tuple[str, int, int]]:
     return list(zip(words.split(" "), ends, ends, strict=True))
 
 
+def count_words(line: str) -> int:
+    """``len(tokenize_line(line))``, without building the list (the tokens are kept)."""
+    return len(_line_tokens(line)[1]) // 2
+
+
 @lru_cache(maxsize=_LINES_KEPT)
 def _line_tokens(line: str) -> tuple[str, array[int]]:
     """A line's words joined by spaces (a word has none) and their offsets (start, end, ...):

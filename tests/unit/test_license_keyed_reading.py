@@ -236,3 +236,19 @@ def test_a_batch_s_stored_analyses_serve_that_batch_and_are_let_go_at_the_next()
     assert analyses.performed == 1 and again is not None
     assert again.analysis is read.analysis and read.analysis is not None
     assert (read.analysis.spdx_ids, read.analysis.verdict) == (("BSD-3-Clause",), "exact")
+
+
+@pytest.mark.parametrize(
+    ("line", "count"),
+    [("Copyright (c) 2019-2023 Kamine Zorvex Co., Ltd. All rights reserved.", 9),
+     ("Copyright 2020 The Kamine Zorvex Authors & contributors", 8),
+     ("   1. royalty-free, non-exclusive licence", 3), ("(a) ©", 0), ("", 0)],
+)  # fmt: skip
+def test_the_key_counts_a_copyright_lines_words_as_the_reading_tokenizes_them(
+    line: str, count: int
+) -> None:
+    """The key holds each left-out line's number of words (a holder of another length may be
+    read otherwise): counted without building the tokens, it is the tokenizer's number."""
+    from crawler.analysis.license_templates import count_words, tokenize_line
+
+    assert count_words(line) == len(tokenize_line(line)) == count

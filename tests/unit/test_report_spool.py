@@ -55,3 +55,24 @@ def test_a_spooled_report_writes_the_bytes_of_the_same_report_in_memory() -> Non
         assert out.getvalue() == in_memory.to_json() == on_disk.to_json()
     assert on_disk.as_json() == in_memory.as_json()
     assert Report.from_json(on_disk.to_json()).flags == flags
+
+
+def test_entries_read_a_block_at_a_time_come_back_whole_whatever_their_size() -> None:
+    """Consecutive entries are read from the file together (up to READ_BLOCK bytes): an entry
+    longer than a block, runs that cross a block's end, entries out of file order, and entries
+    written after a first reading all come back whole and in order."""
+    from crawler.report.spool import READ_BLOCK
+
+    spool = Spool()
+    flags = InOrder(spool, FlagEntry)
+    written = [_flag(f"p{i}", "x" * (READ_BLOCK + 7) if i == 5 else f"{HOSTILE}{i}" * (i * 97))
+               for i in range(40)]  # fmt: skip
+    for position, flag in reversed(list(enumerate(written))):  # file order: the last first
+        flags.add(position % 20, flag)
+    read = joined(spool, FlagEntry, flags.places())
+    # by position (the project's number modulo 20), those of one position in file order
+    expected = [f for k in range(20) for f in reversed(written) if int(f.project[1:]) % 20 == k]
+    assert list(read) == expected
+    assert [len(f.detail) for f in read if f.project == "p5"] == [READ_BLOCK + 7]
+    more = joined(spool, FlagEntry, flags.places(), after=written)  # appended after a reading
+    assert list(more) == [*expected, *written] and list(read) == expected

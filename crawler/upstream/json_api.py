@@ -34,9 +34,8 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from crawler.upstream.answers import upstream_message
+from crawler.upstream.api_settings import ApiSettings as ApiSettings  # re-exported
 from crawler.upstream.http import (
     USER_AGENT,
     CachedResponse,
@@ -62,21 +61,6 @@ RATE_HEADERS = (
     ("remaining", ("ratelimit-remaining", "x-ratelimit-remaining")),
     ("reset", ("ratelimit-reset", "x-ratelimit-reset")),
 )
-
-
-class ApiSettings(BaseModel):
-    """The settings every REST source shares; a source's section model extends it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    api_url: str | None = None
-    max_retries: int = Field(default=3, ge=0, le=10)
-    max_retry_wait: float = Field(default=60.0, ge=0)  # total waiting per request, seconds
-    retry_base_delay: float = Field(default=1.0, ge=0)
-    budget_reserve: int = Field(default=0, ge=0)  # requests kept unspent
-    concurrency: int = Field(default=2, ge=1, le=8)  # requests in flight to this API
-    # one answer's size once decompressed: a larger one is an error of that project
-    answer_size_limit: int = Field(default=32 * 2**20, ge=2**16)
 
 
 @dataclass

@@ -37,9 +37,11 @@ TOKEN = "ghp_nightly_cost_token_8d2e4f6a1b3c5d7e9f0a"
 # Loaded only for what needs them (pages, notifications, the scheduler, migrations, a terminal
 # display, schema checks, GitHub REST requests through PyGithub, which brings JWT, cryptography
 # and NaCl with it, user patterns through ``regex``, compiled only where a project or page has
-# one): an unchanged GitHub night with a token needs none of them.
+# one; the JSON API client of the sources that are not GitHub, whose kinds register with its
+# settings model only): an unchanged GitHub night with a token needs none of them.
 HEAVY = ("alembic", "apprise", "apscheduler", "bs4", "cryptography", "github", "httpx",
-         "jsonschema", "jwt", "lxml", "markdown_it", "nacl", "regex", "rich")  # fmt: skip
+         "jsonschema", "jwt", "lxml", "markdown_it", "nacl", "regex", "rich",
+         "crawler.upstream.json_api")  # fmt: skip
 
 
 def _stamp(day: int) -> str:

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, model_validator
 
-from crawler.upstream.json_api import ApiSettings
+from crawler.upstream.api_settings import ApiSettings
 from crawler.upstream.source import SourceKind
 
 if TYPE_CHECKING:

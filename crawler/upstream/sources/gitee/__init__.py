@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from crawler.upstream.json_api import ApiSettings
+from crawler.upstream.api_settings import ApiSettings
 from crawler.upstream.source import SourceKind, host_of
 
 if TYPE_CHECKING:

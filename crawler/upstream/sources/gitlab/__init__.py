@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 
-from crawler.upstream.json_api import ApiSettings
+from crawler.upstream.api_settings import ApiSettings
 from crawler.upstream.source import SourceKind, host_of
 
 if TYPE_CHECKING:

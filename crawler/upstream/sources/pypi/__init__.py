@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from crawler.upstream.json_api import ApiSettings
+from crawler.upstream.api_settings import ApiSettings
 from crawler.upstream.source import SourceKind
 
 if TYPE_CHECKING:

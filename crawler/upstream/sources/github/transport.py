@@ -16,7 +16,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -250,21 +250,12 @@ class DeadlineAdapter(HTTPAdapter):
         if self.size_limit is None:
             _ = response.content
             return
-        limit = self.size_limit
-        length = response.headers.get("content-length", "").strip()
-        chunks: list[bytes] = []
-        total = int(length) if length.isdigit() else 0
-        if total <= limit:
-            total = 0
-            for chunk in response.iter_content(chunk_size=64 * 1024):
-                total += len(chunk)
-                if total > limit:
-                    break
-                chunks.append(chunk)
-        if total > limit:
-            response.close()
-            raise _too_large(limit)
-        response._content = b"".join(chunks)  # what ``response.content`` would have read
+        response._content = _capped_body(  # what ``response.content`` would have read
+            self.size_limit,
+            response.headers.get("content-length", ""),
+            lambda: response.iter_content(chunk_size=64 * 1024),
+            response.close,
+        )
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
@@ -292,10 +283,23 @@ class DeadlineAdapter(HTTPAdapter):
 def _drop_garbled_rate_headers(response: Response) -> None:
     """PyGithub reads X-RateLimit-* with int(float(…)): a value such as "soon" would fail an
     answered request as if GitHub had not answered. Such a header says nothing: it goes."""
-    for name in [n for n in response.headers if n.lower().startswith("x-ratelimit-")]:
-        if name.lower() != "x-ratelimit-resource" and rate_number(response.headers[name]) is None:
-            log.info("ignoring GitHub's header %s: not a plain number", name)
-            del response.headers[name]
+    for name in _garbled_rate_headers(response.headers):
+        del response.headers[name]
+
+
+def _garbled_rate_headers(headers: Mapping[str, str]) -> list[str]:
+    """The names of the X-RateLimit-* headers (but -Resource) whose value is not a plain
+    number, each logged: they say nothing."""
+    garbled = [
+        name
+        for name, value in headers.items()
+        if name.lower().startswith("x-ratelimit-")
+        and name.lower() != "x-ratelimit-resource"
+        and rate_number(value) is None
+    ]
+    for name in garbled:
+        log.info("ignoring GitHub's header %s: not a plain number", name)
+    return garbled
 
 
 class DirectSender:
@@ -382,26 +386,42 @@ class DirectSender:
     def _read(self, response: BaseHTTPResponse) -> bytes:
         """The body, decompressed, counted as it streams in and refused past the size limit
         (DeadlineAdapter._read_capped's rule)."""
-        limit = self.adapter.size_limit
-        length = response.headers.get("content-length", "").strip()
-        if limit is not None and length.isdigit() and int(length) > limit:
-            response.close()
-            raise _too_large(limit)
-        chunks: list[bytes] = []
-        total = 0
         try:
-            for chunk in response.stream(64 * 1024, decode_content=True):
-                total += len(chunk)
-                if limit is not None and total > limit:
-                    response.close()
-                    raise _too_large(limit)
-                chunks.append(chunk)
+            return _capped_body(
+                self.adapter.size_limit,
+                response.headers.get("content-length", ""),
+                lambda: response.stream(64 * 1024, decode_content=True),
+                response.close,
+            )
         except (ProtocolError, DecodeError, ReadTimeoutError, SSLError) as exc:
             raise _reading_error(exc) from exc
-        return b"".join(chunks)
 
     def close(self) -> None:
         self.adapter.close()
+
+
+def _capped_body(
+    limit: int | None,
+    length: str,
+    chunks: Callable[[], Iterable[bytes]],
+    close: Callable[[], None],
+) -> bytes:
+    """A body read as it streams in (``chunks``: decompressed), counted and refused past
+    ``limit``: before reading when its content-length says so, else at the chunk that
+    crosses it; ``close`` drops the connection of a refused answer."""
+    length = length.strip()
+    if limit is not None and length.isdigit() and int(length) > limit:
+        close()
+        raise _too_large(limit)
+    read: list[bytes] = []
+    total = 0
+    for chunk in chunks():
+        total += len(chunk)
+        if limit is not None and total > limit:
+            close()
+            raise _too_large(limit)
+        read.append(chunk)
+    return b"".join(read)
 
 
 def _too_large(limit: int) -> AnswerRefused:
@@ -416,10 +436,8 @@ def _header_dict(headers: HTTPHeaderDict) -> dict[str, str]:
     """Lower-case names, repeated headers joined (as requests' headers read them); a rate
     header that is not a plain number dropped (_drop_garbled_rate_headers)."""
     found = {name.lower(): value for name, value in headers.itermerged()}
-    for name in [n for n in found if n.startswith("x-ratelimit-")]:
-        if name != "x-ratelimit-resource" and rate_number(found[name]) is None:
-            log.info("ignoring GitHub's header %s: not a plain number", name)
-            del found[name]
+    for name in _garbled_rate_headers(found):
+        del found[name]
     return found
 
 
